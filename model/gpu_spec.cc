@@ -1,0 +1,23 @@
+#include "model/gpu_spec.h"
+
+namespace kcast {
+
+double GpuSpec::peak_tflops(DType d) const {
+  switch (d) {
+    case DType::fp64: return fp64_tflops;
+    case DType::fp32: return fp32_tflops;
+    case DType::tf32: return tf32_tflops;
+    case DType::fp16: return fp16_tflops;
+    case DType::bf16: return bf16_tflops;
+    case DType::fp8: return fp8_tflops;
+    case DType::int8: return int8_tops;
+  }
+  return fp32_tflops;
+}
+
+bool GpuSpec::has_tensor(DType d) const {
+  if (d == DType::fp32 || d == DType::fp64) return false;
+  return known(peak_tflops(d));
+}
+
+}  // namespace kcast

@@ -1,0 +1,47 @@
+// GpuSpec: one GPU as the cost model sees it. Datasheet fields come from data/gpus.csv; the optional
+// "measured" fields come from microbenchmarks (kcast-microbench or published figures) and override the
+// architecture defaults when present. Units are in the field names. Missing values are NaN.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/dtype.h"
+#include "model/kernel.h"
+
+namespace kcast {
+
+struct GpuSpec {
+  std::string name;                  // canonical name, e.g. "A100-SXM4-40GB"
+  std::vector<std::string> aliases;  // device strings tools record (nvidia-smi, torch, nsys)
+  std::string vendor;                // NVIDIA, AMD
+  std::string arch;                  // Kepler, Pascal, Volta, Turing, Ampere, Ada, Hopper, Blackwell, CDNA2, ...
+  std::string compute_capability;    // "8.0"; gfx id for AMD
+  int release_year = 0;
+  int sm_count = 0;
+  double boost_clock_mhz = kUnknown;
+  double memory_gb = kUnknown;
+  double dram_bw_gbps = kUnknown;  // datasheet peak
+  double l2_mb = kUnknown;
+  // Dense datasheet peaks. fp32/fp64 are SIMT (CUDA cores); tf32..int8 are tensor-core figures.
+  double fp64_tflops = kUnknown, fp32_tflops = kUnknown, tf32_tflops = kUnknown,
+         fp16_tflops = kUnknown, bf16_tflops = kUnknown, fp8_tflops = kUnknown,
+         int8_tops = kUnknown;
+  double tdp_w = kUnknown;
+  std::string source;  // where the datasheet numbers come from
+
+  // --- Measured capabilities (optional; NaN = use the architecture default) ---
+  double measured_dram_bw_gbps = kUnknown;   // sustained copy/triad bandwidth
+  double measured_l2_bw_gbps = kUnknown;     // L2 plateau bandwidth
+  double measured_launch_us = kUnknown;      // back-to-back launch interval of an empty kernel
+  double measured_fp32_tflops = kUnknown;    // FMA-loop throughput
+  // Sustained fraction of the datasheet tensor peak in large GEMMs, per dtype (NaN = default).
+  double measured_gemm_eff[7] = {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
+  std::string measured_source;
+
+  // Dense peak for `d` in TFLOP/s; NaN when the GPU lacks the unit.
+  double peak_tflops(DType d) const;
+  // Whether `d` runs on tensor cores on this GPU (false: SIMT, e.g. fp16 on Pascal).
+  bool has_tensor(DType d) const;
+};
+
+}  // namespace kcast

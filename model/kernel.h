@@ -1,0 +1,53 @@
+// Kernel: one row of the kernel list (FORMATS.md, kcast-csv v1). Unknown numbers are NaN, unknown
+// integers 0, so "not given" is never confused with a real zero duration or shape.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "model/dtype.h"
+#include "model/kernel_class.h"
+
+namespace kcast {
+
+inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+inline bool known(double v) { return !std::isnan(v); }
+
+struct Kernel {
+  std::string name;
+  KernelClass cls = KernelClass::other;
+  bool cls_given = false;  // class came from the file (else from the classifier)
+  DType dtype = DType::fp32;
+  // GEMM shape C[m x n] = A[m x k] * B[k x n], `batch` independent products (0 = unknown).
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  double flops = kUnknown;  // per invocation, FMA = 2
+  double bytes = kUnknown;  // DRAM bytes read + written per invocation
+  int64_t grid[3] = {0, 0, 0};
+  int64_t block[3] = {0, 0, 0};
+  int64_t registers = 0, shared_bytes = 0;
+  double count = 1;              // identical invocations this row stands for
+  double duration_us = kUnknown;  // measured, one invocation, on `gpu`
+  std::string gpu;                // where duration_us was measured (any resolvable name)
+  double start_us = kUnknown;
+  int64_t stream = -1;
+  // Extension column `context`: the measurement setup (e.g. "neusight", "aiconfigurator"); its
+  // framework/host floor is fitted per context and never leaks into a GPU's parameters.
+  std::string context;
+
+  bool has_shape() const { return m > 0 && n > 0 && k > 0; }
+  double gemm_flops() const { return 2.0 * double(batch) * double(m) * double(n) * double(k); }
+  // Each operand read once, C written once.
+  double gemm_bytes() const {
+    return double(batch) * (double(m) * double(k) + double(k) * double(n) + double(m) * double(n)) *
+           dtype_bytes(dtype);
+  }
+  // Fill flops/bytes from the GEMM shape where the file left them empty.
+  void derive_from_shape() {
+    if (!has_shape()) return;
+    if (!known(flops)) flops = gemm_flops();
+    if (!known(bytes)) bytes = gemm_bytes();
+  }
+};
+
+}  // namespace kcast
