@@ -16,7 +16,7 @@ double GpuSpec::peak_tflops(DType d) const {
 }
 
 bool GpuSpec::has_tensor(DType d) const {
-  if (d == DType::fp32 || d == DType::fp64) return false;
+  if (!tensor_cores || d == DType::fp32 || d == DType::fp64) return false;
   return known(peak_tflops(d));
 }
 

@@ -26,8 +26,10 @@ struct GpuSpec {
   double fp64_tflops = kUnknown, fp32_tflops = kUnknown, tf32_tflops = kUnknown,
          fp16_tflops = kUnknown, bf16_tflops = kUnknown, fp8_tflops = kUnknown,
          int8_tops = kUnknown;
+  bool tensor_cores = false;  // false: fp16 figures are packed-vector SIMT rates (Pascal)
   double tdp_w = kUnknown;
-  std::string source;  // where the datasheet numbers come from
+  std::string source;     // where the datasheet numbers come from
+  std::string uncertain;  // columns not confirmed by two sources (see data/gpus.md)
 
   // --- Measured capabilities (optional; NaN = use the architecture default) ---
   double measured_dram_bw_gbps = kUnknown;   // sustained copy/triad bandwidth

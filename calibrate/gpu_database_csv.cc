@@ -1,0 +1,78 @@
+#include "calibrate/gpu_database_csv.h"
+
+#include <sstream>
+
+#include "calibrate/csv_source.h"
+#include "calibrate/embedded_data.h"
+#include "model/error.h"
+
+namespace kcast {
+
+GpuDatabase parse_gpu_database(const std::string& text, const std::string& file) {
+  using Reader = io::CSVReader<22, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
+  std::vector<GpuSpec> gpus;
+  try {
+    Reader in(file, std::make_unique<MemoryByteSource>(text));
+    in.read_header(io::ignore_extra_column | io::ignore_missing_column, "name", "aliases", "vendor",
+                   "arch", "compute_capability", "release_year", "sm_count", "boost_clock_mhz",
+                   "memory_gb", "dram_bw_gbps", "l2_mb", "fp64_tflops", "fp32_tflops", "tf32_tflops",
+                   "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "tensor_cores", "tdp_w",
+                   "source", "uncertain");
+    if (!in.has_column("name")) throw InputError(file + ":1: missing column 'name'");
+    char *name, *aliases, *vendor, *arch, *cc, *year, *sms, *clock, *mem, *bw, *l2, *f64, *f32,
+        *tf32, *f16, *bf16, *f8, *i8, *tc, *tdp, *source, *uncertain;
+    name = aliases = vendor = arch = cc = year = sms = clock = mem = bw = l2 = f64 = f32 = tf32 =
+        f16 = bf16 = f8 = i8 = tc = tdp = source = uncertain = nullptr;
+    while (in.read_row(name, aliases, vendor, arch, cc, year, sms, clock, mem, bw, l2, f64, f32, tf32,
+                       f16, bf16, f8, i8, tc, tdp, source, uncertain)) {
+      const unsigned line = in.get_file_line();
+      auto num = [&](const char* t, const char* col, double& out) {
+        parse_double_cell(t, CellRef{file, line, col}, out);
+      };
+      GpuSpec g;
+      g.name = name ? name : "";
+      if (g.name.empty()) throw InputError(file + ":" + std::to_string(line) + ": column 'name': empty");
+      std::stringstream as(aliases ? aliases : "");
+      for (std::string a; std::getline(as, a, ';');)
+        if (!a.empty()) g.aliases.push_back(a);
+      g.vendor = vendor ? vendor : "";
+      g.arch = arch ? arch : "";
+      g.compute_capability = cc ? cc : "";
+      int64_t iv = 0;
+      if (parse_int_cell(year, CellRef{file, line, "release_year"}, iv)) g.release_year = int(iv);
+      if (parse_int_cell(sms, CellRef{file, line, "sm_count"}, iv)) g.sm_count = int(iv);
+      if (g.sm_count <= 0)
+        throw InputError(CellRef{file, line, "sm_count"}.where() + ": must be a positive integer");
+      num(clock, "boost_clock_mhz", g.boost_clock_mhz);
+      num(mem, "memory_gb", g.memory_gb);
+      num(bw, "dram_bw_gbps", g.dram_bw_gbps);
+      num(l2, "l2_mb", g.l2_mb);
+      num(f64, "fp64_tflops", g.fp64_tflops);
+      num(f32, "fp32_tflops", g.fp32_tflops);
+      num(tf32, "tf32_tflops", g.tf32_tflops);
+      num(f16, "fp16_tflops", g.fp16_tflops);
+      num(bf16, "bf16_tflops", g.bf16_tflops);
+      num(f8, "fp8_tflops", g.fp8_tflops);
+      num(i8, "int8_tops", g.int8_tops);
+      num(tdp, "tdp_w", g.tdp_w);
+      if (parse_int_cell(tc, CellRef{file, line, "tensor_cores"}, iv)) g.tensor_cores = iv != 0;
+      if (!known(g.dram_bw_gbps) || !known(g.fp32_tflops) || !known(g.boost_clock_mhz))
+        throw InputError(file + ":" + std::to_string(line) + ": GPU '" + g.name +
+                         "' needs dram_bw_gbps, fp32_tflops and boost_clock_mhz");
+      g.source = source ? source : "";
+      g.uncertain = uncertain ? uncertain : "";
+      gpus.push_back(std::move(g));
+    }
+  } catch (const io::error::base& e) {
+    throw InputError(std::string(e.what()));
+  }
+  if (gpus.empty()) throw InputError(file + ": no GPUs");
+  return GpuDatabase(std::move(gpus));
+}
+
+const GpuDatabase& default_gpu_database() {
+  static const GpuDatabase db = parse_gpu_database(data_file("gpus.csv"), "data/gpus.csv");
+  return db;
+}
+
+}  // namespace kcast

@@ -1,0 +1,189 @@
+#include "calibrate/kernel_list_csv.h"
+
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+
+#include "calibrate/atomic_file.h"
+#include "calibrate/csv_source.h"
+#include "model/error.h"
+
+namespace kcast {
+
+const char* const kKernelListColumns[] = {
+    "name",    "class",   "dtype",   "batch",     "m",         "n",         "k",        "flops",
+    "bytes",   "grid_x",  "grid_y",  "grid_z",    "block_x",   "block_y",   "block_z",  "registers",
+    "shared_bytes", "count", "duration_us", "gpu", "start_us", "stream", "context"};
+constexpr int kNumColumns = 23;
+
+namespace {
+
+using Reader = io::CSVReader<kNumColumns, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
+
+std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelListOptions& opt) {
+  in.read_header(io::ignore_extra_column | io::ignore_missing_column, "name", "class", "dtype",
+                 "batch", "m", "n", "k", "flops", "bytes", "grid_x", "grid_y", "grid_z", "block_x",
+                 "block_y", "block_z", "registers", "shared_bytes", "count", "duration_us", "gpu",
+                 "start_us", "stream", "context");
+  if (!in.has_column("name")) throw InputError(file + ":1: missing required column 'name'");
+  char* c[kNumColumns] = {};
+  std::vector<Kernel> out;
+  std::string last_gpu_in, last_gpu_out;  // traces repeat one GPU: resolve it once
+  while (in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12],
+                     c[13], c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22])) {
+    const unsigned line = in.get_file_line();
+    auto at = [&](int col) { return CellRef{file, line, kKernelListColumns[col]}; };
+    Kernel k;
+    k.name = c[0] ? c[0] : "";
+    if (k.name.empty()) throw InputError(at(0).where() + ": kernel name is empty");
+    if (c[1] && *c[1]) {
+      auto cls = parse_kernel_class(c[1]);
+      if (!cls) throw InputError(at(1).where() + ": unknown class '" + c[1] + "'");
+      k.cls = *cls;
+      k.cls_given = true;
+    } else {
+      k.cls = opt.classifier ? opt.classifier->classify(k.name) : KernelClass::other;
+    }
+    if (c[2] && *c[2]) {
+      auto dt = parse_dtype(c[2]);
+      if (!dt) throw InputError(at(2).where() + ": unknown dtype '" + c[2] + "'");
+      k.dtype = *dt;
+    }
+    int64_t* ints[] = {&k.batch, &k.m, &k.n, &k.k};
+    for (int i = 0; i < 4; ++i) {
+      if (parse_int_cell(c[3 + i], at(3 + i), *ints[i]) && *ints[i] < 0)
+        throw InputError(at(3 + i).where() + ": must not be negative");
+    }
+    if (k.batch == 0) k.batch = 1;
+    for (int i : {7, 8}) {
+      double& v = i == 7 ? k.flops : k.bytes;
+      if (parse_double_cell(c[i], at(i), v) && v < 0)
+        throw InputError(at(i).where() + ": must not be negative");
+    }
+    int64_t* launch[] = {&k.grid[0], &k.grid[1], &k.grid[2], &k.block[0], &k.block[1],
+                         &k.block[2], &k.registers, &k.shared_bytes};
+    for (int i = 0; i < 8; ++i) {
+      if (parse_int_cell(c[9 + i], at(9 + i), *launch[i]) && *launch[i] < 0)
+        throw InputError(at(9 + i).where() + ": must not be negative");
+    }
+    if (parse_double_cell(c[17], at(17), k.count) && k.count <= 0)
+      throw InputError(at(17).where() + ": count must be positive");
+    if (parse_double_cell(c[18], at(18), k.duration_us) && k.duration_us < 0)
+      throw InputError(at(18).where() + ": duration must not be negative");
+    if (c[19] && *c[19]) {
+      if (!opt.gpus) {
+        k.gpu = c[19];
+      } else if (last_gpu_in == c[19]) {
+        k.gpu = last_gpu_out;
+      } else {
+        const GpuSpec* g = opt.gpus->find(c[19]);
+        if (!g) {
+          try {
+            opt.gpus->resolve(c[19]);
+          } catch (const InputError& e) {
+            throw InputError(at(19).where() + ": " + e.what());
+          }
+        }
+        last_gpu_in = c[19];
+        last_gpu_out = k.gpu = g->name;
+      }
+    }
+    parse_double_cell(c[20], at(20), k.start_us);
+    parse_int_cell(c[21], at(21), k.stream);
+    if (c[22]) k.context = c[22];
+    k.derive_from_shape();
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+template <class... Src>
+std::vector<Kernel> read_guarded(const std::string& file, const KernelListOptions& opt, Src&&... src) {
+  try {
+    Reader in(std::forward<Src>(src)...);
+    return read_all(in, file, opt);
+  } catch (const io::error::base& e) {
+    throw InputError(e.what());
+  }
+}
+
+void put_num(std::ostream& o, double v) {
+  if (!known(v)) return;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  o << buf;
+}
+void put_int(std::ostream& o, int64_t v, bool zero_is_empty = true) {
+  if (v == 0 && zero_is_empty) return;
+  o << v;
+}
+void put_str(std::ostream& o, const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) {
+    o << s;
+    return;
+  }
+  o << '"';
+  for (char ch : s) {
+    if (ch == '"') o << '"';
+    o << ch;
+  }
+  o << '"';
+}
+
+}  // namespace
+
+std::vector<Kernel> parse_kernel_list(const std::string& text, const std::string& file,
+                                      const KernelListOptions& opt) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw InputError(file + ": empty file (expected a kernel-list CSV with a header row)");
+  return read_guarded(file, opt, file, std::make_unique<MemoryByteSource>(text));
+}
+
+std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOptions& opt) {
+  if (path == "-") return parse_kernel_list(read_file("-"), "<stdin>", opt);
+  std::ifstream probe(path);
+  if (!probe) throw InputError(path + ": cannot open");
+  probe.seekg(0, std::ios::end);
+  if (probe.tellg() <= 0) throw InputError(path + ": empty file (expected a kernel-list CSV with a header row)");
+  return read_guarded(path, opt, path);
+}
+
+void write_kernel_list(const std::vector<Kernel>& kernels, std::ostream& o) {
+  for (int i = 0; i < kNumColumns; ++i) o << (i ? "," : "") << kKernelListColumns[i];
+  o << '\n';
+  for (const Kernel& k : kernels) {
+    put_str(o, k.name);
+    o << ',' << to_string(k.cls) << ',' << to_string(k.dtype) << ',';
+    if (k.has_shape()) o << k.batch;
+    o << ',';
+    put_int(o, k.m); o << ',';
+    put_int(o, k.n); o << ',';
+    put_int(o, k.k); o << ',';
+    put_num(o, k.flops); o << ',';
+    put_num(o, k.bytes);
+    for (int64_t v : {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
+                      k.registers, k.shared_bytes}) {
+      o << ',';
+      put_int(o, v);
+    }
+    o << ',';
+    put_num(o, k.count);
+    o << ',';
+    put_num(o, k.duration_us);
+    o << ',';
+    put_str(o, k.gpu);
+    o << ',';
+    put_num(o, k.start_us);
+    o << ',';
+    if (k.stream >= 0) o << k.stream;
+    o << ',';
+    put_str(o, k.context);
+    o << '\n';
+  }
+}
+
+void write_kernel_list_file(const std::vector<Kernel>& kernels, const std::string& path) {
+  write_file_atomically(path, [&](std::ostream& o) { write_kernel_list(kernels, o); });
+}
+
+}  // namespace kcast

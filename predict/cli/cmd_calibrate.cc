@@ -1,0 +1,13 @@
+// `kcast calibrate` (CLI.md). Placeholder until the command lands.
+#include <iostream>
+
+#include "predict/cli/commands.h"
+
+namespace kcast::cli {
+
+int cmd_calibrate(int, char**) {
+  std::cerr << "kcast: 'calibrate' is not implemented yet\n";
+  return 1;
+}
+
+}  // namespace kcast::cli

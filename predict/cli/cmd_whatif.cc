@@ -1,0 +1,13 @@
+// `kcast whatif` (CLI.md). Placeholder until the command lands.
+#include <iostream>
+
+#include "predict/cli/commands.h"
+
+namespace kcast::cli {
+
+int cmd_whatif(int, char**) {
+  std::cerr << "kcast: 'whatif' is not implemented yet\n";
+  return 1;
+}
+
+}  // namespace kcast::cli

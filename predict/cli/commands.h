@@ -1,0 +1,16 @@
+// The kcast subcommands (CLI.md). Each lives in its own cmd_<name>.cc and returns the exit code.
+// Errors thrown as InputError / usage errors are turned into "kcast: ..." and exit 2 by main().
+#pragma once
+
+namespace kcast::cli {
+
+int cmd_gpus(int argc, char** argv);
+int cmd_classify(int argc, char** argv);
+int cmd_import(int argc, char** argv);
+int cmd_calibrate(int argc, char** argv);
+int cmd_predict(int argc, char** argv);
+int cmd_whatif(int argc, char** argv);
+int cmd_validate(int argc, char** argv);
+int cmd_synth(int argc, char** argv);
+
+}  // namespace kcast::cli

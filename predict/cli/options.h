@@ -1,0 +1,19 @@
+// Shared option handling for subcommands, on Boost.Program_options: parse, print --help, and turn
+// Boost's errors into InputError naming the option.
+#pragma once
+#include <boost/program_options.hpp>
+#include <string>
+
+namespace kcast::cli {
+
+namespace po = boost::program_options;
+
+// Parses argv (argv[0] is the subcommand name). Returns false when --help was printed.
+bool parse_options(int argc, char** argv, const std::string& usage, po::options_description& opts,
+                   const po::positional_options_description& pos, po::variables_map& vm);
+
+// Output format option shared by reporting commands.
+enum class Format { table, csv, json };
+Format parse_format(const std::string& s);
+
+}  // namespace kcast::cli

@@ -1,0 +1,71 @@
+// kcast: the command-line driver. Thin by design: it picks the subcommand and maps errors to exit
+// codes (2 for bad usage or input, 1 for internal failures); the work lives in predict/cli/.
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string_view>
+
+#include "model/error.h"
+#include "predict/cli/commands.h"
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  int (*run)(int, char**);
+  std::string_view summary;
+};
+
+constexpr Command kCommands[] = {
+    {"gpus", kcast::cli::cmd_gpus, "list the GPU database, or show one GPU"},
+    {"classify", kcast::cli::cmd_classify, "classify kernel names (one per line)"},
+    {"import", kcast::cli::cmd_import, "convert a trace (nsys, ncu, PyTorch profiler) to a kernel list"},
+    {"calibrate", kcast::cli::cmd_calibrate, "fit the cost model to measurements and microbenchmarks"},
+    {"predict", kcast::cli::cmd_predict, "predict a kernel list's time on one or more GPUs"},
+    {"whatif", kcast::cli::cmd_whatif, "predict on a modified GPU; sweep a hardware knob"},
+    {"validate", kcast::cli::cmd_validate, "accuracy report on measured data (held-out GPUs)"},
+    {"synth", kcast::cli::cmd_synth, "synthesize the kernel list of a named model"},
+};
+
+void usage(std::ostream& o) {
+  o << "kcast " KCAST_VERSION " - forecast deep-learning kernel and step times on GPUs\n\n"
+    << "usage: kcast <command> [options]   (kcast <command> --help for details)\n\ncommands:\n";
+  for (const auto& c : kCommands) {
+    o << "  " << c.name;
+    for (size_t i = c.name.size(); i < 11; ++i) o << ' ';
+    o << c.summary << "\n";
+  }
+  o << "\noptions:\n  -h, --help     show this help\n  --version      print the version\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(std::cerr);
+    return 2;
+  }
+  const std::string_view cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    usage(std::cout);
+    return 0;
+  }
+  if (cmd == "--version" || cmd == "-V") {
+    std::cout << "kcast " KCAST_VERSION "\n";
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (c.name != cmd) continue;
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const kcast::InputError& e) {
+      std::cerr << "kcast: " << e.what() << "\n";
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "kcast: internal error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  std::cerr << "kcast: unknown command '" << cmd << "' (see 'kcast --help')\n";
+  return 2;
+}

@@ -1,0 +1,76 @@
+#include "calibrate/kernel_list_csv.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "model/error.h"
+
+namespace kcast {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_kernel_list(text, "k.csv", {});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KernelListCsv, ReadsShapeAndDerivesGemmWork) {
+  auto ks = parse_kernel_list(
+      "name,class,dtype,batch,m,n,k,duration_us,gpu\n"
+      "\"gemm, with comma\",gemm,bf16,2,128,256,64,9.5,X\n", "k.csv", {});
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks[0].name, "gemm, with comma");
+  EXPECT_EQ(ks[0].dtype, DType::bf16);
+  EXPECT_DOUBLE_EQ(ks[0].flops, 2.0 * 2 * 128 * 256 * 64);
+  // A 128x64 + B 64x256 + C 128x256, two batches, 2 bytes each.
+  EXPECT_DOUBLE_EQ(ks[0].bytes, 2.0 * (128 * 64 + 64 * 256 + 128 * 256) * 2);
+  EXPECT_DOUBLE_EQ(ks[0].duration_us, 9.5);
+}
+
+TEST(KernelListCsv, ErrorsNameFileLineAndColumn) {
+  EXPECT_NE(error_of("name,duration_us\nk1,1\nk2,abc\n").find("k.csv:3: column 'duration_us'"), std::string::npos);
+  EXPECT_NE(error_of("name,duration_us\nk1,-1\n").find("column 'duration_us'"), std::string::npos);
+  EXPECT_NE(error_of("name,duration_us\nk1,nan\n").find("column 'duration_us'"), std::string::npos);
+  EXPECT_NE(error_of("name,dtype\nk1,fp7\n").find("k.csv:2: column 'dtype': unknown dtype"), std::string::npos);
+  EXPECT_NE(error_of("name,class\nk1,gemmm\n").find("unknown class"), std::string::npos);
+  EXPECT_NE(error_of("class\ngemm\n").find("missing required column 'name'"), std::string::npos);
+  EXPECT_NE(error_of("name,m\n,5\n").find("column 'name'"), std::string::npos);
+  EXPECT_NE(error_of("").find("empty file"), std::string::npos);
+}
+
+TEST(KernelListCsv, RoundTripsThroughWriter) {
+  Kernel k;
+  k.name = "x \"quoted\", name";
+  k.cls = KernelClass::softmax;
+  k.dtype = DType::fp16;
+  k.bytes = 1e6;
+  k.grid[0] = 40;
+  k.block[0] = 256;
+  k.count = 12;
+  k.duration_us = 3.25;
+  k.gpu = "T4";
+  k.start_us = 100.5;
+  k.stream = 7;
+  std::ostringstream out;
+  write_kernel_list({k}, out);
+  auto back = parse_kernel_list(out.str(), "rt.csv", {});
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].name, k.name);
+  EXPECT_EQ(back[0].cls, KernelClass::softmax);
+  EXPECT_EQ(back[0].dtype, DType::fp16);
+  EXPECT_DOUBLE_EQ(back[0].bytes, 1e6);
+  EXPECT_EQ(back[0].grid[0], 40);
+  EXPECT_EQ(back[0].block[0], 256);
+  EXPECT_DOUBLE_EQ(back[0].count, 12);
+  EXPECT_DOUBLE_EQ(back[0].duration_us, 3.25);
+  EXPECT_EQ(back[0].gpu, "T4");
+  EXPECT_DOUBLE_EQ(back[0].start_us, 100.5);
+  EXPECT_EQ(back[0].stream, 7);
+}
+
+}  // namespace
+}  // namespace kcast

@@ -1,0 +1,63 @@
+#include "model/gpu_database.h"
+
+#include <gtest/gtest.h>
+
+#include "model/error.h"
+
+namespace kcast {
+namespace {
+
+GpuDatabase small_db() {
+  GpuSpec a;
+  a.name = "A100-SXM4-40GB";
+  a.aliases = {"NVIDIA A100-SXM4-40GB"};
+  a.compute_capability = "8.0";
+  a.sm_count = 108;
+  a.memory_gb = 40;
+  GpuSpec b = a;
+  b.name = "A100-SXM4-80GB";
+  b.aliases = {"NVIDIA A100-SXM4-80GB"};
+  b.memory_gb = 80;
+  GpuSpec v;
+  v.name = "V100-PCIe-32GB";
+  v.compute_capability = "7.0";
+  v.sm_count = 80;
+  v.memory_gb = 32;
+  return GpuDatabase({a, b, v});
+}
+
+TEST(GpuDatabase, MatchesIgnoringCaseVendorAndPunctuation) {
+  GpuDatabase db = small_db();
+  EXPECT_EQ(db.resolve("Tesla V100-PCIE-32GB").name, "V100-PCIe-32GB");
+  EXPECT_EQ(db.resolve("v100 pcie 32gb").name, "V100-PCIe-32GB");
+  EXPECT_EQ(db.resolve("nvidia a100-sxm4-80gb").name, "A100-SXM4-80GB");
+}
+
+TEST(GpuDatabase, UnknownNameSuggestsClosest) {
+  GpuDatabase db = small_db();
+  try {
+    db.resolve("A100-SXM4-40G");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("unknown GPU 'A100-SXM4-40G'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("A100-SXM4-40GB"), std::string::npos) << msg;
+  }
+}
+
+TEST(GpuDatabase, ResolvesBoardVariantByProperties) {
+  GpuDatabase db = small_db();
+  DeviceProps p;
+  p.sm_count = 108;
+  p.compute_capability = "8.0";
+  p.memory_gb = 39.4;
+  GpuResolution r = db.resolve("NVIDIA A100-PG509-200", p);
+  ASSERT_NE(r.gpu, nullptr);
+  EXPECT_EQ(r.gpu->name, "A100-SXM4-40GB");
+  EXPECT_NE(r.warning.find("by properties"), std::string::npos);
+  p.sm_count = 46;
+  EXPECT_EQ(db.resolve("Mystery GPU", p).gpu, nullptr);
+}
+
+}  // namespace
+}  // namespace kcast
