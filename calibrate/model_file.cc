@@ -1,0 +1,192 @@
+#include "calibrate/model_file.h"
+
+#include <sstream>
+
+#include "calibrate/atomic_file.h"
+#include "calibrate/csv_source.h"
+#include "calibrate/embedded_data.h"
+#include "model/error.h"
+
+namespace kcast {
+
+std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::string& file) {
+  std::vector<ArchFacts> out;
+  try {
+    io::CSVReader<6, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+        file, std::make_unique<MemoryByteSource>(text));
+    in.read_header(io::ignore_extra_column, "compute_capability", "fp32_gemm_factor", "ctas_per_sm",
+                   "split_k", "max_split_k", "tiles");
+    char *cc, *f32, *ctas, *split, *maxsplit, *tiles;
+    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles)) {
+      const unsigned line = in.get_file_line();
+      ArchFacts a;
+      a.compute_capability = cc ? cc : "";
+      parse_double_cell(f32, CellRef{file, line, "fp32_gemm_factor"}, a.fp32_gemm_factor);
+      int64_t v = 0;
+      if (parse_int_cell(ctas, CellRef{file, line, "ctas_per_sm"}, v)) a.ctas_per_sm = int(std::max<int64_t>(1, v));
+      if (parse_int_cell(split, CellRef{file, line, "split_k"}, v)) a.split_k = v != 0;
+      if (parse_int_cell(maxsplit, CellRef{file, line, "max_split_k"}, v)) a.max_split_k = int(std::max<int64_t>(1, v));
+      a.tiles.clear();
+      std::stringstream ts(tiles ? tiles : "");
+      for (std::string t; std::getline(ts, t, ';');) {
+        int m = 0, n = 0;
+        char x = 0;
+        std::stringstream one(t);
+        if (!(one >> m >> x >> n) || x != 'x' || m <= 0 || n <= 0)
+          throw InputError(CellRef{file, line, "tiles"}.where() + ": bad tile '" + t + "' (want MxN)");
+        a.tiles.push_back({m, n});
+      }
+      if (a.tiles.empty()) throw InputError(CellRef{file, line, "tiles"}.where() + ": no tiles");
+      out.push_back(std::move(a));
+    }
+  } catch (const io::error::base& e) {
+    throw InputError(e.what());
+  }
+  return out;
+}
+
+const std::vector<ArchFacts>& default_arch_facts() {
+  static const std::vector<ArchFacts> t = parse_arch_facts(data_file("archs.csv"), "data/archs.csv");
+  return t;
+}
+
+GpuSpec LoadedModel::spec_for(const GpuSpec& gpu) const {
+  GpuSpec s = gpu;
+  auto it = gpus.find(gpu.name);
+  if (it == gpus.end()) return s;
+  const GpuMeasured& m = it->second;
+  if (known(m.dram_bw_gbps)) s.measured_dram_bw_gbps = m.dram_bw_gbps;
+  if (known(m.l2_bw_gbps)) s.measured_l2_bw_gbps = m.l2_bw_gbps;
+  if (known(m.launch_us)) s.measured_launch_us = m.launch_us;
+  if (known(m.fp32_tflops)) s.measured_fp32_tflops = m.fp32_tflops;
+  for (int i = 0; i < 7; ++i)
+    if (known(m.gemm_eff[i])) s.measured_gemm_eff[i] = m.gemm_eff[i];
+  if (!m.source.empty()) s.measured_source = m.source;
+  return s;
+}
+
+namespace {
+
+double num_or_nan(const nlohmann::json& j, const char* key, const std::string& file) {
+  if (!j.contains(key) || j[key].is_null()) return kUnknown;
+  if (!j[key].is_number()) throw InputError(file + ": key '" + key + "' must be a number");
+  return j[key].get<double>();
+}
+
+}  // namespace
+
+LoadedModel model_from_json(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object() || j.value("format", "") != "kcast-model")
+    throw InputError(file + ": not a kcast model (expected \"format\": \"kcast-model\")");
+  const int version = j.value("version", 0);
+  if (version != 1) throw InputError(file + ": unsupported model version " + std::to_string(version));
+  ModelParams p;
+  if (j.contains("params")) {
+    const auto& pj = j["params"];
+    if (!pj.is_object()) throw InputError(file + ": 'params' must be an object");
+    for (int i = 0; i < kNumParams; ++i) {
+      double v = num_or_nan(pj, kParamInfo[i].name, file);
+      if (known(v)) p.p[i] = v;
+    }
+  }
+  if (j.contains("context_overhead_us")) {
+    for (const auto& [ctx, v] : j["context_overhead_us"].items()) {
+      if (!v.is_number()) throw InputError(file + ": context_overhead_us." + ctx + " must be a number");
+      p.context_overhead_us[ctx] = v.get<double>();
+    }
+  }
+  LoadedModel m{CostModel(p, default_arch_facts()), {}, j.value("provenance", nlohmann::json::object()),
+                j.value("fit", nlohmann::json::object()), file};
+  if (j.contains("gpus")) {
+    for (const auto& [name, g] : j["gpus"].items()) {
+      if (!g.is_object()) throw InputError(file + ": gpus." + name + " must be an object");
+      GpuMeasured gm;
+      gm.dram_bw_gbps = num_or_nan(g, "dram_bw_gbps", file);
+      gm.l2_bw_gbps = num_or_nan(g, "l2_bw_gbps", file);
+      gm.launch_us = num_or_nan(g, "launch_us", file);
+      gm.fp32_tflops = num_or_nan(g, "fp32_tflops", file);
+      if (g.contains("gemm_eff")) {
+        for (const auto& [dt, v] : g["gemm_eff"].items()) {
+          auto d = parse_dtype(dt);
+          if (!d || !v.is_number()) throw InputError(file + ": gpus." + name + ".gemm_eff." + dt + " is invalid");
+          gm.gemm_eff[int(*d)] = v.get<double>();
+        }
+      }
+      gm.source = g.value("source", "");
+      m.gpus[name] = gm;
+    }
+  }
+  return m;
+}
+
+nlohmann::json model_to_json(const LoadedModel& m) {
+  nlohmann::json j;
+  j["format"] = "kcast-model";
+  j["version"] = 1;
+  j["kcast_version"] = KCAST_VERSION;
+  nlohmann::json pj = nlohmann::json::object();
+  for (int i = 0; i < kNumParams; ++i) pj[kParamInfo[i].name] = m.model.params().p[i];
+  j["params"] = pj;
+  j["context_overhead_us"] = m.model.params().context_overhead_us;
+  nlohmann::json gj = nlohmann::json::object();
+  for (const auto& [name, g] : m.gpus) {
+    nlohmann::json o;
+    auto put = [&](const char* k, double v) {
+      if (known(v)) o[k] = v;
+    };
+    put("dram_bw_gbps", g.dram_bw_gbps);
+    put("l2_bw_gbps", g.l2_bw_gbps);
+    put("launch_us", g.launch_us);
+    put("fp32_tflops", g.fp32_tflops);
+    nlohmann::json eff = nlohmann::json::object();
+    for (DType d : kAllDTypes)
+      if (known(g.gemm_eff[int(d)])) eff[std::string(to_string(d))] = g.gemm_eff[int(d)];
+    if (!eff.empty()) o["gemm_eff"] = eff;
+    if (!g.source.empty()) o["source"] = g.source;
+    gj[name] = o;
+  }
+  j["gpus"] = gj;
+  j["provenance"] = m.provenance;
+  j["fit"] = m.fit;
+  return j;
+}
+
+LoadedModel load_model(const std::string& path) {
+  const std::string text = read_file(path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+  return model_from_json(j, path);
+}
+
+void save_model(const LoadedModel& m, const std::string& path) {
+  const std::string text = model_to_json(m).dump(1) + "\n";
+  write_file_atomically(path, [&](std::ostream& o) { o << text; });
+}
+
+const LoadedModel& default_model() {
+  static const LoadedModel m = [] {
+    std::string_view text = embedded_file("models/default.json");
+    if (const char* dir = std::getenv("KCAST_DATA_DIR"); dir && *dir) {
+      try {
+        LoadedModel lm = load_model(std::string(dir) + "/models/default.json");
+        return lm;
+      } catch (const InputError&) {
+      }
+    }
+    if (text.empty()) return LoadedModel{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "<initial>"};
+    LoadedModel lm = model_from_json(nlohmann::json::parse(text), "data/models/default.json");
+    lm.path = "<default>";
+    return lm;
+  }();
+  return m;
+}
+
+LoadedModel model_or_default(const std::string& path) {
+  return path.empty() ? default_model() : load_model(path);
+}
+
+}  // namespace kcast

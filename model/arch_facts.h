@@ -1,0 +1,27 @@
+// ArchFacts: what a GPU architecture does that its datasheet row does not say, kept as data
+// (data/archs.csv, keyed by compute capability): how much of the quoted FP32 rate SGEMM can use
+// (Ampere GA10x and Ada count dual-issued FP32 lanes), the GEMM library's tile menu and whether it
+// splits K for small output tiles, and how many GEMM CTAs share an SM.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace kcast {
+
+struct GemmTile {
+  int m, n;
+};
+
+struct ArchFacts {
+  std::string compute_capability;  // "8.0"; "*" = fallback row
+  double fp32_gemm_factor = 1.0;   // usable fraction of datasheet FP32 for SGEMM
+  int ctas_per_sm = 1;             // concurrent GEMM CTAs per SM for the large tiles
+  bool split_k = true;             // library splits K when output tiles under-fill the GPU
+  int max_split_k = 16;
+  std::vector<GemmTile> tiles{{256, 128}, {128, 128}, {128, 64}, {64, 64}};
+};
+
+// Facts for `cc`: exact row, else the same major version, else the fallback ("*") row.
+const ArchFacts& find_arch_facts(const std::vector<ArchFacts>& table, const std::string& cc);
+
+}  // namespace kcast

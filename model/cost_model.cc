@@ -1,0 +1,111 @@
+#include "model/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kcast {
+
+std::string_view to_string(Bound b) {
+  switch (b) {
+    case Bound::compute: return "compute";
+    case Bound::memory: return "memory";
+    case Bound::launch: return "launch";
+  }
+  return "launch";
+}
+
+CostModel::CostModel(ModelParams params, std::vector<ArchFacts> archs)
+    : params_(std::move(params)), archs_(std::move(archs)) {}
+
+namespace {
+
+// Sustained GEMM rate for `d` in FLOP/µs; falls back to the SIMT FP32 rate when the GPU has no unit
+// for the dtype (e.g. FP16 on a P4).
+double gemm_rate(const GpuCaps& g, DType d) {
+  double r = g.tensor_tflops[int(d)];
+  if (r <= 0) r = g.tensor_tflops[int(DType::fp32)];
+  return std::max(r, 1e-6) * 1e6;
+}
+
+// Time (µs) to move `bytes` through DRAM, or through L2 for the share of the working set the L2
+// holds; small transfers keep too few bytes in flight per SM and see only part of the bandwidth.
+double memory_time(double bytes, const GpuCaps& g, const ModelParams& p) {
+  if (bytes <= 0) return 0;
+  const double per_sm = bytes / g.sm_count;
+  const double ramp = per_sm / (per_sm + p[kMemRampKB] * 1024.0);
+  const double l2_share = g.l2_bytes > 0 ? std::min(1.0, 0.5 * g.l2_bytes / bytes) : 0.0;
+  const double bw = 1.0 / ((1 - l2_share) / g.dram_bw_gbps + l2_share / std::max(g.l2_bw_gbps, g.dram_bw_gbps));
+  return bytes / (bw * 1e3 * ramp);  // GB/s = 1e3 bytes/µs
+}
+
+}  // namespace
+
+KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const {
+  const ModelParams& p = params_;
+  const double sm_rate = gemm_rate(g, k.dtype) * rate_scale / g.sm_count;  // FLOP/µs per SM
+  const double bytes = known(k.bytes) ? k.bytes : k.gemm_bytes();
+  double best = 1e300, best_c = 0, best_m = 0;
+  for (const GemmTile& t : g.arch.tiles) {
+    const double tiles = double(k.batch) * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
+    const double area = double(t.m) * t.n;
+    const double tile_eff = std::min(1.0, std::pow(area / 16384.0, p[kTileExp]));
+    const double ctas = std::clamp(std::floor(16384.0 / area), 1.0, 4.0) * g.arch.ctas_per_sm;
+    const double slots = g.sm_count * ctas;
+    const double cta_rate = sm_rate * tile_eff / ctas;
+    int max_split = g.arch.split_k ? g.arch.max_split_k : 1;
+    for (int s = 1; s <= max_split; s *= 2) {
+      if (s > 1 && (tiles * s > 2 * slots || double(k.k) / s < 128)) break;
+      const double waves = std::ceil(tiles * s / slots);
+      const double t_c = waves * 2.0 * area * (double(k.k) / s + p[kKFill]) / cta_rate;
+      const double extra_bytes = s > 1 ? 2.0 * 4.0 * double(k.batch) * k.m * k.n * s : 0.0;
+      const double t_m = memory_time(bytes + extra_bytes, g, p);
+      const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);
+      if (total < best) best = total, best_c = t_c, best_m = t_m;
+    }
+  }
+  KernelPrediction r;
+  r.time_us = g.launch_floor_us + best;
+  r.bound = g.launch_floor_us > best ? Bound::launch : (best_c >= best_m ? Bound::compute : Bound::memory);
+  return r;
+}
+
+KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double passes, double flops) const {
+  const double bytes = known(k.bytes) ? k.bytes * passes : 0.0;
+  const double t_m = memory_time(bytes, g, params_);
+  const double t_c = flops > 0 ? flops / (std::max(g.vector_tflops, 1e-6) * 1e6) : 0.0;
+  const double work = std::max(t_m, t_c);
+  KernelPrediction r;
+  r.time_us = g.launch_floor_us + work;
+  r.bound = g.launch_floor_us > work ? Bound::launch : (t_c > t_m ? Bound::compute : Bound::memory);
+  return r;
+}
+
+KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
+  const ModelParams& p = params_;
+  switch (k.cls) {
+    case KernelClass::gemm:
+    case KernelClass::conv: {
+      const double scale = k.cls == KernelClass::conv ? p[kConvEff] : 1.0;
+      if (k.has_shape()) return gemm(k, g, scale);
+      // No shape: FLOPs against the sustained rate.
+      const double flops = known(k.flops) ? k.flops : 0.0;
+      return streaming(k, g, 1.0, flops * (g.vector_tflops * 1e6) / (gemm_rate(g, k.dtype) * scale));
+    }
+    case KernelClass::attention: {
+      const double flops = known(k.flops) ? k.flops : 0.0;
+      return streaming(k, g, 1.0, flops * (g.vector_tflops * 1e6) / (gemm_rate(g, k.dtype) * p[kAttnEff]));
+    }
+    case KernelClass::softmax:
+      return streaming(k, g, 1.0 + p[kSoftmaxPasses] * 0.5, 0);
+    case KernelClass::normalization:
+      return streaming(k, g, 1.0 + p[kNormPasses] * 0.5, 0);
+    case KernelClass::elementwise: {
+      const double flops = known(k.flops) ? k.flops : (known(k.bytes) ? k.bytes * p[kElementwiseFlopsPerByte] : 0);
+      return streaming(k, g, 1.0, flops);
+    }
+    default:
+      return streaming(k, g, 1.0, known(k.flops) ? k.flops : 0.0);
+  }
+}
+
+}  // namespace kcast

@@ -1,0 +1,47 @@
+// CostModel: a kernel's time on a GPU from its work (FLOPs by dtype, DRAM bytes, GEMM shape) and
+// the GPU's capabilities (GpuCaps), per kernel class. Pure and I/O-free; thread-safe (const).
+//
+//   time = floor + max(compute, memory) [+ split-K reduction]
+// GEMMs and convolutions model the library's tile choice, wave quantization over the SMs (the partial
+// last wave costs a full one), split-K for small outputs with long K, and pipeline fill for small K.
+// Streaming kernels (elementwise, norms, softmax, reductions, copies) model DRAM or L2 bandwidth and
+// the ramp of small transfers that cannot keep enough bytes in flight to reach peak.
+#pragma once
+#include <string_view>
+#include <vector>
+
+#include "model/arch_facts.h"
+#include "model/gpu_caps.h"
+#include "model/kernel.h"
+#include "model/model_params.h"
+
+namespace kcast {
+
+enum class Bound { compute, memory, launch };
+std::string_view to_string(Bound b);
+
+struct KernelPrediction {
+  double time_us = 0;  // one invocation, on the GPU alone (no measurement-context floor)
+  Bound bound = Bound::launch;
+};
+
+class CostModel {
+ public:
+  CostModel(ModelParams params, std::vector<ArchFacts> archs);
+
+  KernelPrediction predict(const Kernel& k, const GpuCaps& gpu) const;
+  GpuCaps caps(const GpuSpec& gpu) const { return derive_caps(gpu, params_, archs_); }
+
+  const ModelParams& params() const { return params_; }
+  ModelParams& mutable_params() { return params_; }
+  const std::vector<ArchFacts>& archs() const { return archs_; }
+
+ private:
+  KernelPrediction gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const;
+  KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double passes, double flops) const;
+
+  ModelParams params_;
+  std::vector<ArchFacts> archs_;
+};
+
+}  // namespace kcast

@@ -1,0 +1,39 @@
+#include "model/gpu_caps.h"
+
+namespace kcast {
+
+GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<ArchFacts>& table) {
+  GpuCaps c;
+  c.name = g.name;
+  c.arch = find_arch_facts(table, g.compute_capability);
+  c.sm_count = g.sm_count > 0 ? g.sm_count : 1;
+  c.clock_mhz = known(g.boost_clock_mhz) ? g.boost_clock_mhz : 1000;
+  c.dram_bw_gbps = known(g.measured_dram_bw_gbps) ? g.measured_dram_bw_gbps : g.dram_bw_gbps * p[kMemEff];
+  c.l2_bw_gbps = known(g.measured_l2_bw_gbps)
+                     ? g.measured_l2_bw_gbps
+                     : p[kL2BytesPerClk] * c.sm_count * c.clock_mhz * 1e-3;  // GB/s
+  c.l2_bytes = known(g.l2_mb) ? g.l2_mb * 1e6 : 0;
+  c.launch_floor_us = known(g.measured_launch_us) ? g.measured_launch_us : p[kFloorUs];
+  // SIMT FP32: a measured FMA rate already reflects dual issue and clocks under load.
+  const double fp32 = known(g.fp32_tflops) ? g.fp32_tflops : 0;
+  c.vector_tflops = known(g.measured_fp32_tflops) ? g.measured_fp32_tflops : fp32 * c.arch.fp32_gemm_factor;
+  for (DType d : kAllDTypes) {
+    const int i = int(d);
+    double peak = 0, eff = 0;
+    if (d == DType::fp32 || !g.has_tensor(d)) {
+      // SIMT path: FP32 GEMMs without TF32, FP64 without tensor FP64, FP16 on Pascal.
+      double simt = known(g.peak_tflops(d)) ? g.peak_tflops(d) : 0;
+      if (d == DType::tf32) simt = fp32;  // TF32 requested where no tensor unit: runs as FP32
+      if (d == DType::fp32 || d == DType::tf32) simt *= c.arch.fp32_gemm_factor;
+      peak = simt;
+      eff = p[kEffSimt];
+    } else {
+      peak = g.peak_tflops(d);
+      eff = known(g.measured_gemm_eff[i]) ? g.measured_gemm_eff[i] : p[kEffTensor];
+    }
+    c.tensor_tflops[i] = peak * eff;
+  }
+  return c;
+}
+
+}  // namespace kcast

@@ -1,0 +1,30 @@
+// GpuCaps: the effective capabilities the cost model evaluates against, derived once per GPU from
+// its datasheet row, its measured figures (microbenchmarks) and the architecture facts. What-if
+// studies edit this struct directly (knobs map one-to-one onto its fields).
+#pragma once
+#include <string>
+
+#include "model/arch_facts.h"
+#include "model/gpu_spec.h"
+#include "model/model_params.h"
+
+namespace kcast {
+
+struct GpuCaps {
+  std::string name;
+  int sm_count = 1;
+  double clock_mhz = 1000;
+  double dram_bw_gbps = 1;      // sustained
+  double l2_bw_gbps = 1;        // sustained
+  double l2_bytes = 0;
+  double tensor_tflops[7] = {};  // sustained GEMM rate per dtype (SIMT rate for fp32/fp64, or
+                                 // where no tensor unit exists); 0 = unsupported
+  double vector_tflops = 1;      // SIMT FP32 (elementwise math)
+  double launch_floor_us = 2.5;  // minimum kernel duration
+  ArchFacts arch;
+};
+
+// `table` is the architecture-facts table (data/archs.csv).
+GpuCaps derive_caps(const GpuSpec& gpu, const ModelParams& params, const std::vector<ArchFacts>& table);
+
+}  // namespace kcast

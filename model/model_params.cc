@@ -1,0 +1,28 @@
+#include "model/model_params.h"
+
+namespace kcast {
+
+// Initial values are physical priors: cuBLAS reaches ~80-87% of tensor peak on large GEMMs
+// (microbench-reference.csv), streaming kernels ~85% of DRAM peak (MODEL-NOTES.md finding 7).
+const std::array<ParamInfo, kNumParams> kParamInfo = {{
+    {"floor_us", 2.5, 0.5, 10.0, "kernel floor without a measured launch interval"},
+    {"eff_tensor", 0.8, 0.3, 1.0, "tensor GEMM efficiency when not measured"},
+    {"eff_simt", 0.75, 0.2, 1.0, "SIMT FP32 GEMM efficiency"},
+    {"k_fill", 128.0, 0.0, 2048.0, "GEMM pipeline fill (k elements per tile)"},
+    {"tile_exp", 0.3, 0.0, 1.0, "small-tile throughput exponent"},
+    {"mem_eff", 0.85, 0.4, 1.0, "DRAM efficiency when not measured"},
+    {"mem_ramp_kb", 32.0, 0.5, 4096.0, "bytes/SM in flight for half bandwidth (KB)"},
+    {"l2_bytes_per_clk", 40.0, 8.0, 128.0, "L2 bytes/clock/SM when not measured"},
+    {"conv_eff", 0.7, 0.1, 1.5, "conv throughput relative to GEMM"},
+    {"attn_eff", 0.6, 0.1, 1.0, "fused attention throughput relative to GEMM peak"},
+    {"softmax_passes", 1.0, 0.0, 6.0, "extra DRAM passes in softmax"},
+    {"norm_passes", 1.0, 0.0, 6.0, "extra DRAM passes in normalization"},
+    {"ew_flops_per_byte", 0.5, 0.0, 20.0, "SIMT flops per byte in elementwise ops"},
+    {"splitk_us", 1.5, 0.0, 20.0, "split-K reduction overhead (µs)"},
+}};
+
+ModelParams::ModelParams() {
+  for (int i = 0; i < kNumParams; ++i) p[i] = kParamInfo[i].initial;
+}
+
+}  // namespace kcast

@@ -1,0 +1,51 @@
+// ModelParams: the cost model's fitted parameters. They are few, physical and mostly dimensionless
+// (efficiencies, exponents, sizes in elements) so they transfer across GPUs; everything GPU-specific
+// comes from the GPU database and microbenchmarks (GpuCaps). Ceres fits them as one flat array.
+#pragma once
+#include <array>
+#include <map>
+#include <string>
+
+namespace kcast {
+
+enum Param : int {
+  kFloorUs,          // kernel floor (µs) for GPUs without a measured launch interval
+  kEffTensor,        // sustained fraction of tensor peak in large GEMMs, when not measured
+  kEffSimt,          // sustained fraction of the SIMT FP32 peak in large SGEMMs
+  kKFill,            // GEMM pipeline fill/epilogue, in k-elements added to each tile's k loop
+  kTileExp,          // per-SM throughput of a tile relative to 128x128: (area/16384)^exp, capped at 1
+  kMemEff,           // sustained fraction of datasheet DRAM bandwidth, when not measured
+  kMemRampKB,        // bytes per SM in flight (KB) at which a streaming kernel reaches half its bandwidth
+  kL2BytesPerClk,    // L2 bytes/clock/SM, when L2 bandwidth is not measured
+  kConvEff,          // conv throughput relative to a GEMM of the same implicit-GEMM shape
+  kAttnEff,          // fused attention throughput relative to the tensor GEMM peak
+  kSoftmaxPasses,    // DRAM passes over the data in softmax beyond one read + one write
+  kNormPasses,       // same for layer/batch/RMS norm
+  kElementwiseFlopsPerByte,  // SIMT work of transcendental-heavy elementwise ops (flops per byte)
+  kSplitKUs,         // cost of a split-K reduction (µs, on top of its bytes)
+  kNumParams
+};
+
+struct ParamInfo {
+  const char* name;
+  double initial, lower, upper;
+  const char* meaning;
+};
+extern const std::array<ParamInfo, kNumParams> kParamInfo;
+
+struct ModelParams {
+  std::array<double, kNumParams> p{};
+  // Framework/host floor per measurement context (FORMATS.md extension column `context`): added to
+  // every kernel measured in that context, never part of a GPU's own prediction.
+  std::map<std::string, double> context_overhead_us;
+
+  ModelParams();  // initial values
+  double operator[](Param i) const { return p[i]; }
+  double& operator[](Param i) { return p[i]; }
+  double context_overhead(const std::string& ctx) const {
+    auto it = context_overhead_us.find(ctx);
+    return it == context_overhead_us.end() ? 0.0 : it->second;
+  }
+};
+
+}  // namespace kcast
