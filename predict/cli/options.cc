@@ -10,7 +10,7 @@ bool parse_options(int argc, char** argv, const std::string& usage, po::options_
                    const po::positional_options_description& pos, po::variables_map& vm) {
   opts.add_options()("help,h", "show this help");
   try {
-    po::store(po::command_line_parser(argc - 1, argv + 1).options(opts).positional(pos).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: " << usage << "\n\n" << opts << "\n";
       return false;
