@@ -88,7 +88,10 @@ std::vector<std::string> GpuDatabase::suggestions(std::string_view name, size_t 
   std::vector<std::pair<double, size_t>> scored;  // (distance, gpu index), best key per GPU
   for (size_t i = 0; i < gpus_.size(); ++i) scored.emplace_back(1e300, i);
   for (const auto& [k, i] : keys_) {
-    double d = double(edit_distance(key, k));
+    // Device strings share their model number up front ("a100..."), so a common prefix counts extra.
+    size_t prefix = 0;
+    while (prefix < key.size() && prefix < k.size() && key[prefix] == k[prefix]) ++prefix;
+    double d = double(edit_distance(key, k)) - 1.5 * double(prefix);
     // A query contained in a key ("a100") is a strong hint even when the key is long.
     if (!key.empty() && k.find(key) != std::string::npos) d = std::min(d, 1.0);
     scored[i].first = std::min(scored[i].first, d);
@@ -97,7 +100,7 @@ std::vector<std::string> GpuDatabase::suggestions(std::string_view name, size_t 
   std::vector<std::string> out;
   for (const auto& [d, i] : scored) {
     if (out.size() >= n) break;
-    if (d <= std::max<double>(4.0, key.size() * 0.6)) out.push_back(gpus_[i].name);
+    if (d <= std::max<double>(4.0, key.size() * 0.7)) out.push_back(gpus_[i].name);
   }
   return out;
 }
