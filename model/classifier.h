@@ -15,6 +15,7 @@ namespace kcast {
 struct ClassifierRule {
   std::string pattern;
   KernelClass cls;
+  std::string where = {};  // "FILE:LINE" of the rule, for error messages; empty -> "classifier rule N"
 };
 
 class Classifier {
