@@ -1,13 +1,67 @@
-// `kcast import` (CLI.md). Placeholder until the command lands.
+// `kcast import INPUT [--from FORMAT] [--gpu NAME] [-o OUT.csv] [--aggregate] [step selection]`
+// (CLI.md): converts a trace to the native kernel list; stdout without -o, else written atomically.
 #include <iostream>
 
+#include "calibrate/kernel_list_csv.h"
+#include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/options.h"
+#include "predict/import/import.h"
 
 namespace kcast::cli {
 
-int cmd_import(int, char**) {
-  std::cerr << "kcast: 'import' is not implemented yet\n";
-  return 1;
+int cmd_import(int argc, char** argv) {
+  po::options_description opts("kcast import options");
+  std::string input, from = "auto", gpu, out, nvtx, annotation;
+  int instance = 1;
+  int64_t step = -1;
+  opts.add_options()
+      ("input", po::value(&input), "trace file, or - for stdin")
+      ("from", po::value(&from)->default_value("auto"),
+       "input format: auto, nsys-sqlite, nsys-csv, ncu-csv, kineto-json, kcast-csv")
+      ("gpu", po::value(&gpu), "GPU the trace was taken on (overrides the device the trace records)")
+      ("output,o", po::value(&out), "output kernel-list CSV (default: stdout)")
+      ("aggregate", "merge identical kernels into one row with a count and the mean duration")
+      ("nvtx", po::value(&nvtx), "nsys-sqlite: keep kernels that start inside this NVTX range")
+      ("nvtx-instance", po::value(&instance)->default_value(1),
+       "which occurrence (1-based) of the --nvtx / --annotation range")
+      ("profiler-step", po::value(&step), "kineto-json: keep kernels launched in ProfilerStep#N")
+      ("annotation", po::value(&annotation),
+       "kineto-json: keep kernels of this user_annotation / gpu_user_annotation range");
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "kcast import INPUT [--from FORMAT] [--gpu NAME] [-o OUT.csv] [--aggregate]\n"
+                     "       [--nvtx NAME [--nvtx-instance N] | --profiler-step N | --annotation NAME]",
+                     opts, pos, vm))
+    return 0;
+  if (input.empty()) throw InputError("import: missing INPUT (see 'kcast import --help')");
+  auto format = parse_trace_format(from);
+  if (!format)
+    throw InputError("option '--from': '" + from +
+                     "' is not one of auto, nsys-sqlite, nsys-csv, ncu-csv, kineto-json, kcast-csv");
+  if (instance < 1) throw InputError("option '--nvtx-instance': must be 1 or more");
+  if (vm.count("profiler-step") && step < 0)
+    throw InputError("option '--profiler-step': must not be negative");
+  if ((!nvtx.empty()) + (step >= 0) + (!annotation.empty()) > 1)
+    throw InputError("options '--nvtx', '--profiler-step' and '--annotation' exclude each other");
+
+  ImportOptions opt;
+  opt.gpu = gpu;
+  opt.step.nvtx = nvtx;
+  opt.step.instance = instance;
+  opt.step.profiler_step = step;
+  opt.step.annotation = annotation;
+  std::vector<Kernel> kernels = import_trace(input, *format, opt, vm.count("aggregate") > 0);
+  if (out.empty() || out == "-") {
+    write_kernel_list(kernels, std::cout);
+    std::cout.flush();
+    if (!std::cout) throw InputError("<stdout>: write failed");
+  } else {
+    write_kernel_list_file(kernels, out);
+  }
+  return 0;
 }
 
 }  // namespace kcast::cli

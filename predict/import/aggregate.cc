@@ -1,0 +1,125 @@
+// KernelCollector (all rows, start order) and KernelAggregator (identical kernels merged into one
+// row with a count and mean duration, in memory bounded by the number of distinct kernels).
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+
+#include "predict/import/import.h"
+
+namespace kcast {
+
+namespace {
+
+// Unknown starts sort last; ties keep input order (stable sort).
+bool start_before(double a, double b) {
+  if (!known(a)) return false;
+  if (!known(b)) return true;
+  return a < b;
+}
+
+struct Key {
+  std::string name, gpu;
+  KernelClass cls;
+  DType dtype;
+  int64_t shape[4];
+  int64_t launch[6];
+  double copy_bytes;  // bytes of memcpy / memset rows (their identity); NaN for kernels
+
+  bool operator==(const Key& o) const {
+    auto same = [](double a, double b) { return a == b || (!known(a) && !known(b)); };
+    return cls == o.cls && dtype == o.dtype && std::memcmp(shape, o.shape, sizeof shape) == 0 &&
+           std::memcmp(launch, o.launch, sizeof launch) == 0 && same(copy_bytes, o.copy_bytes) &&
+           name == o.name && gpu == o.gpu;
+  }
+};
+
+struct KeyHash {
+  size_t operator()(const Key& k) const noexcept {
+    size_t h = std::hash<std::string>{}(k.name);
+    auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix(std::hash<std::string>{}(k.gpu));
+    mix(uint64_t(k.cls) << 8 | uint64_t(k.dtype));
+    for (int64_t v : k.shape) mix(uint64_t(v));
+    for (int64_t v : k.launch) mix(uint64_t(v));
+    if (known(k.copy_bytes)) mix(std::hash<double>{}(k.copy_bytes));
+    return h;
+  }
+};
+
+// Running weighted mean of a field that may be unknown on some rows.
+struct Mean {
+  double sum = 0, weight = 0;
+  void add(double v, double w) {
+    if (known(v)) sum += v * w, weight += w;
+  }
+  double value() const { return weight > 0 ? sum / weight : kUnknown; }
+};
+
+struct Group {
+  Kernel first;  // fields outside the key (registers, stream, ...) come from the first row
+  size_t order;  // arrival index, to break start-time ties stably
+  double count = 0;
+  Mean duration, flops, bytes;
+};
+
+}  // namespace
+
+std::vector<Kernel> KernelCollector::take() {
+  std::stable_sort(kernels_.begin(), kernels_.end(),
+                   [](const Kernel& a, const Kernel& b) { return start_before(a.start_us, b.start_us); });
+  return std::move(kernels_);
+}
+
+struct KernelAggregator::Impl {
+  std::unordered_map<Key, Group, KeyHash> groups;
+};
+
+KernelAggregator::KernelAggregator() : impl_(std::make_unique<Impl>()) {}
+KernelAggregator::~KernelAggregator() = default;
+size_t KernelAggregator::groups() const { return impl_->groups.size(); }
+
+void KernelAggregator::add(Kernel&& k) {
+  const bool copy = k.cls == KernelClass::memcpy || k.cls == KernelClass::memset;
+  Key key{k.name, k.gpu, k.cls, k.dtype, {k.batch, k.m, k.n, k.k},
+          {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]},
+          copy ? k.bytes : kUnknown};
+  auto [it, fresh] = impl_->groups.try_emplace(std::move(key));
+  Group& g = it->second;
+  const double w = k.count > 0 ? k.count : 1;
+  g.count += w;
+  g.duration.add(k.duration_us, w);
+  g.flops.add(k.flops, w);
+  g.bytes.add(k.bytes, w);
+  if (fresh) {
+    g.order = impl_->groups.size();
+    g.first = std::move(k);
+  } else if (start_before(k.start_us, g.first.start_us)) {
+    g.first.start_us = k.start_us;
+  }
+}
+
+std::vector<Kernel> KernelAggregator::take() {
+  std::vector<Group*> order;
+  order.reserve(impl_->groups.size());
+  for (auto& [key, g] : impl_->groups) order.push_back(&g);
+  std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+    if (start_before(a->first.start_us, b->first.start_us)) return true;
+    if (start_before(b->first.start_us, a->first.start_us)) return false;
+    return a->order < b->order;
+  });
+  std::vector<Kernel> out;
+  out.reserve(order.size());
+  for (Group* g : order) {
+    Kernel k = std::move(g->first);
+    k.count = g->count;
+    k.duration_us = g->duration.value();
+    k.flops = g->flops.value();
+    k.bytes = g->bytes.value();
+    out.push_back(std::move(k));
+  }
+  impl_->groups.clear();
+  return out;
+}
+
+}  // namespace kcast

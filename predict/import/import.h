@@ -1,0 +1,101 @@
+// `kcast import`: trace readers (Nsight Systems SQLite and CSV, Nsight Compute CSV, PyTorch profiler /
+// Kineto JSON, the native kernel list), format detection, step selection and aggregation.
+// Every reader pushes kernels into a KernelSink so that `--aggregate` can merge rows as they stream
+// in (bounded memory on million-row traces); import_trace() wraps that into "a kernel list in start
+// order". Bad input throws InputError naming the file and the place (line, event index, table).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/classifier.h"
+#include "model/gpu_database.h"
+#include "model/kernel.h"
+
+namespace kcast {
+
+enum class TraceFormat { automatic, nsys_sqlite, nsys_csv, ncu_csv, kineto_json, kcast_csv };
+std::string_view to_string(TraceFormat f);
+std::optional<TraceFormat> parse_trace_format(std::string_view s);
+
+// Which part of a trace to keep (at most one of nvtx / profiler_step / annotation).
+struct StepSelection {
+  std::string nvtx;            // nsys-sqlite: NVTX range name
+  int instance = 1;            // 1-based occurrence of the nvtx / annotation range
+  int64_t profiler_step = -1;  // kineto: ProfilerStep#N
+  std::string annotation;      // kineto: any user_annotation / gpu_user_annotation name
+  bool any() const { return !nvtx.empty() || profiler_step >= 0 || !annotation.empty(); }
+};
+
+struct ImportOptions {
+  const GpuDatabase* gpus = nullptr;       // null: default_gpu_database()
+  const Classifier* classifier = nullptr;  // null: default_classifier()
+  std::string gpu;                         // --gpu: overrides the device the trace records
+  StepSelection step;
+  // Receives warnings (GPU resolved by properties, ...); null: "kcast: warning: ..." on stderr.
+  std::function<void(const std::string&)> warn;
+};
+
+// Where readers put kernels. Readers push in any order; sinks sort when they hand the list out.
+class KernelSink {
+ public:
+  virtual ~KernelSink() = default;
+  virtual void add(Kernel&& k) = 0;
+};
+
+// Keeps every kernel; take() returns them sorted by start_us (stable; unknown starts last).
+class KernelCollector : public KernelSink {
+ public:
+  void add(Kernel&& k) override { kernels_.push_back(std::move(k)); }
+  std::vector<Kernel> take();
+  size_t size() const { return kernels_.size(); }
+
+ private:
+  std::vector<Kernel> kernels_;
+};
+
+// Merges identical kernels (name, class, dtype, shape, grid, block, gpu; plus bytes for copies and
+// memsets, whose size is what distinguishes them) into one row: count = invocations, duration /
+// flops / bytes = means, start_us = the first start. Memory grows with distinct kernels, not rows.
+class KernelAggregator : public KernelSink {
+ public:
+  KernelAggregator();
+  ~KernelAggregator() override;
+  void add(Kernel&& k) override;
+  std::vector<Kernel> take();  // groups ordered by their first start_us
+  size_t groups() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Format from the file's first bytes and its extension; InputError naming the file when none fits.
+TraceFormat detect_format(const std::string& path);
+TraceFormat detect_format_bytes(std::string_view head, const std::string& name);
+
+// Readers. read_* take a path; parse_* take the file's bytes (`name` is used in messages).
+void read_nsys_csv(const std::string& path, const ImportOptions& opt, KernelSink& sink);
+void parse_nsys_csv(const std::string& bytes, const std::string& name, const ImportOptions& opt,
+                    KernelSink& sink);
+void read_nsys_sqlite(const std::string& path, const ImportOptions& opt, KernelSink& sink);
+void parse_nsys_sqlite(const std::string& bytes, const std::string& name, const ImportOptions& opt,
+                       KernelSink& sink);
+void read_ncu_csv(const std::string& path, const ImportOptions& opt, KernelSink& sink);
+void parse_ncu_csv(const std::string& bytes, const std::string& name, const ImportOptions& opt,
+                   KernelSink& sink);
+void read_kineto_json(const std::string& path, const ImportOptions& opt, KernelSink& sink);
+void parse_kineto_json(const std::string& bytes, const std::string& name, const ImportOptions& opt,
+                       KernelSink& sink);
+void read_kcast_csv(const std::string& path, const ImportOptions& opt, KernelSink& sink);
+
+// Reads `path` ("-" = stdin, not for nsys-sqlite) in `format` (automatic: detect_format) and returns
+// the kernel list in start order, aggregated when asked.
+std::vector<Kernel> import_trace(const std::string& path, TraceFormat format,
+                                 const ImportOptions& opt, bool aggregate);
+
+}  // namespace kcast

@@ -1,0 +1,74 @@
+// Helpers the trace readers share: the GPU database / classifier / warning hooks of ImportOptions, a
+// per-file device resolver, number and unit parsing, copy-name spelling, and array adaptors for
+// fast-cpp-csv-parser's variadic read_header / read_row.
+#pragma once
+#include <csv.h>
+
+#include <array>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "model/classifier.h"
+#include "model/gpu_database.h"
+#include "predict/import/import.h"
+
+namespace kcast::import_detail {
+
+const GpuDatabase& gpu_db(const ImportOptions& opt);
+const Classifier& classifier(const ImportOptions& opt);
+void warn(const ImportOptions& opt, const std::string& msg);
+
+// Turns the device names a trace records into canonical GPU names, once per distinct name.
+// --gpu wins over the trace. A device that resolves by neither name nor properties leaves the gpu
+// column empty and says so once (the list is still useful for prediction).
+class DeviceResolver {
+ public:
+  DeviceResolver(const ImportOptions& opt, std::string file);
+  const std::string& resolve(const std::string& device, const DeviceProps& props = {});
+  bool overridden() const { return !override_.empty(); }
+  const std::string& override_name() const { return override_; }
+
+ private:
+  const ImportOptions& opt_;
+  std::string file_;
+  std::string override_;
+  std::map<std::string, std::string> cache_;
+  std::string empty_;
+};
+
+// Number cells: surrounding spaces trimmed; thousands separators ("1,234.5") dropped when
+// `thousands`; "" / "n/a" / "-" are not given (returns empty). bad == true when the text is not a
+// finite number.
+struct Num {
+  bool given = false;
+  bool bad = false;
+  double value = 0;
+};
+Num parse_num(std::string_view s, bool thousands = false);
+
+// Multipliers to microseconds / bytes for the unit spellings of nsys ("ns", "us") and ncu
+// ("nsecond", "usecond", "Kbyte"); 0 when unknown. Decimal prefixes (MB = 10^6 B) as both tools use.
+double time_unit_to_us(std::string_view unit);
+double bytes_unit_scale(std::string_view unit);
+
+// "[CUDA memcpy HtoD]" (old nsys) -> "[CUDA memcpy Host-to-Device]" (current), so lists from
+// different nsys versions aggregate and compare alike. Other names are returned unchanged.
+std::string canonical_copy_name(std::string_view name);
+// The nsys name of a CUPTI memcpy kind (ENUM_CUDA_MEMCPY_OPER / CUpti_ActivityMemcpyKind).
+std::string copy_kind_name(int64_t kind);
+
+std::string trim(std::string_view s);
+
+// fast-cpp-csv-parser takes columns as variadic arguments; these adapt fixed arrays.
+template <class Reader, size_t N, size_t... I>
+void read_header_array(Reader& r, const std::array<const char*, N>& names, std::index_sequence<I...>) {
+  r.read_header(io::ignore_extra_column | io::ignore_missing_column, names[I]...);
+}
+template <class Reader, size_t N, size_t... I>
+bool read_row_array(Reader& r, std::array<char*, N>& cells, std::index_sequence<I...>) {
+  return r.read_row(cells[I]...);
+}
+
+}  // namespace kcast::import_detail
