@@ -60,6 +60,13 @@ std::string gunzip(const std::string& bytes, const std::string& name) {
   return out;
 }
 
+// gzerror() prefixes the path itself; keep one copy of it.
+std::string gz_message(const std::string& path, const char* msg) {
+  std::string m = msg ? msg : "";
+  if (m.starts_with(path + ": ")) m = m.substr(path.size() + 2);
+  return path + ": " + (m.empty() ? "read error" : m) + " (gzip data truncated or corrupt)";
+}
+
 // Whole file through gzread, which also passes plain (uncompressed) files through unchanged.
 std::string read_gz_file(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
@@ -71,9 +78,9 @@ std::string read_gz_file(const std::string& path) {
     int n = gzread(f, buf, sizeof buf);
     if (n < 0) {
       int err = 0;
-      std::string msg = gzerror(f, &err);
+      std::string msg = gz_message(path, gzerror(f, &err));
       gzclose(f);
-      throw InputError(path + ": " + (msg.empty() ? "read error" : msg) + " (gzip data truncated or corrupt)");
+      throw InputError(msg);
     }
     if (n == 0) break;
     out.append(buf, size_t(n));
@@ -85,9 +92,9 @@ std::string read_gz_file(const std::string& path) {
   int err = 0;
   const char* msg = gzerror(f, &err);
   if (err != Z_OK && err != Z_STREAM_END) {
-    std::string m = msg ? msg : "";
+    std::string m = gz_message(path, msg);
     gzclose(f);
-    throw InputError(path + ": " + m + " (gzip data truncated or corrupt)");
+    throw InputError(m);
   }
   gzclose(f);
   return out;
