@@ -1,6 +1,5 @@
 // Shared state of one kcast-microbench run: the device under test, the run mode, and the result rows
-// every benchmark appends to. A row is one measurement in the tidy CSV of docs/MICROBENCH.md
-// (benchmark,dtype,size,value,unit,spread,device,notes). This tool deliberately includes nothing from
+// every benchmark appends to (Row, result_row.h). This tool deliberately includes nothing from
 // the kcast libraries: the two only share that CSV format.
 #pragma once
 #include <cuda_runtime.h>
@@ -10,15 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace kcast::microbench {
+#include "microbench/result_row.h"
 
-struct Row {
-  std::string benchmark, dtype, size;
-  double value = 0;
-  std::string unit;
-  double spread = NAN;  // relative standard deviation of the samples; NaN = not applicable
-  std::string notes;
-};
+namespace kcast::microbench {
 
 // A CUDA runtime error, with what was being done when it happened.
 struct CudaError : std::runtime_error {

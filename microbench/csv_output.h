@@ -1,19 +1,78 @@
 // Writing the result CSV (docs/MICROBENCH.md): RFC 4180 quoting, shortest round-trip numbers, and an
 // atomic file replace (temp file + rename) so a failed or interrupted run never destroys an existing
-// result file.
+// result file. Header-only and CUDA-free, so kcast's tests can check that its reader accepts exactly
+// what this tool writes.
 #pragma once
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "microbench/bench_context.h"
+#include "microbench/result_row.h"
 
 namespace kcast::microbench {
 
 inline constexpr const char* kCsvHeader = "benchmark,dtype,size,value,unit,spread,device,notes";
 
-void write_csv(std::ostream& out, const std::vector<Row>& rows, const std::string& device);
+namespace csv_detail {
+
+inline std::string quoted(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+// Shortest text that parses back to the same double; empty for NaN (a cell left blank).
+inline std::string number(double v) {
+  if (std::isnan(v)) return "";
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, p) : std::string();
+}
+
+}  // namespace csv_detail
+
+inline void write_csv(std::ostream& out, const std::vector<Row>& rows, const std::string& device) {
+  using csv_detail::number;
+  using csv_detail::quoted;
+  out << kCsvHeader << '\n';
+  for (const Row& r : rows)
+    out << quoted(r.benchmark) << ',' << quoted(r.dtype) << ',' << quoted(r.size) << ','
+        << number(r.value) << ',' << quoted(r.unit) << ',' << number(r.spread) << ','
+        << quoted(device) << ',' << quoted(r.notes) << '\n';
+}
+
 // Writes to `path` atomically; throws std::runtime_error naming the path on failure.
-void write_csv_file(const std::string& path, const std::vector<Row>& rows, const std::string& device);
+inline void write_csv_file(const std::string& path, const std::vector<Row>& rows,
+                           const std::string& device) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+    write_csv(f, rows, device);
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot replace: " + why);
+  }
+}
 
 }  // namespace kcast::microbench

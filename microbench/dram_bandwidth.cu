@@ -108,6 +108,8 @@ void run_dram_bandwidth(BenchContext& ctx) {
   check(cudaMemset(a.get(), 0, bytes), "cudaMemset");
   check(cudaMemset(b.get(), 0, bytes), "cudaMemset");
   check(cudaMemset(c.get(), 0, bytes), "cudaMemset");
+  // The timer's stream does not wait for the legacy default stream the memsets ran on.
+  check(cudaDeviceSynchronize(), "array initialisation");
   const Arrays m{a.get<float4>(), b.get<float4>(), c.get<float4>(), sink.get<float>()};
   const size_t n = bytes / sizeof(float4);
   const int sms = ctx.prop.multiProcessorCount;

@@ -101,90 +101,104 @@ struct LtMatmul {
   }
 };
 
+// One dtype's sweep; adds its gemm_cublaslt rows and the gemm_peak row.
+void sweep_dtype(BenchContext& ctx, Timer& timer, cublasLtHandle_t lt, const DeviceBuffer& workspace,
+                 const GemmType& g) {
+  const size_t workspace_bytes = workspace.bytes();
+  TimingOptions opt;
+  opt.max_seconds = ctx.point_seconds();
+  // A dtype stops growing once one call takes this long (FP64 on gaming parts is 1/64 rate).
+  const double max_call_s = ctx.quick ? 0.02 : 0.1;
+  double best = 0, best_spread = 0;
+  std::string best_shape, best_note;
+  double slow_flops = 0;  // shapes with at least this many FLOPs are skipped (too slow per call)
+  for (const Shape& sh : shapes(ctx.quick)) {
+    const double flops = 2.0 * double(sh.m) * double(sh.n) * double(sh.k);
+    if (slow_flops > 0 && flops >= slow_flops) continue;
+    const size_t bytes_a = size_t(sh.m * sh.k) * g.ab_bytes, bytes_b = size_t(sh.k * sh.n) * g.ab_bytes,
+                 bytes_c = size_t(sh.m * sh.n) * g.cd_bytes;
+    if (bytes_a + bytes_b + bytes_c > free_device_memory() * 7 / 10) continue;
+    DeviceBuffer A(bytes_a), B(bytes_b), C(bytes_c);
+    g.fill_ab(A.get(), size_t(sh.m * sh.k), 1);
+    g.fill_ab(B.get(), size_t(sh.k * sh.n), 2);
+    check(cudaMemset(C.get(), 0, bytes_c), "cudaMemset");
+    // The fills ran on the legacy default stream, which the timer's stream does not wait for.
+    check(cudaDeviceSynchronize(), "operand initialisation");
+
+    LtMatmul mm;
+    check_lt(cublasLtMatmulDescCreate(&mm.op, g.compute, g.scale), "cublasLtMatmulDescCreate");
+    const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+    check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a), "TRANSA");
+    check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b), "TRANSB");
+    // Column-major: A is stored k x m (transposed), B k x n, C m x n.
+    check_lt(cublasLtMatrixLayoutCreate(&mm.a, g.ab, uint64_t(sh.k), uint64_t(sh.m), sh.k), "layout A");
+    check_lt(cublasLtMatrixLayoutCreate(&mm.b, g.ab, uint64_t(sh.k), uint64_t(sh.n), sh.k), "layout B");
+    check_lt(cublasLtMatrixLayoutCreate(&mm.c, g.cd, uint64_t(sh.m), uint64_t(sh.n), sh.m), "layout C");
+    check_lt(cublasLtMatmulPreferenceCreate(&mm.pref), "preference");
+    check_lt(cublasLtMatmulPreferenceSetAttribute(mm.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                  &workspace_bytes, sizeof workspace_bytes), "workspace");
+    cublasLtMatmulHeuristicResult_t heur{};
+    int found = 0;
+    if (cublasLtMatmulAlgoGetHeuristic(lt, mm.op, mm.a, mm.b, mm.c, mm.c, mm.pref, 1, &heur, &found) !=
+            CUBLAS_STATUS_SUCCESS || found == 0) {
+      std::fprintf(stderr, "kcast-microbench: gemm %s %s: no cuBLASLt algorithm, skipped\n", g.dtype,
+                   shape_text(sh).c_str());
+      continue;
+    }
+    // alpha = 1, beta = 0 in the scale type.
+    const double one64 = 1, zero64 = 0;
+    const float one32 = 1, zero32 = 0;
+    const int32_t onei = 1, zeroi = 0;
+    const void* alpha = g.scale == CUDA_R_64F ? (const void*)&one64 : g.scale == CUDA_R_32I ? (const void*)&onei : &one32;
+    const void* beta = g.scale == CUDA_R_64F ? (const void*)&zero64 : g.scale == CUDA_R_32I ? (const void*)&zeroi : &zero32;
+    void* ws = workspace.get();
+    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+    auto call = [&](cudaStream_t s) {
+      cublasStatus_t st = cublasLtMatmul(lt, mm.op, alpha, A.get(), mm.a, B.get(), mm.b, beta, C.get(), mm.c,
+                                         C.get(), mm.c, &heur.algo, ws, workspace_bytes, s);
+      if (st != CUBLAS_STATUS_SUCCESS) status = st;
+    };
+    const double one_call = timer.probe(call);
+    check_lt(status, "cublasLtMatmul");
+    const Timing t = timer.measure(call, opt);
+    check_lt(status, "cublasLtMatmul");
+    const double rate = flops / t.seconds / 1e12;
+    const std::string note = std::string("layout=TN out=") + g.out + " algo=heuristic#1 workspace=32MiB";
+    ctx.add(Row{"gemm_cublaslt", g.dtype, shape_text(sh), rate, g.unit, t.spread, note});
+    if (rate > best) {
+      best = rate;
+      best_spread = t.spread;
+      best_shape = shape_text(sh);
+      best_note = note;
+    }
+    if (one_call > max_call_s && (slow_flops == 0 || flops < slow_flops)) {
+      // Bigger problems would only take longer; smaller (skinny) ones are still worth measuring.
+      slow_flops = 2 * flops;
+      std::fprintf(stderr, "kcast-microbench: gemm %s: %.0f ms per call at %s, skipping larger shapes\n",
+                   g.dtype, one_call * 1e3, shape_text(sh).c_str());
+    }
+  }
+  if (best > 0) ctx.add(Row{"gemm_peak", g.dtype, best_shape, best, g.unit, best_spread, best_note});
+}
+
 }  // namespace
 
 void run_gemm_sweep(BenchContext& ctx) {
   cublasLtHandle_t lt = nullptr;
   check_lt(cublasLtCreate(&lt), "cublasLtCreate");
   struct HandleGuard { cublasLtHandle_t h; ~HandleGuard() { cublasLtDestroy(h); } } guard{lt};
-  const size_t workspace_bytes = 32 << 20;
-  DeviceBuffer workspace(workspace_bytes);
+  DeviceBuffer workspace(32 << 20);
   Timer timer(ctx);
-  TimingOptions opt;
-  opt.max_seconds = ctx.point_seconds();
-  // A dtype stops growing once one call takes this long (FP64 on gaming parts is 1/64 rate).
-  const double max_call_s = ctx.quick ? 0.02 : 0.1;
-
   for (const GemmType& g : kTypes) {
     if (ctx.cc() < g.min_cc) continue;
-    double best = 0, best_spread = 0;
-    std::string best_shape, best_note;
-    double slow_flops = 0;  // shapes with at least this many FLOPs are skipped (too slow per call)
-    for (const Shape& sh : shapes(ctx.quick)) {
-      const double flops = 2.0 * double(sh.m) * double(sh.n) * double(sh.k);
-      if (slow_flops > 0 && flops >= slow_flops) continue;
-      const size_t bytes_a = size_t(sh.m * sh.k) * g.ab_bytes, bytes_b = size_t(sh.k * sh.n) * g.ab_bytes,
-                   bytes_c = size_t(sh.m * sh.n) * g.cd_bytes;
-      if (bytes_a + bytes_b + bytes_c > free_device_memory() * 7 / 10) continue;
-      DeviceBuffer A(bytes_a), B(bytes_b), C(bytes_c);
-      g.fill_ab(A.get(), size_t(sh.m * sh.k), 1);
-      g.fill_ab(B.get(), size_t(sh.k * sh.n), 2);
-      check(cudaMemset(C.get(), 0, bytes_c), "cudaMemset");
-
-      LtMatmul mm;
-      check_lt(cublasLtMatmulDescCreate(&mm.op, g.compute, g.scale), "cublasLtMatmulDescCreate");
-      const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
-      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a), "TRANSA");
-      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b), "TRANSB");
-      // Column-major: A is stored k x m (transposed), B k x n, C m x n.
-      check_lt(cublasLtMatrixLayoutCreate(&mm.a, g.ab, uint64_t(sh.k), uint64_t(sh.m), sh.k), "layout A");
-      check_lt(cublasLtMatrixLayoutCreate(&mm.b, g.ab, uint64_t(sh.k), uint64_t(sh.n), sh.k), "layout B");
-      check_lt(cublasLtMatrixLayoutCreate(&mm.c, g.cd, uint64_t(sh.m), uint64_t(sh.n), sh.m), "layout C");
-      check_lt(cublasLtMatmulPreferenceCreate(&mm.pref), "preference");
-      check_lt(cublasLtMatmulPreferenceSetAttribute(mm.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                    &workspace_bytes, sizeof workspace_bytes), "workspace");
-      cublasLtMatmulHeuristicResult_t heur{};
-      int found = 0;
-      if (cublasLtMatmulAlgoGetHeuristic(lt, mm.op, mm.a, mm.b, mm.c, mm.c, mm.pref, 1, &heur, &found) !=
-              CUBLAS_STATUS_SUCCESS || found == 0) {
-        std::fprintf(stderr, "kcast-microbench: gemm %s %s: no cuBLASLt algorithm, skipped\n", g.dtype,
-                     shape_text(sh).c_str());
-        continue;
-      }
-      // alpha = 1, beta = 0 in the scale type.
-      const double one64 = 1, zero64 = 0;
-      const float one32 = 1, zero32 = 0;
-      const int32_t onei = 1, zeroi = 0;
-      const void* alpha = g.scale == CUDA_R_64F ? (const void*)&one64 : g.scale == CUDA_R_32I ? (const void*)&onei : &one32;
-      const void* beta = g.scale == CUDA_R_64F ? (const void*)&zero64 : g.scale == CUDA_R_32I ? (const void*)&zeroi : &zero32;
-      void* ws = workspace.get();
-      cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-      auto call = [&](cudaStream_t s) {
-        cublasStatus_t st = cublasLtMatmul(lt, mm.op, alpha, A.get(), mm.a, B.get(), mm.b, beta, C.get(), mm.c,
-                                           C.get(), mm.c, &heur.algo, ws, workspace_bytes, s);
-        if (st != CUBLAS_STATUS_SUCCESS) status = st;
-      };
-      const double one_call = timer.probe(call);
-      check_lt(status, "cublasLtMatmul");
-      const Timing t = timer.measure(call, opt);
-      check_lt(status, "cublasLtMatmul");
-      const double rate = flops / t.seconds / 1e12;
-      const std::string note = std::string("layout=TN out=") + g.out + " algo=heuristic#1 workspace=32MiB";
-      ctx.add(Row{"gemm_cublaslt", g.dtype, shape_text(sh), rate, g.unit, t.spread, note});
-      if (rate > best) {
-        best = rate;
-        best_spread = t.spread;
-        best_shape = shape_text(sh);
-        best_note = note;
-      }
-      if (one_call > max_call_s && (slow_flops == 0 || flops < slow_flops)) {
-        // Bigger problems would only take longer; smaller (skinny) ones are still worth measuring.
-        slow_flops = 2 * flops;
-        std::fprintf(stderr, "kcast-microbench: gemm %s: %.0f ms per call at %s, skipping larger shapes\n",
-                     g.dtype, one_call * 1e3, shape_text(sh).c_str());
-      }
+    try {
+      sweep_dtype(ctx, timer, lt, workspace, g);
+    } catch (const CudaError&) {
+      throw;  // the context may be unusable: stop the run
+    } catch (const std::runtime_error& e) {
+      // A cuBLAS status for one dtype (e.g. a type this library build lacks) skips only that dtype.
+      std::fprintf(stderr, "kcast-microbench: gemm %s: %s; rest of this dtype skipped\n", g.dtype, e.what());
     }
-    if (best > 0) ctx.add(Row{"gemm_peak", g.dtype, best_shape, best, g.unit, best_spread, best_note});
   }
 }
 

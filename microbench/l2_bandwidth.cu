@@ -44,6 +44,7 @@ void run_l2_bandwidth(BenchContext& ctx) {
   const size_t max_ws = std::min<size_t>(4 * l2, free_device_memory() / 2);
   DeviceBuffer buf(max_ws), sink(sizeof(float));
   check(cudaMemset(buf.get(), 0, max_ws), "cudaMemset");
+  check(cudaDeviceSynchronize(), "buffer initialisation");  // the timer's stream does not wait
   int bps = 0;
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, l2_read_kernel, kBlock, 0), "occupancy");
   const int grid = std::max(bps, 1) * ctx.prop.multiProcessorCount;

@@ -67,7 +67,8 @@ void run_launch_overhead(BenchContext& ctx) {
   for (int i = 0; i < n; ++i) empty_kernel<<<1, 32, 0, timer.stream()>>>();
   check(cudaStreamEndCapture(timer.stream(), &graph), "cudaStreamEndCapture");
   check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-  const Timing t3 = timer.measure([&](cudaStream_t s) { cudaGraphLaunch(exec, s); }, opt);
+  const Timing t3 =
+      timer.measure([&](cudaStream_t s) { check(cudaGraphLaunch(exec, s), "cudaGraphLaunch"); }, opt);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   ctx.add(Row{"launch_interval_graph", "", "", t3.seconds / n * 1e6, "us", t3.spread,
