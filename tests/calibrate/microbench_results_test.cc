@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "calibrate/gpu_database_csv.h"
+#include "microbench/csv_output.h"  // the CUDA tool's writer (header-only, CUDA-free)
 #include "model/error.h"
 
 namespace kcast {
@@ -68,6 +69,34 @@ TEST(MicrobenchResults, RoundTripsThroughWriter) {
     EXPECT_EQ(b.notes, a.notes);
     EXPECT_EQ(b.line, unsigned(i + 2));
   }
+}
+
+// The contract between the two sides: what kcast-microbench writes, kcast reads back unchanged.
+TEST(MicrobenchResults, ReadsWhatTheToolWrites) {
+  using microbench::Row;
+  const std::vector<Row> rows = {
+      {"device_info", "", "", 132, "sm_count", 0, "tool=kcast-microbench mode=quick pci=0000:18:00.0"},
+      {"dram_bw", "", "1677721600", 3021.4567, "GB/s", 0.0041, "kernel=triad blocks_per_sm=4 block=256"},
+      {"l2_bw", "", "6291456", 9876.5, "GB/s", NAN, "median of 5 working sets in [L2/16, L2/2]"},
+      {"gemm_peak", "fp8", "8192x8192x8192", 1234.5, "TFLOP/s", 0.01, "layout=TN out=bf16"},
+      {"launch_interval", "", "", 2.43, "us", 0.02, "empty kernel grid=1 block=32, 1000 launches"}};
+  std::ostringstream out;
+  microbench::write_csv(out, rows, "NVIDIA H100 80GB HBM3");
+  const MicrobenchResults res = parse_microbench_csv(out.str(), "tool.csv");
+  EXPECT_EQ(res.device, "NVIDIA H100 80GB HBM3");
+  ASSERT_EQ(res.rows.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE(rows[i].benchmark);
+    EXPECT_EQ(res.rows[i].benchmark, rows[i].benchmark);
+    EXPECT_EQ(res.rows[i].dtype, rows[i].dtype);
+    EXPECT_EQ(res.rows[i].size, rows[i].size);
+    EXPECT_EQ(res.rows[i].value, rows[i].value);
+    EXPECT_EQ(res.rows[i].unit, rows[i].unit);
+    EXPECT_EQ(std::isnan(res.rows[i].spread), std::isnan(rows[i].spread));
+    EXPECT_EQ(res.rows[i].notes, rows[i].notes);
+  }
+  EXPECT_DOUBLE_EQ(res.get("dram_bw"), 3021.4567);
+  EXPECT_DOUBLE_EQ(res.get("gemm_peak", "fp8"), 1234.5);
 }
 
 TEST(MicrobenchResults, ReadsCommentsExtraColumnsAndDtypeSpellings) {
