@@ -158,6 +158,17 @@ TEST(Classifier, VeryLongNamesDoNotBreakMatching) {
   EXPECT_EQ(c.classify(long_name), KernelClass::gemm);
 }
 
+// The shipped rules use greedy \w* runs, which libstdc++ matches recursively: a huge generated
+// name must neither overflow the stack (also on a worker thread) nor change the answer.
+TEST(Classifier, DefaultRulesSurviveHugeNames) {
+  const std::string huge = "triton_per_fused_" + std::string(100000, 'a');
+  KernelClass got = KernelClass::other;
+  std::thread worker([&] { got = default_classifier().classify(huge); });
+  worker.join();
+  EXPECT_EQ(got, KernelClass::reduction);
+  EXPECT_EQ(default_classifier().classify(std::string(50000, 'x')), KernelClass::other);
+}
+
 TEST(Classifier, CacheGivesTheSameAnswersUnderConcurrentCalls) {
   const Classifier& c = default_classifier();
   const std::vector<std::string> names = {
