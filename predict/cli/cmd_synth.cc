@@ -1,13 +1,115 @@
-// `kcast synth` (CLI.md). Placeholder until the command lands.
+// `kcast synth MODEL [options]` (CLI.md): the kernel list PyTorch eager launches for one step of a
+// built-in model or a Hugging Face config.json, written as a kcast-csv kernel list.
 #include <iostream>
+#include <optional>
 
+#include "calibrate/kernel_list_csv.h"
+#include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/options.h"
+#include "predict/synth/synth.h"
 
 namespace kcast::cli {
 
-int cmd_synth(int, char**) {
-  std::cerr << "kcast: 'synth' is not implemented yet\n";
-  return 1;
+namespace {
+
+using namespace kcast::synth;
+
+template <class E>
+E pick(const std::string& option, const std::string& value,
+       std::initializer_list<std::pair<const char*, E>> choices) {
+  std::string names;
+  for (const auto& [name, v] : choices) {
+    if (value == name) return v;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  throw InputError("option '--" + option + "': '" + value + "' is not one of " + names);
+}
+
+int64_t positive(const po::variables_map& vm, const char* option) {
+  if (!vm.count(option)) return 0;
+  const int64_t v = vm[option].as<int64_t>();
+  if (v <= 0) throw InputError(std::string("option '--") + option + "': must be a positive integer (got " +
+                               std::to_string(v) + ")");
+  return v;
+}
+
+}  // namespace
+
+int cmd_synth(int argc, char** argv) {
+  po::options_description opts("kcast synth options");
+  std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out;
+  opts.add_options()("model", po::value(&model), "built-in model name (positional; see --list)")(
+      "list", "list the built-in models")("batch", po::value<int64_t>(), "batch size (default 1)")(
+      "seq", po::value<int64_t>(), "sequence length (default: the model's context; BERT 512)")(
+      "mode", po::value(&mode)->default_value("infer"),
+      "infer (forward) or train (forward + backward + optimizer step)")(
+      "dtype", po::value(&dtype), "fp32, tf32, fp16 or bf16 (default: bf16 for llama models, fp32 otherwise)")(
+      "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
+      "optimizer", po::value(&optimizer)->default_value("adam"), "train: adam, sgd or none (foreach kernels)")(
+      "head", po::value(&head)->default_value("auto"),
+      "auto, lm, classifier, pretraining or none (auto: LM for decoders; BERT: classifier in infer, "
+      "pretraining in train)")("no-loss", "train: leave out the loss and its backward")(
+      "config", po::value(&config), "Hugging Face config.json of a transformer (instead of MODEL)")(
+      "layers", po::value<int64_t>(), "override the number of layers")(
+      "hidden", po::value<int64_t>(), "override the hidden size")("heads", po::value<int64_t>(), "override the attention heads")(
+      "kv-heads", po::value<int64_t>(), "override the key/value heads")("ffn", po::value<int64_t>(), "override the MLP size")(
+      "vocab", po::value<int64_t>(), "override the vocabulary size")(
+      "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout");
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer] [--dtype DT] "
+                     "[--attention eager|flash] [--optimizer adam|sgd|none] [--config FILE.json] [-o OUT.csv] [--list]",
+                     opts, pos, vm))
+    return 0;
+
+  if (vm.count("list")) {
+    for (const auto& m : builtin_models()) {
+      std::cout << m.name;
+      for (size_t i = m.name.size(); i < 12; ++i) std::cout << ' ';
+      std::cout << m.description << "\n";
+    }
+    return 0;
+  }
+  if (model.empty() && config.empty())
+    throw InputError("synth: give a MODEL (see 'kcast synth --list') or --config FILE.json");
+  if (!model.empty() && !config.empty())
+    throw InputError("option '--config': give either a MODEL name or --config, not both");
+
+  SynthOptions o;
+  o.batch = positive(vm, "batch");
+  o.seq = positive(vm, "seq");
+  o.layers = positive(vm, "layers");
+  o.hidden = positive(vm, "hidden");
+  o.heads = positive(vm, "heads");
+  o.kv_heads = positive(vm, "kv-heads");
+  o.ffn = positive(vm, "ffn");
+  o.vocab = positive(vm, "vocab");
+  o.mode = pick<Mode>("mode", mode, {{"infer", Mode::infer}, {"inference", Mode::infer}, {"train", Mode::train}});
+  o.attention = pick<AttentionImpl>("attention", attention, {{"eager", AttentionImpl::eager}, {"flash", AttentionImpl::flash}});
+  o.optimizer = pick<Optimizer>("optimizer", optimizer,
+                                {{"adam", Optimizer::adam}, {"sgd", Optimizer::sgd}, {"none", Optimizer::none}});
+  o.head = pick<HeadKind>("head", head,
+                          {{"auto", HeadKind::automatic},
+                           {"lm", HeadKind::lm},
+                           {"classifier", HeadKind::classifier},
+                           {"pretraining", HeadKind::pretraining},
+                           {"none", HeadKind::none}});
+  o.loss = !vm.count("no-loss");
+  if (!dtype.empty()) {
+    auto d = parse_dtype(dtype);
+    if (!d) throw InputError("option '--dtype': unknown dtype '" + dtype + "'");
+    o.dtype = *d;
+  }
+  if (o.mode == Mode::infer && !vm["optimizer"].defaulted())
+    throw InputError("option '--optimizer': applies to --mode train only");
+
+  const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o) : synthesize_config_file(config, o);
+  if (out.empty()) write_kernel_list(kernels, std::cout);
+  else write_kernel_list_file(kernels, out);
+  return 0;
 }
 
 }  // namespace kcast::cli

@@ -1,0 +1,139 @@
+// The built-in models of `kcast synth` (published configurations) and the synthesis entry points.
+#include <algorithm>
+#include <cctype>
+
+#include "model/error.h"
+#include "predict/synth/synth.h"
+#include "predict/synth/transformer_config.h"
+
+namespace kcast::synth {
+
+namespace {
+
+TransformerConfig bert_like(std::string name, int64_t d, int64_t layers, int64_t heads, int64_t ffn, int64_t vocab) {
+  TransformerConfig c;
+  c.name = std::move(name);
+  c.family = Family::bert;
+  c.hidden = d;
+  c.layers = layers;
+  c.heads = c.kv_heads = heads;
+  c.ffn = ffn;
+  c.vocab = vocab;
+  c.max_positions = 512;
+  c.type_vocab = 2;
+  c.causal = false;
+  c.act = Activation::gelu;
+  return c;
+}
+
+// HF GPT2LMHeadModel: learned positions, LayerNorm, gelu_new, biases, tied head. The GPT-3 models
+// are this architecture at the GPT-3 paper's sizes with a 2048 context.
+TransformerConfig gpt2_like(std::string name, int64_t d, int64_t layers, int64_t heads, int64_t ctx) {
+  TransformerConfig c;
+  c.name = std::move(name);
+  c.family = Family::gpt2;
+  c.hidden = d;
+  c.layers = layers;
+  c.heads = c.kv_heads = heads;
+  c.ffn = 4 * d;
+  c.vocab = 50257;
+  c.max_positions = ctx;
+  c.act = Activation::gelu_new;
+  return c;
+}
+
+TransformerConfig opt_like(std::string name, int64_t d, int64_t layers, int64_t heads, int64_t ffn) {
+  TransformerConfig c;
+  c.name = std::move(name);
+  c.family = Family::opt;
+  c.hidden = d;
+  c.layers = layers;
+  c.heads = c.kv_heads = heads;
+  c.ffn = ffn;
+  c.vocab = 50272;
+  c.max_positions = 2048;
+  c.position_offset = 2;
+  c.act = Activation::relu;
+  c.hidden_dropout = 0.1;
+  c.attention_dropout = 0.0;
+  return c;
+}
+
+TransformerConfig llama_like(std::string name, int64_t layers, int64_t heads, int64_t kv_heads, int64_t ffn,
+                             int64_t vocab, int64_t ctx) {
+  TransformerConfig c;
+  c.name = std::move(name);
+  c.family = Family::llama;
+  c.hidden = 4096;
+  c.layers = layers;
+  c.heads = heads;
+  c.kv_heads = kv_heads;
+  c.ffn = ffn;
+  c.vocab = vocab;
+  c.max_positions = ctx;
+  c.gated_mlp = true;
+  c.act = Activation::silu;
+  c.norm = NormKind::rms;
+  c.positions = PositionKind::rotary;
+  c.bias = false;
+  c.tied_embeddings = false;
+  c.hidden_dropout = c.attention_dropout = 0.0;
+  c.default_dtype = DType::bf16;
+  return c;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return s;
+}
+
+const char* kResNet50 = "resnet50";
+
+}  // namespace
+
+const std::vector<std::pair<TransformerConfig, std::string>>& builtin_transformers() {
+  static const std::vector<std::pair<TransformerConfig, std::string>> kModels = {
+      {bert_like("bert-large", 1024, 24, 16, 4096, 30522),
+       "BERT-Large encoder, 24 layers, d=1024, 16 heads, 335M params; seq 512; fp32"},
+      {gpt2_like("gpt2-large", 1280, 36, 20, 1024), "GPT-2 Large decoder, 36 layers, d=1280, 20 heads, 774M; seq 1024; fp32"},
+      {gpt2_like("gpt3-xl", 2048, 24, 16, 2048), "GPT-3 XL (1.3B), 24 layers, d=2048, 16 heads; seq 2048; fp32"},
+      {gpt2_like("gpt3-2.7b", 2560, 32, 32, 2048), "GPT-3 2.7B, 32 layers, d=2560, 32 heads; seq 2048; fp32"},
+      {opt_like("opt-1.3b", 2048, 24, 32, 8192), "OPT-1.3B decoder, 24 layers, d=2048, 32 heads, ReLU; seq 2048; fp32"},
+      {llama_like("llama2-7b", 32, 32, 32, 11008, 32000, 4096),
+       "Llama 2 7B, 32 layers, d=4096, 32 heads, RMSNorm, SwiGLU, rotary; seq 4096; bf16"},
+      {llama_like("llama3-8b", 32, 32, 8, 14336, 128256, 8192),
+       "Llama 3 8B, 32 layers, d=4096, 32 heads / 8 KV heads (GQA); seq 8192; bf16"},
+  };
+  return kModels;
+}
+
+const TransformerConfig* find_builtin_transformer(const std::string& name) {
+  const std::string n = lower(name);
+  for (const auto& [cfg, desc] : builtin_transformers())
+    if (cfg.name == n) return &cfg;
+  return nullptr;
+}
+
+std::vector<BuiltinModel> builtin_models() {
+  std::vector<BuiltinModel> out;
+  for (const auto& [cfg, desc] : builtin_transformers()) out.push_back({cfg.name, desc});
+  out.push_back({kResNet50, "ResNet-50 v1.5 CNN at 224x224 (conv as implicit GEMM), 25.6M params; fp32"});
+  return out;
+}
+
+std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt) {
+  if (lower(model) == kResNet50) return synthesize_resnet50(opt);
+  const TransformerConfig* cfg = find_builtin_transformer(model);
+  if (!cfg) {
+    std::string names;
+    for (const auto& m : builtin_models()) names += (names.empty() ? "" : ", ") + m.name;
+    throw InputError("unknown model '" + model + "' (built-in: " + names + "; or --config FILE.json)");
+  }
+  return synthesize_transformer(with_overrides(*cfg, opt), opt);
+}
+
+std::vector<Kernel> synthesize_config_file(const std::string& path, const SynthOptions& opt) {
+  return synthesize_transformer(with_overrides(read_hf_config(path), opt), opt);
+}
+
+}  // namespace kcast::synth

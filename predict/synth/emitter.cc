@@ -1,0 +1,143 @@
+// Kernel-row factories, the forward/backward tape, and the foreach optimizer rows.
+#include "predict/synth/emitter.h"
+
+#include <algorithm>
+
+namespace kcast::synth {
+
+Kernel gemm(const std::string& name, DType dt, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  Kernel g;
+  g.name = name;
+  g.cls = KernelClass::gemm;
+  g.cls_given = true;
+  g.dtype = dt;
+  g.batch = batch;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.derive_from_shape();
+  return g;
+}
+
+Kernel work(const std::string& name, KernelClass cls, DType dt, double flops, double bytes) {
+  Kernel w;
+  w.name = name;
+  w.cls = cls;
+  w.cls_given = true;
+  // tf32 is a GEMM math mode; everything else runs in fp32.
+  w.dtype = dt == DType::tf32 ? DType::fp32 : dt;
+  w.flops = flops;
+  w.bytes = bytes;
+  return w;
+}
+
+Kernel pointwise(const std::string& name, DType dt, double elems, double tensors, double flops_per_elem,
+                 KernelClass cls) {
+  return work(name, cls, dt, elems * flops_per_elem, elems * tensors * dtype_bytes(dt));
+}
+
+Kernel times(Kernel k, double n) {
+  k.count *= n;
+  return k;
+}
+
+void Section::op(Kernel fwd_kernel, std::vector<Kernel> bwd_kernels) {
+  fwd.push_back(std::move(fwd_kernel));
+  bwd.push_back(std::move(bwd_kernels));
+}
+
+void Section::backward_only(std::vector<Kernel> bwd_kernels) { bwd.push_back(std::move(bwd_kernels)); }
+
+Section& Tape::section(const std::string& prefix, double count) {
+  sections_.emplace_back(prefix, count);
+  return sections_.back();
+}
+
+std::vector<int64_t> Tape::parameter_tensors() const {
+  std::vector<int64_t> out;
+  for (const auto& s : sections_)
+    for (double r = 0; r < s.count; ++r) out.insert(out.end(), s.params.begin(), s.params.end());
+  return out;
+}
+
+std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_dtype) const {
+  std::vector<Kernel> out;
+  auto put = [&](const Section& s, Kernel k) {
+    k.name = s.prefix + k.name;
+    k.count *= s.count;
+    out.push_back(std::move(k));
+  };
+  for (const auto& s : sections_)
+    for (const auto& k : s.fwd) put(s, k);
+  if (mode == Mode::infer) return out;
+  for (auto s = sections_.rbegin(); s != sections_.rend(); ++s)
+    for (auto op = s->bwd.rbegin(); op != s->bwd.rend(); ++op)
+      for (const auto& k : *op) put(*s, k);
+  for (auto& k : optimizer_rows(optimizer, parameter_tensors(), param_dtype)) out.push_back(std::move(k));
+  return out;
+}
+
+int64_t multi_tensor_launches(const std::vector<int64_t>& numels, int max_tensors) {
+  // Mirrors at::native::multi_tensor_apply: chunks of 65536 elements, one block each; a launch
+  // when 320 blocks are queued, when the tensor list is full at a tensor's last chunk, or at the end.
+  constexpr int64_t kChunk = 65536, kMaxBlocks = 320;
+  int64_t launches = 0, blocks = 0, tensors = 0;
+  for (size_t t = 0; t < numels.size(); ++t) {
+    if (numels[t] <= 0) continue;
+    ++tensors;
+    const int64_t chunks = (numels[t] + kChunk - 1) / kChunk;
+    for (int64_t c = 0; c < chunks; ++c) {
+      ++blocks;
+      const bool last_chunk = c == chunks - 1;
+      const bool tensors_full = tensors == max_tensors && last_chunk;
+      const bool end = last_chunk && t + 1 == numels.size();
+      if (blocks == kMaxBlocks || tensors_full || end) {
+        ++launches;
+        blocks = 0;
+        tensors = last_chunk ? 0 : 1;
+      }
+    }
+  }
+  return launches;
+}
+
+std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& numels, DType dt) {
+  if (opt == Optimizer::none || numels.empty()) return {};
+  double params = 0;
+  for (int64_t n : numels) params += double(n);
+  const DType pdt = dt == DType::tf32 ? DType::fp32 : dt;
+  struct Step {
+    const char* op;
+    double tensors;  // full-size tensors read + written per parameter
+    double flops;    // per parameter
+    int max_tensors;  // PyTorch's per-launch tensor limit for this op's list depth
+  };
+  // torch.optim.Adam(foreach=True), no weight decay, no amsgrad, step counters on the host:
+  // m.lerp_(g, 1-b1); v.mul_(b2); v.addcmul_(g, g, 1-b2); d = v.sqrt(); d.div_(bc2_sqrt);
+  // d.add_(eps); p.addcdiv_(m, d, -step_size): 18 tensor passes = 72 bytes/param in fp32.
+  static const Step kAdam[] = {{"aten::_foreach_lerp_ (exp_avg)", 3, 3, 64},
+                               {"aten::_foreach_mul_ (exp_avg_sq)", 2, 1, 110},
+                               {"aten::_foreach_addcmul_ (exp_avg_sq)", 3, 3, 48},
+                               {"aten::_foreach_sqrt (denom)", 2, 1, 64},
+                               {"aten::_foreach_div_ (denom)", 2, 1, 96},
+                               {"aten::_foreach_add_ (denom eps)", 2, 1, 110},
+                               {"aten::_foreach_addcdiv_ (param)", 4, 3, 48}};
+  // torch.optim.SGD(foreach=True), no momentum: p.add_(g, alpha=-lr).
+  static const Step kSgd[] = {{"aten::_foreach_add_ (param)", 3, 2, 64}};
+  std::vector<Kernel> out;
+  const char* name = opt == Optimizer::adam ? "optimizer.adam " : "optimizer.sgd ";
+  auto emit = [&](const Step& s) {
+    const double launches = double(multi_tensor_launches(numels, s.max_tensors));
+    Kernel k = work(std::string(name) + s.op, KernelClass::optimizer, pdt, params * s.flops / launches,
+                    params * s.tensors * dtype_bytes(pdt) / launches);
+    k.count = launches;
+    out.push_back(std::move(k));
+  };
+  if (opt == Optimizer::adam)
+    for (const auto& s : kAdam) emit(s);
+  else
+    for (const auto& s : kSgd) emit(s);
+  return out;
+}
+
+}  // namespace kcast::synth

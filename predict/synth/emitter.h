@@ -1,0 +1,57 @@
+// Building blocks of synthesis: kernel-row factories and a tape of forward ops with their backward
+// kernels, grouped in sections (embeddings, one layer x count, head, loss). Inference emits the
+// forward rows; training emits forward, then each section's backward in reverse op order, then
+// the optimizer step over the parameters the sections registered.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "model/kernel.h"
+#include "predict/synth/synth.h"
+
+namespace kcast::synth {
+
+// A GEMM row C[m x n] = A[m x k] B[k x n], `batch` products; flops and bytes derived from the shape.
+Kernel gemm(const std::string& name, DType dt, int64_t batch, int64_t m, int64_t n, int64_t k);
+// Any non-GEMM row with explicit work: flops of one invocation, DRAM bytes read + written.
+Kernel work(const std::string& name, KernelClass cls, DType dt, double flops, double bytes);
+// A pointwise kernel over `elems` outputs touching `tensors` full-size tensors (inputs + outputs)
+// of `elem_bytes` each, `flops_per_elem` nominal flops per output.
+Kernel pointwise(const std::string& name, DType dt, double elems, double tensors, double flops_per_elem,
+                 KernelClass cls = KernelClass::elementwise);
+// The same row standing for `n` identical launches.
+Kernel times(Kernel k, double n);
+
+struct Section {
+  std::string prefix;  // prepended to every name: "embed.", "layer.", "head."
+  double count = 1;    // repetitions of the whole section (layers)
+  std::vector<Kernel> fwd;
+  std::vector<std::vector<Kernel>> bwd;  // per op, in forward order
+  std::vector<int64_t> params;           // numel of each parameter tensor (once per repetition)
+
+  Section(std::string p, double c) : prefix(std::move(p)), count(c) {}
+  // A forward op and the kernels its backward launches (in launch order).
+  void op(Kernel fwd_kernel, std::vector<Kernel> bwd_kernels = {});
+  // Kernels that run only in backward at this point of the tape (gradient accumulation where a
+  // tensor feeds several consumers).
+  void backward_only(std::vector<Kernel> bwd_kernels);
+  void param(int64_t numel) { params.push_back(numel); }
+};
+
+class Tape {
+ public:
+  Section& section(const std::string& prefix, double count);
+  // The kernel list: forward rows; in training the backward rows and the optimizer step.
+  std::vector<Kernel> assemble(Mode mode, Optimizer optimizer, DType param_dtype) const;
+  std::vector<int64_t> parameter_tensors() const;
+
+ private:
+  std::deque<Section> sections_;  // deque: references from section() stay valid
+};
+
+// PyTorch foreach optimizer kernels (torch.optim.Adam / SGD defaults on CUDA: foreach=True).
+std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& param_numels, DType dt);
+
+}  // namespace kcast::synth

@@ -1,0 +1,162 @@
+// ResNet-50 (torchvision v1.5: stride on the 3x3 conv) at 224x224, NCHW, PyTorch eager with cuDNN.
+// Convolutions are `conv` rows with their implicit-GEMM shape: forward m = N*Ho*Wo, n = Cout,
+// k = Cin*kh*kw; backward data m = N*Ho*Wo, n = Cin, k = Cout*kh*kw (the flop-equivalent shape,
+// which strided convolutions reach by skipping zeros) and backward filter m = Cout, n = Cin*kh*kw,
+// k = N*Ho*Wo; bytes are input + filter + output once, not the im2col matrix. The stem conv has no
+// data gradient (the image needs none). Batch norm runs as one cuDNN kernel (training reads its
+// input twice: statistics, then normalize), ReLU in place, residual add in place.
+#include <string>
+
+#include "model/error.h"
+#include "predict/synth/emitter.h"
+#include "predict/synth/transformer_config.h"
+
+namespace kcast::synth {
+
+namespace {
+
+constexpr KernelClass EW = KernelClass::elementwise;
+
+struct Act {
+  int64_t c, h, w;  // channels, height, width of an activation (batch separate)
+};
+
+class ResNetSynth {
+ public:
+  explicit ResNetSynth(const SynthOptions& o) : o_(o), train_(o.mode == Mode::train) {
+    dt_ = o.dtype.value_or(DType::fp32);
+    e_ = dtype_bytes(dt_);
+    N_ = o.batch ? o.batch : 1;
+  }
+
+  std::vector<Kernel> run() {
+    Section& stem = tape_.section("stem.", 1);
+    Act x{3, 224, 224};
+    x = conv(stem, "conv1", x, 64, 7, 2, 3, /*data_grad=*/false);
+    bn_relu(stem, "bn1", x);
+    x = maxpool(stem, x);
+    const int64_t blocks[] = {3, 4, 6, 3}, widths[] = {64, 128, 256, 512};
+    for (int st = 0; st < 4; ++st) {
+      const std::string name = "layer" + std::to_string(st + 1);
+      x = bottleneck(tape_.section(name + ".0.", 1), x, widths[st], st == 0 ? 1 : 2, true);
+      x = bottleneck(tape_.section(name + ".1-" + std::to_string(blocks[st] - 1) + ".", double(blocks[st] - 1)), x,
+                     widths[st], 1, false);
+    }
+    Section& head = tape_.section("head.", 1);
+    const double in = double(N_) * x.c * x.h * x.w, out = double(N_) * x.c;
+    head.op(work("avgpool aten::adaptive_avg_pool2d", KernelClass::reduction, dt_, in, (in + out) * e_),
+            {work("avgpool aten::adaptive_avg_pool2d_backward", EW, dt_, in, (in + out) * e_)});
+    const int64_t classes = 1000;
+    head.op(gemm("fc aten::addmm", dt_, 1, N_, classes, x.c),
+            {gemm("fc aten::mm (dgrad)", dt_, 1, N_, x.c, classes), gemm("fc aten::mm (wgrad)", dt_, 1, classes, x.c, N_),
+             work("fc aten::sum (bias grad)", KernelClass::reduction, dt_, double(N_) * classes,
+                  (double(N_) + 1) * classes * e_)});
+    head.param(classes * x.c);
+    head.param(classes);
+    if (train_ && o_.loss) {
+      Section& loss = tape_.section("loss.", 1);
+      const double n = double(N_) * classes;
+      loss.op(work("cross_entropy aten::_log_softmax", KernelClass::softmax, dt_, 5 * n, 2 * n * e_),
+              {work("cross_entropy aten::_log_softmax_backward_data", KernelClass::softmax, dt_, 4 * n, 3 * n * e_)});
+      loss.op(work("cross_entropy aten::nll_loss_forward", KernelClass::reduction, dt_, double(N_), double(N_) * 12),
+              {work("cross_entropy aten::nll_loss_backward", EW, dt_, double(N_), n * e_ + double(N_) * 12)});
+    }
+    return tape_.assemble(o_.mode, o_.optimizer, dt_);
+  }
+
+ private:
+  const SynthOptions& o_;
+  bool train_;
+  DType dt_;
+  double e_;
+  int64_t N_;
+  Tape tape_;
+
+  double numel(const Act& a) const { return double(N_) * a.c * a.h * a.w; }
+
+  Act conv(Section& s, const std::string& name, Act in, int64_t cout, int64_t k, int64_t stride, int64_t pad,
+           bool data_grad = true) {
+    Act out{cout, (in.h + 2 * pad - k) / stride + 1, (in.w + 2 * pad - k) / stride + 1};
+    const int64_t m = N_ * out.h * out.w, kk = in.c * k * k;
+    const double wts = double(cout) * kk, x = numel(in), y = numel(out);
+    auto as_conv = [&](Kernel g, double bytes) {
+      g.cls = KernelClass::conv;
+      g.bytes = bytes;
+      return g;
+    };
+    std::vector<Kernel> bwd;
+    if (data_grad && train_)
+      bwd.push_back(as_conv(gemm(name + " aten::convolution_backward (data)", dt_, 1, m, in.c, cout * k * k),
+                            (y + wts + x) * e_));
+    bwd.push_back(as_conv(gemm(name + " aten::convolution_backward (filter)", dt_, 1, cout, kk, m), (y + x + wts) * e_));
+    s.op(as_conv(gemm(name + " aten::cudnn_convolution", dt_, 1, m, cout, kk), (x + wts + y) * e_), std::move(bwd));
+    s.param(int64_t(wts));
+    return out;
+  }
+
+  void bn(Section& s, const std::string& name, const Act& a) {
+    const double n = numel(a), c = double(a.c);
+    s.op(work(name + " aten::cudnn_batch_norm", KernelClass::normalization, dt_, 8 * n,
+              (train_ ? 3 : 2) * n * e_ + 4 * c * 4),
+         {work(name + " aten::cudnn_batch_norm_backward", KernelClass::normalization, dt_, 10 * n, 5 * n * e_ + 4 * c * 4)});
+    s.param(a.c);
+    s.param(a.c);
+  }
+
+  void relu(Section& s, const std::string& name, const Act& a) {
+    const double n = numel(a);
+    s.op(pointwise(name + " aten::relu_", dt_, n, 2, 1), {pointwise(name + " aten::threshold_backward", dt_, n, 3, 1)});
+  }
+
+  void bn_relu(Section& s, const std::string& name, const Act& a) {
+    bn(s, name, a);
+    relu(s, "relu", a);
+  }
+
+  Act maxpool(Section& s, const Act& in) {
+    Act out{in.c, (in.h + 2 - 3) / 2 + 1, (in.w + 2 - 3) / 2 + 1};
+    const double x = numel(in), y = numel(out);
+    s.op(work("maxpool aten::max_pool2d_with_indices", KernelClass::reduction, dt_, 9 * y, (x + y) * e_ + y * 8),
+         {pointwise("maxpool aten::zero_ (grad input)", dt_, x, 1, 0),
+          work("maxpool aten::max_pool2d_with_indices_backward", EW, dt_, y, (x + y) * e_ + y * 8)});
+    return out;
+  }
+
+  Act bottleneck(Section& s, Act in, int64_t width, int64_t stride, bool downsample) {
+    // The block input feeds conv1 and the identity/downsample path.
+    s.backward_only({pointwise("input aten::add (grad accumulate)", dt_, numel(in), 3, 1)});
+    Act a = conv(s, "conv1", in, width, 1, 1, 0);
+    bn(s, "bn1", a);
+    relu(s, "relu1", a);
+    a = conv(s, "conv2", a, width, 3, stride, 1);
+    bn(s, "bn2", a);
+    relu(s, "relu2", a);
+    a = conv(s, "conv3", a, 4 * width, 1, 1, 0);
+    bn(s, "bn3", a);
+    if (downsample) {
+      Act d = conv(s, "downsample.0", in, 4 * width, 1, stride, 0);
+      bn(s, "downsample.1", d);
+    }
+    s.op(pointwise("residual aten::add_", dt_, numel(a), 3, 1));
+    relu(s, "relu3", a);
+    return a;
+  }
+};
+
+}  // namespace
+
+std::vector<Kernel> synthesize_resnet50(const SynthOptions& opt) {
+  if (opt.batch < 0) throw InputError("option '--batch': must be positive");
+  if (opt.seq) throw InputError("option '--seq': resnet50 takes no sequence length (224x224 images)");
+  if (opt.attention != AttentionImpl::eager) throw InputError("option '--attention': resnet50 has no attention");
+  if (opt.head != HeadKind::automatic) throw InputError("option '--head': resnet50 has only its classifier");
+  if (opt.layers || opt.hidden || opt.heads || opt.kv_heads || opt.ffn || opt.vocab)
+    throw InputError("options '--layers/--hidden/--heads/--kv-heads/--ffn/--vocab' apply to transformers, not resnet50");
+  if (opt.dtype && (*opt.dtype == DType::fp8 || *opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
+    throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
+                     " is not supported by synth (fp32, tf32, fp16, bf16)");
+  ResNetSynth s(opt);
+  return s.run();
+}
+
+}  // namespace kcast::synth

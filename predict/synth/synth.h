@@ -1,0 +1,53 @@
+// Workload synthesis (`kcast synth`): the kernel list PyTorch eager would launch for one step of a
+// model — a transformer (built-in name or Hugging Face config.json) or ResNet-50 — in inference or
+// training. Repeated layers are one set of rows with `count` = number of layers.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/dtype.h"
+#include "model/kernel.h"
+
+namespace kcast::synth {
+
+enum class Mode { infer, train };
+enum class AttentionImpl { eager, flash };
+enum class Optimizer { adam, sgd, none };
+// Which output head a transformer carries. `automatic`: decoders get the LM head; encoders (BERT)
+// get the sequence-classification head (pooler + classifier) in inference and the pre-training
+// heads (MLM + next-sentence) in training — what the NeuSight measurements ran.
+enum class HeadKind { automatic, lm, classifier, pretraining, none };
+
+struct SynthOptions {
+  int64_t batch = 0;  // 0: model default (1)
+  int64_t seq = 0;    // 0: model default (its context length; 512 for BERT)
+  Mode mode = Mode::infer;
+  std::optional<DType> dtype;  // empty: bf16 for llama-family models, fp32 otherwise
+  AttentionImpl attention = AttentionImpl::eager;
+  Optimizer optimizer = Optimizer::adam;  // train only
+  HeadKind head = HeadKind::automatic;
+  bool loss = true;  // train only: include the loss (cross-entropy) and its backward
+  // Architecture overrides (0: keep the model's value), e.g. to reproduce a measured setup.
+  int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+};
+
+struct BuiltinModel {
+  std::string name;
+  std::string description;
+};
+
+// The built-in model names with a one-line description, in `kcast synth --list` order.
+std::vector<BuiltinModel> builtin_models();
+
+// Synthesizes a built-in model. Unknown name or unsupported option -> InputError naming it.
+std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt);
+// Synthesizes a transformer from a Hugging Face-style config.json.
+std::vector<Kernel> synthesize_config_file(const std::string& path, const SynthOptions& opt);
+
+// PyTorch's multi_tensor_apply launch count for a foreach op over tensors of these sizes
+// (chunks of 65536 elements, at most 320 blocks and `max_tensors` tensors per launch).
+int64_t multi_tensor_launches(const std::vector<int64_t>& numels, int max_tensors);
+
+}  // namespace kcast::synth

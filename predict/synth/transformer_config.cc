@@ -1,0 +1,212 @@
+// Transformer configs: parameter counts, Hugging Face config.json reading, option overrides.
+// The built-in table lives in builtin_models.cc.
+#include "predict/synth/transformer_config.h"
+
+#include <fstream>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/error.h"
+
+namespace kcast::synth {
+
+double TransformerConfig::parameter_count() const {
+  const double d = double(hidden), kvd = double(kv_heads) * double(head_dim()), F = double(ffn);
+  const double b = bias ? 1.0 : 0.0;
+  double emb = double(vocab) * d;
+  if (positions == PositionKind::learned) emb += double(max_positions + position_offset) * d;
+  emb += double(type_vocab) * d;
+  const double nrm = norm == NormKind::layer ? 2 * d : d;  // weight (+ bias for LayerNorm)
+  if (family == Family::bert) emb += nrm;                   // embedding LayerNorm
+  const double attn = 2 * d * d + 2 * d * kvd + b * (2 * d + 2 * kvd);
+  const double mlp = gated_mlp ? 3 * d * F + b * (2 * F + d) : 2 * d * F + b * (F + d);
+  const double layer = attn + mlp + 2 * nrm;
+  double total = emb + double(layers) * layer;
+  if (family == Family::bert) total += d * d + d;  // pooler
+  else total += nrm;                              // final norm of pre-norm decoders
+  if (!tied_embeddings) total += double(vocab) * d;
+  return total;
+}
+
+void TransformerConfig::validate(const std::string& where) const {
+  auto positive = [&](int64_t v, const char* what) {
+    if (v <= 0) throw InputError(where + ": " + what + " must be positive (got " + std::to_string(v) + ")");
+  };
+  positive(hidden, "hidden size");
+  positive(layers, "number of layers");
+  positive(heads, "number of attention heads");
+  positive(kv_heads, "number of key/value heads");
+  positive(ffn, "intermediate (MLP) size");
+  positive(vocab, "vocabulary size");
+  positive(max_positions, "maximum positions");
+  if (hidden % heads != 0)
+    throw InputError(where + ": hidden size " + std::to_string(hidden) + " is not a multiple of the " +
+                     std::to_string(heads) + " attention heads");
+  if (heads % kv_heads != 0)
+    throw InputError(where + ": " + std::to_string(heads) + " attention heads are not a multiple of the " +
+                     std::to_string(kv_heads) + " key/value heads");
+}
+
+namespace {
+
+using nlohmann::json;
+
+struct Reader {
+  const json& j;
+  const std::string& file;
+
+  const json* find(std::initializer_list<const char*> keys, std::string* found = nullptr) const {
+    for (const char* k : keys) {
+      auto it = j.find(k);
+      if (it != j.end() && !it->is_null()) {
+        if (found) *found = k;
+        return &*it;
+      }
+    }
+    return nullptr;
+  }
+  static std::string names(std::initializer_list<const char*> keys) {
+    std::string s;
+    for (const char* k : keys) s += std::string(s.empty() ? "'" : ", '") + k + "'";
+    return s;
+  }
+  int64_t integer(std::initializer_list<const char*> keys, int64_t dflt, bool required) const {
+    std::string key;
+    const json* v = find(keys, &key);
+    if (!v) {
+      if (required) throw InputError(file + ": missing key " + names(keys));
+      return dflt;
+    }
+    if (!v->is_number_integer() || v->get<int64_t>() <= 0)
+      throw InputError(file + ": key '" + key + "': expected a positive integer, got " + v->dump());
+    return v->get<int64_t>();
+  }
+  double number(std::initializer_list<const char*> keys, double dflt) const {
+    std::string key;
+    const json* v = find(keys, &key);
+    if (!v) return dflt;
+    if (!v->is_number() || v->get<double>() < 0 || v->get<double>() >= 1)
+      throw InputError(file + ": key '" + key + "': expected a probability in [0, 1), got " + v->dump());
+    return v->get<double>();
+  }
+  std::string string(std::initializer_list<const char*> keys, std::string* found = nullptr) const {
+    std::string key;
+    const json* v = find(keys, &key);
+    if (found) *found = key;
+    if (!v) return "";
+    if (!v->is_string()) throw InputError(file + ": key '" + key + "': expected a string, got " + v->dump());
+    return v->get<std::string>();
+  }
+  bool boolean(const char* key, bool dflt) const {
+    const json* v = find({key});
+    if (!v) return dflt;
+    if (!v->is_boolean()) throw InputError(file + ": key '" + key + "': expected true or false, got " + v->dump());
+    return v->get<bool>();
+  }
+};
+
+}  // namespace
+
+TransformerConfig parse_hf_config(const std::string& text, const std::string& file) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(file + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw InputError(file + ": expected a JSON object (a Hugging Face config.json)");
+  Reader r{j, file};
+  TransformerConfig c;
+  c.name = file;
+
+  // Family: from model_type; unknown types fall back on the features the config shows.
+  const std::string type = r.string({"model_type"});
+  const bool has_rms = j.contains("rms_norm_eps");
+  if (type == "bert" || type == "roberta" || type == "deberta" || type == "electra" || type == "albert")
+    c.family = Family::bert;
+  else if (type == "opt")
+    c.family = Family::opt;
+  else if (type == "gpt2" || type == "gpt_neo" || type == "gptj" || type == "gpt_bigcode")
+    c.family = Family::gpt2;
+  else if (has_rms)
+    c.family = Family::llama;  // llama, mistral, qwen2, ... (RMSNorm, rotary, SwiGLU)
+  else if (r.boolean("is_decoder", true) == false || j.contains("type_vocab_size"))
+    c.family = Family::bert;
+  else
+    c.family = Family::gpt2;
+
+  c.hidden = r.integer({"hidden_size", "n_embd", "d_model"}, 0, true);
+  c.layers = r.integer({"num_hidden_layers", "n_layer", "num_layers"}, 0, true);
+  c.heads = r.integer({"num_attention_heads", "n_head", "num_heads"}, 0, true);
+  c.kv_heads = r.integer({"num_key_value_heads"}, c.heads, false);
+  c.vocab = r.integer({"vocab_size"}, 0, true);
+  c.max_positions = r.integer({"max_position_embeddings", "n_positions", "n_ctx"}, 2048, false);
+
+  const bool llama = c.family == Family::llama;
+  c.causal = c.family != Family::bert;
+  c.norm = llama || has_rms ? NormKind::rms : NormKind::layer;
+  c.positions = llama ? PositionKind::rotary : PositionKind::learned;
+  c.position_offset = c.family == Family::opt ? 2 : 0;
+  c.type_vocab = c.family == Family::bert ? r.integer({"type_vocab_size"}, 2, false) : 0;
+  c.gated_mlp = llama;
+  c.bias = llama ? r.boolean("attention_bias", false) : true;
+  c.tied_embeddings = r.boolean("tie_word_embeddings", !llama);
+  c.default_dtype = llama ? DType::bf16 : DType::fp32;
+
+  std::string act_key;
+  std::string act = r.string({"hidden_act", "activation_function"}, &act_key);
+  if (act.empty()) act = llama ? "silu" : c.family == Family::opt ? "relu" : c.family == Family::gpt2 ? "gelu_new" : "gelu";
+  if (act == "gelu") c.act = Activation::gelu;
+  else if (act == "gelu_new" || act == "gelu_fast" || act == "gelu_python") c.act = Activation::gelu_new;
+  else if (act == "gelu_pytorch_tanh" || act == "gelu_tanh") c.act = Activation::gelu_tanh;
+  else if (act == "relu") c.act = Activation::relu;
+  else if (act == "silu" || act == "swish") c.act = Activation::silu;
+  else
+    throw InputError(file + ": key '" + act_key + "': unsupported activation '" + act +
+                     "' (expected gelu, gelu_new, gelu_pytorch_tanh, relu or silu)");
+
+  // n_inner may be null in GPT-2 configs: 4 * hidden.
+  c.ffn = r.integer({"intermediate_size", "n_inner", "ffn_dim"}, 4 * c.hidden, false);
+
+  if (c.family == Family::bert) {
+    c.hidden_dropout = r.number({"hidden_dropout_prob"}, 0.1);
+    c.attention_dropout = r.number({"attention_probs_dropout_prob"}, 0.1);
+  } else if (c.family == Family::gpt2) {
+    c.hidden_dropout = r.number({"resid_pdrop"}, 0.1);
+    c.attention_dropout = r.number({"attn_pdrop"}, 0.1);
+  } else if (c.family == Family::opt) {
+    c.hidden_dropout = r.number({"dropout"}, 0.1);
+    c.attention_dropout = r.number({"attention_dropout"}, 0.0);
+  } else {
+    c.hidden_dropout = 0.0;
+    c.attention_dropout = r.number({"attention_dropout"}, 0.0);
+  }
+  c.validate(file);
+  return c;
+}
+
+TransformerConfig read_hf_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_hf_config(ss.str(), path);
+}
+
+TransformerConfig with_overrides(TransformerConfig c, const SynthOptions& o) {
+  if (o.layers) c.layers = o.layers;
+  if (o.hidden) c.hidden = o.hidden;
+  if (o.heads) {
+    // Keep multi-head attention multi-head unless the KV heads are given too.
+    if (c.kv_heads == c.heads) c.kv_heads = o.heads;
+    c.heads = o.heads;
+  }
+  if (o.kv_heads) c.kv_heads = o.kv_heads;
+  if (o.ffn) c.ffn = o.ffn;
+  if (o.vocab) c.vocab = o.vocab;
+  c.validate(c.name + " (with overrides)");
+  return c;
+}
+
+}  // namespace kcast::synth

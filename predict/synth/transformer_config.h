@@ -1,0 +1,63 @@
+// TransformerConfig: the architecture of a transformer as synthesis needs it, from a built-in table
+// or a Hugging Face config.json. `family` selects the eager op pattern of the HF implementation
+// (where masks and scaling sit, how heads are split), since that decides which kernels launch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/dtype.h"
+#include "predict/synth/synth.h"
+
+namespace kcast::synth {
+
+enum class Family { bert, gpt2, opt, llama };
+enum class NormKind { layer, rms };
+// gelu: one erf-GELU kernel; gelu_tanh: one fused tanh-GELU kernel (gelu_pytorch_tanh);
+// gelu_new: HF's NewGELU written in Python ops (8 elementwise kernels, as GPT-2 runs it);
+// relu; silu: SwiGLU when the MLP is gated.
+enum class Activation { gelu, gelu_tanh, gelu_new, relu, silu };
+enum class PositionKind { learned, rotary };
+
+struct TransformerConfig {
+  std::string name;  // built-in name or the config file
+  Family family = Family::gpt2;
+  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+  int64_t max_positions = 0;  // context length; default sequence
+  int64_t type_vocab = 0;     // BERT token-type embeddings
+  bool causal = true;         // decoder (causal) or encoder (bidirectional)
+  bool gated_mlp = false;     // SwiGLU-style gate/up/down
+  Activation act = Activation::gelu;
+  NormKind norm = NormKind::layer;
+  PositionKind positions = PositionKind::learned;
+  int64_t position_offset = 0;  // OPT's learned positions start at 2
+  bool bias = true;             // linear layers carry bias (addmm) or not (mm)
+  bool tied_embeddings = true;  // LM head shares the word-embedding matrix
+  double hidden_dropout = 0.1, attention_dropout = 0.1;
+  int64_t num_labels = 2;  // classifier head
+  DType default_dtype = DType::fp32;
+
+  int64_t head_dim() const { return hidden / heads; }
+  // Parameters of the model as published: embeddings, layers, final norm, the BERT pooler, and an
+  // untied LM head for decoders (tied heads share the embedding and are not counted twice).
+  double parameter_count() const;
+  // Checks the numbers are positive and consistent; `where` names the source in errors.
+  void validate(const std::string& where) const;
+};
+
+// Built-in transformer configs by name (bert-large, gpt2-large, gpt3-xl, gpt3-2.7b, opt-1.3b,
+// llama2-7b, llama3-8b); nullptr when not a built-in transformer.
+const TransformerConfig* find_builtin_transformer(const std::string& name);
+const std::vector<std::pair<TransformerConfig, std::string>>& builtin_transformers();
+
+// Reads a Hugging Face-style config.json. Errors name the file and the key.
+TransformerConfig read_hf_config(const std::string& path);
+TransformerConfig parse_hf_config(const std::string& json_text, const std::string& file);
+
+// Applies the architecture overrides of `opt` (layers, hidden, ...) and validates.
+TransformerConfig with_overrides(TransformerConfig cfg, const SynthOptions& opt);
+
+std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const SynthOptions& opt);
+std::vector<Kernel> synthesize_resnet50(const SynthOptions& opt);
+
+}  // namespace kcast::synth

@@ -1,0 +1,474 @@
+// Transformer kernel lists as PyTorch eager runs the Hugging Face implementations (BERT, GPT-2,
+// OPT, LLaMA families). One layer's rows carry count = layers. Choices, checked against the
+// NeuSight torch.fx graphs (per-node latencies of the HF models, PyTorch 2.1):
+//  - Linear layers are one GEMM with m = batch*seq (addmm with bias fused, mm without); backward is
+//    dgrad (m=T, n=in, k=out), wgrad (m=out, n=in, k=T) and a bias-sum reduction.
+//  - Eager attention: head split copies (reshape of permuted views inside matmul/view), QK^T bmm,
+//    the family's scale (BERT/GPT-2 truediv, LLaMA mul, OPT scales q before), mask (BERT additive
+//    [B,1,1,S], GPT-2 torch.where on the causal buffer, OPT additive [B,1,S,S] + clamp max, LLaMA
+//    additive [B,1,S,S]), softmax (LLaMA in fp32 + cast back for 16-bit), dropout (training, p>0),
+//    PV bmm, merge-heads copy. Flash attention replaces QK^T..PV with one `attention` row.
+//  - GPT-2's gelu_new is 8 Python-level elementwise kernels (the graphs show mul, pow, mul, add,
+//    mul, tanh, add, mul); BERT's GELU is one erf kernel; OPT uses ReLU; LLaMA SwiGLU = silu + mul.
+//  - LLaMA's RMSNorm is HF's Python composite (cast, pow, mean, add, rsqrt, mul, cast, mul).
+//  - Dropout launches nothing in inference (the graphs show ~0 ms nodes) nor when p = 0.
+//  - Backward: one kernel per differentiable elementwise input, reading grad and saved operand;
+//    a gradient-accumulation add wherever a tensor feeds several consumers (residual stream,
+//    separate q/k/v projections, gate/up); embedding backward zero-fills the table gradient.
+#include <cmath>
+#include <string>
+
+#include "model/error.h"
+#include "predict/synth/emitter.h"
+#include "predict/synth/transformer_config.h"
+
+namespace kcast::synth {
+
+namespace {
+
+constexpr KernelClass EW = KernelClass::elementwise;
+
+class TransformerSynth {
+ public:
+  TransformerSynth(const TransformerConfig& c, const SynthOptions& o)
+      : c_(c), o_(o), train_(o.mode == Mode::train) {
+    dt_ = o.dtype.value_or(c.default_dtype);
+    e_ = dtype_bytes(dt_);
+    B_ = o.batch ? o.batch : 1;
+    S_ = o.seq ? o.seq : c.max_positions;
+    T_ = double(B_) * double(S_);
+    d_ = c.hidden;
+    H_ = c.heads;
+    Hkv_ = c.kv_heads;
+    hd_ = c.head_dim();
+    head_ = o.head;
+    if (head_ == HeadKind::automatic) {
+      head_ = c.family == Family::bert ? (train_ ? HeadKind::pretraining : HeadKind::classifier) : HeadKind::lm;
+    }
+    flash_ = o.attention == AttentionImpl::flash;
+  }
+
+  std::vector<Kernel> run() {
+    embeddings(tape_.section("embed.", 1));
+    layer(tape_.section("layer.", double(c_.layers)));
+    head(tape_.section("head.", 1));
+    if (train_ && o_.loss) loss(tape_.section("loss.", 1));
+    return tape_.assemble(o_.mode, o_.optimizer, dt_);
+  }
+
+ private:
+  const TransformerConfig& c_;
+  const SynthOptions& o_;
+  bool train_;
+  DType dt_;
+  double e_;
+  int64_t B_, S_;
+  double T_;
+  int64_t d_, H_, Hkv_, hd_;
+  HeadKind head_;
+  bool flash_;
+  Tape tape_;
+
+  // ---- building blocks -------------------------------------------------------------------
+
+  // y[rows, out] = x[rows, in] W^T (+ b); `times` identical projections (q/k/v, gate/up).
+  void linear(Section& s, const std::string& name, double rows, int64_t in, int64_t out, bool bias,
+              double n = 1, bool register_params = true) {
+    const int64_t r = int64_t(rows);
+    std::vector<Kernel> bwd{times(gemm(name + " aten::mm (dgrad)", dt_, 1, r, in, out), n),
+                            times(gemm(name + " aten::mm (wgrad)", dt_, 1, out, in, r), n)};
+    if (bias)
+      bwd.push_back(times(work(name + " aten::sum (bias grad)", KernelClass::reduction, dt_, rows * double(out),
+                               (rows * double(out) + double(out)) * e_),
+                          n));
+    s.op(times(gemm(name + (bias ? " aten::addmm" : " aten::mm"), dt_, 1, r, out, in), n), std::move(bwd));
+    if (register_params)
+      for (double i = 0; i < n; ++i) {
+        s.param(in * out);
+        if (bias) s.param(out);
+      }
+  }
+
+  Kernel accumulate(const std::string& name, double elems, double n = 1) {
+    return times(pointwise(name + " aten::add (grad accumulate)", dt_, elems, 3, 1), n);
+  }
+
+  // A unary pointwise op: forward reads x writes y; backward reads grad and the saved tensor.
+  void unary(Section& s, const std::string& name, const std::string& op, const std::string& bwd_op,
+             double elems, double flops) {
+    s.op(pointwise(name + " " + op, dt_, elems, 2, flops), {pointwise(name + " " + bwd_op, dt_, elems, 3, flops)});
+  }
+
+  void dropout(Section& s, const std::string& name, double elems, double p) {
+    if (!train_ || p <= 0) return;
+    // native_dropout writes the output and a bool mask; the backward multiplies by the mask.
+    s.op(work(name + " aten::native_dropout", EW, dt_, elems * 4, elems * (2 * e_ + 1)),
+         {work(name + " aten::native_dropout_backward", EW, dt_, elems, elems * (2 * e_ + 1))});
+  }
+
+  void copy(Section& s, const std::string& name, double elems, double n = 1) {
+    s.op(times(pointwise(name + " aten::copy_", dt_, elems, 2, 0), n),
+         {times(pointwise(name + " aten::copy_ (backward)", dt_, elems, 2, 0), n)});
+  }
+
+  void residual_add(Section& s, const std::string& name) {
+    s.op(pointwise(name + " aten::add", dt_, T_ * d_, 3, 1), {accumulate(name, T_ * d_)});
+  }
+
+  void embedding(Section& s, const std::string& name, double rows, int64_t table, bool register_param = true) {
+    const double out = rows * double(d_);
+    s.op(work(name + " aten::embedding", KernelClass::embedding, dt_, 0, rows * 8 + 2 * out * e_),
+         {pointwise(name + " aten::zero_ (embedding grad)", dt_, double(table) * d_, 1, 0),
+          work(name + " aten::embedding_dense_backward", KernelClass::embedding, dt_, out,
+               rows * 8 * 4 + 2 * out * e_)});
+    if (register_param) s.param(table * d_);
+  }
+
+  void norm(Section& s, const std::string& name, double rows) {
+    const double n = rows * double(d_);
+    if (c_.norm == NormKind::layer) {
+      s.op(work(name + " aten::native_layer_norm", KernelClass::normalization, dt_, 8 * n,
+                2 * n * e_ + rows * 8 + 2 * d_ * e_),
+           {work(name + " aten::native_layer_norm_backward (input)", KernelClass::normalization, dt_, 8 * n,
+                 3 * n * e_ + rows * 8 + d_ * e_),
+            work(name + " aten::native_layer_norm_backward (gamma, beta)", KernelClass::normalization, dt_,
+                 4 * n, 2 * n * e_ + 2 * d_ * e_)});
+      s.param(d_);
+      s.param(d_);
+      return;
+    }
+    // HF LlamaRMSNorm in eager: x.to(fp32); v = x.pow(2).mean(-1); x * rsqrt(v + eps); .to(dtype); w * x.
+    const bool cast = e_ != 4;
+    const DType f32 = DType::fp32;
+    if (cast)
+      s.op(work(name + " aten::_to_copy (fp32)", EW, dt_, 0, n * (e_ + 4)),
+           {work(name + " aten::_to_copy (backward)", EW, dt_, 0, n * (e_ + 4))});
+    s.op(pointwise(name + " aten::pow", f32, n, 2, 1),
+         {pointwise(name + " aten::pow (backward)", f32, n, 2, 1), pointwise(name + " aten::mul (pow backward)", f32, n, 3, 1)});
+    s.op(work(name + " aten::mean", KernelClass::reduction, f32, n, 4 * (n + rows)),
+         {work(name + " aten::mean (backward)", EW, f32, n, 4 * (n + rows))});
+    s.op(times(pointwise(name + " aten::add|rsqrt", f32, rows, 2, 2), 2),
+         {pointwise(name + " aten::rsqrt (backward)", f32, rows, 3, 3)});
+    s.op(work(name + " aten::mul (x * rstd)", EW, f32, n, 4 * (2 * n + rows)),
+         {work(name + " aten::mul (backward, x)", EW, f32, n, 4 * (2 * n + rows)),
+          work(name + " aten::mul (backward, rstd)", EW, f32, n, 4 * (2 * n)),
+          work(name + " aten::sum (backward, rstd)", KernelClass::reduction, f32, n, 4 * (n + rows)),
+          accumulate(name + " x", n)});
+    if (cast)
+      s.op(work(name + " aten::_to_copy (dtype)", EW, dt_, 0, n * (e_ + 4)),
+           {work(name + " aten::_to_copy (backward)", EW, dt_, 0, n * (e_ + 4))});
+    s.op(pointwise(name + " aten::mul (weight)", dt_, n, 2, 1),
+         {pointwise(name + " aten::mul (backward, input)", dt_, n, 2, 1),
+          pointwise(name + " aten::mul (backward, weight)", dt_, n, 3, 1),
+          work(name + " aten::sum (weight grad)", KernelClass::reduction, dt_, n, (n + d_) * e_)});
+    s.param(d_);
+  }
+
+  void rotary(Section& s, const std::string& name, double elems) {
+    // q*cos + rotate_half(q)*sin, rotate_half = cat(-x2, x1).
+    s.op(pointwise(name + " aten::neg", dt_, elems / 2, 2, 1), {pointwise(name + " aten::neg (backward)", dt_, elems / 2, 2, 1)});
+    s.op(pointwise(name + " aten::cat", dt_, elems, 2, 0),
+         {times(pointwise(name + " aten::slice_backward", dt_, elems / 2, 3, 0), 2)});
+    s.op(times(pointwise(name + " aten::mul (cos|sin)", dt_, elems, 2.2, 1), 2),
+         {times(pointwise(name + " aten::mul (backward)", dt_, elems, 2.2, 1), 2), accumulate(name, elems)});
+    s.op(pointwise(name + " aten::add", dt_, elems, 3, 1));
+  }
+
+  // ---- sections --------------------------------------------------------------------------
+
+  void embeddings(Section& s) {
+    const double S = double(S_), Sd = S * d_;
+    switch (c_.family) {
+      case Family::bert:
+        // Extended attention mask: ones, (1 - mask) * finfo.min on [B, 1, 1, S].
+        s.op(times(pointwise("mask aten::fill_|rsub|mul", dt_, T_, 2, 1), 3));
+        embedding(s, "word_embeddings", T_, c_.vocab);
+        embedding(s, "token_type_embeddings", T_, c_.type_vocab);
+        s.op(pointwise("add aten::add", dt_, T_ * d_, 3, 1));
+        embedding(s, "position_embeddings", S, c_.max_positions);
+        s.op(work("add aten::add (positions)", EW, dt_, T_ * d_, (2 * T_ * d_ + Sd) * e_),
+             B_ > 1 ? std::vector<Kernel>{work("add aten::sum (position grad)", KernelClass::reduction, dt_,
+                                               T_ * d_, (T_ * d_ + Sd) * e_)}
+                    : std::vector<Kernel>{});
+        norm(s, "LayerNorm", T_);
+        dropout(s, "dropout", T_ * d_, c_.hidden_dropout);
+        break;
+      case Family::gpt2:
+        s.op(work("position_ids aten::arange", EW, DType::fp32, 0, S * 8));
+        embedding(s, "wte", T_, c_.vocab);
+        embedding(s, "wpe", S, c_.max_positions);
+        s.op(work("add aten::add (positions)", EW, dt_, T_ * d_, (2 * T_ * d_ + Sd) * e_),
+             B_ > 1 ? std::vector<Kernel>{work("add aten::sum (position grad)", KernelClass::reduction, dt_,
+                                               T_ * d_, (T_ * d_ + Sd) * e_)}
+                    : std::vector<Kernel>{});
+        dropout(s, "drop", T_ * d_, c_.hidden_dropout);
+        break;
+      case Family::opt: {
+        embedding(s, "embed_tokens", T_, c_.vocab);
+        if (!flash_) {
+          // Causal mask [S, S], expanded with the padding mask to [B, 1, S, S] (HF OPT, as traced).
+          const double SS = S * S, BSS = double(B_) * SS;
+          s.op(work("mask aten::full|lt|masked_fill_", EW, dt_, SS, SS * (2 * e_ + 1)));
+          s.op(times(work("mask aten::rsub|to|masked_fill (padding)", EW, dt_, BSS, BSS * (e_ + 1)), 5));
+        }
+        // Positions from the attention mask: cumsum, type_as, mul, long, sub, add on [B, S] ints.
+        s.op(work("positions aten::cumsum", KernelClass::reduction, DType::fp32, T_, T_ * 16));
+        s.op(times(work("positions aten::mul|sub|add", EW, DType::fp32, T_, T_ * 24), 4));
+        embedding(s, "embed_positions", T_, c_.max_positions + c_.position_offset);
+        s.op(pointwise("add aten::add (positions)", dt_, T_ * d_, 3, 1));
+        break;
+      }
+      case Family::llama: {
+        embedding(s, "embed_tokens", T_, c_.vocab);
+        if (!flash_) {
+          const double SS = S * S, BSS = double(B_) * SS;
+          s.op(times(work("mask aten::full|triu|gt|mul", EW, dt_, SS, SS * 2 * e_), 4));
+          s.op(times(work("mask aten::clone|eq|masked_fill", EW, dt_, BSS, BSS * 2 * e_), 3));
+        }
+        // Rotary cos/sin: inv_freq @ positions, cat, cos, sin, scaling, casts.
+        s.op(gemm("rotary aten::bmm (inv_freq x positions)", DType::fp32, B_, hd_ / 2, S_, 1));
+        s.op(times(pointwise("rotary aten::cat|cos|sin|mul|to", DType::fp32, T_ * hd_, 2, 2), 7));
+        break;
+      }
+    }
+  }
+
+  void attention(Section& s) {
+    const double q_elems = T_ * d_, kv_elems = T_ * double(Hkv_ * hd_);
+    const int64_t kvd = Hkv_ * hd_;
+    switch (c_.family) {
+      case Family::gpt2:
+        linear(s, "attn.c_attn", T_, d_, 3 * d_, c_.bias);
+        s.backward_only({pointwise("attn.split aten::cat (split backward)", dt_, 3 * q_elems, 2, 0)});
+        break;
+      case Family::bert:
+      case Family::opt:
+        s.backward_only({accumulate("attn.input", q_elems, 2)});  // x feeds q, k and v
+        linear(s, "attn.q_proj|k_proj|v_proj", T_, d_, d_, c_.bias, 3);
+        if (c_.family == Family::opt)
+          s.op(pointwise("attn.q_scaling aten::mul", dt_, q_elems, 2, 1),
+               {pointwise("attn.q_scaling aten::mul (backward)", dt_, q_elems, 2, 1)});
+        break;
+      case Family::llama:
+        s.backward_only({accumulate("attn.input", q_elems, 2)});
+        linear(s, "attn.q_proj", T_, d_, d_, c_.bias);
+        linear(s, "attn.k_proj|v_proj", T_, d_, kvd, c_.bias, 2);
+        rotary(s, "attn.rotary_q", q_elems);
+        rotary(s, "attn.rotary_k", kv_elems);
+        break;
+    }
+    const double BH = double(B_) * double(H_), SS = double(S_) * double(S_), N = BH * SS;
+    if (flash_) {
+      // One fused kernel: QK^T and PV (2 GEMMs of 2*S*S*hd each per head); causal skips half.
+      const double causal = c_.causal ? 0.5 : 1.0;
+      const double fl = 4.0 * BH * SS * double(hd_) * causal;
+      const double io = (2 * q_elems + 2 * kv_elems) * e_;
+      s.op(work("attn.flash aten::_scaled_dot_product_flash_attention", KernelClass::attention, dt_, fl,
+                io + BH * double(S_) * 4),
+           // Backward recomputes P and runs 5 GEMMs (2.5x the forward); reads Q,K,V,O,dO,LSE, writes dQ,dK,dV.
+           {work("attn.flash aten::_scaled_dot_product_flash_attention_backward", KernelClass::attention, dt_,
+                 2.5 * fl, (3 * q_elems + 2 * kv_elems + q_elems + 2 * kv_elems) * e_ + 2 * BH * double(S_) * 4)});
+    } else {
+      // Head-major copies for the batched GEMMs.
+      if (c_.family == Family::llama) {
+        copy(s, "attn.v_heads", kv_elems);
+        if (H_ != Hkv_) {
+          // repeat_kv: expand + reshape of k and v to all heads; backward sums the groups.
+          s.op(times(work("attn.repeat_kv aten::clone", EW, dt_, 0, (kv_elems + q_elems) * e_), 2),
+               {times(work("attn.repeat_kv aten::sum (backward)", KernelClass::reduction, dt_, q_elems,
+                           (kv_elems + q_elems) * e_),
+                      2)});
+        }
+      } else {
+        copy(s, "attn.split_heads", q_elems, 3);
+      }
+      s.op(gemm("attn.qk aten::bmm (QK^T)", dt_, B_ * H_, S_, S_, hd_),
+           {gemm("attn.qk aten::bmm (dQ)", dt_, B_ * H_, S_, hd_, S_),
+            gemm("attn.qk aten::bmm (dK)", dt_, B_ * H_, S_, hd_, S_)});
+      switch (c_.family) {
+        case Family::bert:
+          s.op(pointwise("attn.scale aten::div", dt_, N, 2, 1), {pointwise("attn.scale aten::div (backward)", dt_, N, 2, 1)});
+          s.op(work("attn.mask aten::add", EW, dt_, N, (2 * N + T_) * e_));
+          break;
+        case Family::gpt2:
+          // The scale and the mask value are 0-d tensors made per layer (torch.full): tiny fills.
+          s.op(times(work("attn.scalars aten::full", EW, dt_, 0, e_), 2));
+          s.op(pointwise("attn.scale aten::div", dt_, N, 2, 1), {pointwise("attn.scale aten::div (backward)", dt_, N, 2, 1)});
+          s.op(work("attn.mask aten::where", EW, dt_, N, 2 * N * e_ + SS),
+               {work("attn.mask aten::where (backward)", EW, dt_, N, 2 * N * e_ + SS)});
+          break;
+        case Family::opt:
+          s.op(work("attn.mask aten::add", EW, dt_, N, (2 * N + B_ * SS) * e_));
+          // torch.tensor(finfo.min) per layer: a host-to-device copy of one scalar.
+          s.op(work("attn.mask aten::copy_ (finfo.min to device)", KernelClass::memcpy, dt_, 0, e_));
+          s.op(pointwise("attn.mask aten::maximum (clamp)", dt_, N, 2, 1),
+               {pointwise("attn.mask aten::maximum (backward)", dt_, N, 3, 1)});
+          break;
+        case Family::llama:
+          s.op(pointwise("attn.scale aten::mul", dt_, N, 2, 1), {pointwise("attn.scale aten::mul (backward)", dt_, N, 2, 1)});
+          s.op(work("attn.mask aten::add", EW, dt_, N, (2 * N + B_ * SS) * e_));
+          break;
+      }
+      const bool upcast = e_ != 4 && (c_.family == Family::llama || (c_.family == Family::opt && dt_ == DType::fp16));
+      if (upcast) {
+        s.op(work("attn.softmax aten::_softmax (fp32)", KernelClass::softmax, DType::fp32, 5 * N, N * (e_ + 4)),
+             {work("attn.softmax aten::_softmax_backward_data", KernelClass::softmax, DType::fp32, 4 * N, N * 12)});
+        s.op(work("attn.softmax aten::_to_copy", EW, dt_, 0, N * (e_ + 4)),
+             {work("attn.softmax aten::_to_copy (backward)", EW, dt_, 0, N * (e_ + 4))});
+      } else {
+        s.op(pointwise("attn.softmax aten::_softmax", dt_, N, 2, 5, KernelClass::softmax),
+             {pointwise("attn.softmax aten::_softmax_backward_data", dt_, N, 3, 4, KernelClass::softmax)});
+      }
+      dropout(s, "attn.dropout", N, c_.attention_dropout);
+      s.op(gemm("attn.pv aten::bmm (PV)", dt_, B_ * H_, S_, hd_, S_),
+           {gemm("attn.pv aten::bmm (dP)", dt_, B_ * H_, S_, S_, hd_),
+            gemm("attn.pv aten::bmm (dV)", dt_, B_ * H_, S_, hd_, S_)});
+    }
+    copy(s, "attn.merge_heads", q_elems);
+    linear(s, "attn.out_proj", T_, d_, d_, c_.bias);
+    dropout(s, "attn.resid_dropout", q_elems, c_.hidden_dropout);
+  }
+
+  void mlp(Section& s) {
+    const int64_t F = c_.ffn;
+    const double n = T_ * double(F);
+    if (c_.gated_mlp) {
+      s.backward_only({accumulate("mlp.input", T_ * d_)});  // x feeds gate and up
+      linear(s, "mlp.gate_proj|up_proj", T_, d_, F, c_.bias, 2);
+      unary(s, "mlp.act", "aten::silu", "aten::silu_backward", n, 4);
+      s.op(pointwise("mlp.gate aten::mul", dt_, n, 3, 1), {times(pointwise("mlp.gate aten::mul (backward)", dt_, n, 3, 1), 2)});
+    } else {
+      linear(s, "mlp.fc1", T_, d_, F, c_.bias);
+      switch (c_.act) {
+        case Activation::gelu: unary(s, "mlp.act", "aten::gelu", "aten::gelu_backward", n, 8); break;
+        case Activation::gelu_tanh: unary(s, "mlp.act", "aten::gelu (tanh)", "aten::gelu_backward (tanh)", n, 8); break;
+        case Activation::relu: unary(s, "mlp.act", "aten::relu", "aten::threshold_backward", n, 1); break;
+        case Activation::silu: unary(s, "mlp.act", "aten::silu", "aten::silu_backward", n, 4); break;
+        case Activation::gelu_new: {
+          // 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))), op by op.
+          auto scalar = [&](const std::string& nm) {
+            s.op(pointwise("mlp.act." + nm, dt_, n, 2, 1), {pointwise("mlp.act." + nm + " (backward)", dt_, n, 2, 1)});
+          };
+          s.backward_only({accumulate("mlp.act.x", n, 2)});  // x feeds mul, pow and add
+          scalar("mul aten::mul");
+          s.op(pointwise("mlp.act.pow aten::pow", dt_, n, 2, 2),
+               {pointwise("mlp.act.pow aten::pow (backward)", dt_, n, 2, 2), pointwise("mlp.act.pow aten::mul (backward)", dt_, n, 2, 1),
+                pointwise("mlp.act.pow aten::mul (backward, grad)", dt_, n, 3, 1)});
+          scalar("mul_1 aten::mul");
+          s.op(pointwise("mlp.act.add aten::add", dt_, n, 3, 1));
+          scalar("mul_2 aten::mul");
+          unary(s, "mlp.act.tanh", "aten::tanh", "aten::tanh_backward", n, 6);
+          s.op(pointwise("mlp.act.add_1 aten::add", dt_, n, 2, 1));
+          s.op(pointwise("mlp.act.mul_3 aten::mul", dt_, n, 3, 1),
+               {times(pointwise("mlp.act.mul_3 aten::mul (backward)", dt_, n, 3, 1), 2)});
+          break;
+        }
+      }
+    }
+    linear(s, c_.gated_mlp ? "mlp.down_proj" : "mlp.fc2", T_, F, d_, c_.bias);
+    dropout(s, "mlp.dropout", T_ * d_, c_.hidden_dropout);
+  }
+
+  void layer(Section& s) {
+    if (c_.family == Family::bert) {  // post-norm
+      attention(s);
+      residual_add(s, "attn.residual");
+      norm(s, "attn.LayerNorm", T_);
+      mlp(s);
+      residual_add(s, "mlp.residual");
+      norm(s, "mlp.LayerNorm", T_);
+      return;
+    }
+    norm(s, "input_norm", T_);
+    attention(s);
+    residual_add(s, "attn.residual");
+    norm(s, "post_attention_norm", T_);
+    mlp(s);
+    residual_add(s, "mlp.residual");
+  }
+
+  void pooler(Section& s) {
+    // The first token of each sequence: a strided view, so no copy forward; select_backward
+    // zero-fills the full hidden-state gradient.
+    if (train_) s.backward_only({pointwise("pooler.select aten::select_backward (zero_)", dt_, T_ * d_, 1, 0)});
+    linear(s, "pooler.dense", double(B_), d_, d_, true);
+    unary(s, "pooler.activation", "aten::tanh", "aten::tanh_backward", double(B_) * d_, 6);
+  }
+
+  void head(Section& s) {
+    if (c_.family != Family::bert) norm(s, "final_norm", T_);
+    const double V = double(c_.vocab);
+    switch (head_) {
+      case HeadKind::automatic:
+      case HeadKind::none:
+        return;
+      case HeadKind::lm:
+        linear(s, "lm_head", T_, d_, c_.vocab, false, 1, !c_.tied_embeddings);
+        if (train_ && c_.tied_embeddings)
+          s.backward_only({pointwise("lm_head aten::add (tied weight grad)", dt_, V * d_, 3, 1)});
+        return;
+      case HeadKind::classifier:
+        pooler(s);
+        dropout(s, "classifier.dropout", double(B_) * d_, c_.hidden_dropout);
+        linear(s, "classifier", double(B_), d_, c_.num_labels, true);
+        return;
+      case HeadKind::pretraining:
+        // BertForPreTraining: MLM transform (dense, GELU, LayerNorm), decoder tied to the word
+        // embeddings with its own bias, and the next-sentence classifier on the pooled output.
+        linear(s, "cls.transform.dense", T_, d_, d_, true);
+        unary(s, "cls.transform.act", "aten::gelu", "aten::gelu_backward", T_ * d_, 8);
+        norm(s, "cls.transform.LayerNorm", T_);
+        linear(s, "cls.decoder", T_, d_, c_.vocab, true, 1, false);
+        s.param(c_.vocab);  // its bias; the weight is the word embedding
+        if (train_) s.backward_only({pointwise("cls.decoder aten::add (tied weight grad)", dt_, V * d_, 3, 1)});
+        pooler(s);
+        linear(s, "cls.seq_relationship", double(B_), d_, 2, true);
+        return;
+    }
+  }
+
+  void cross_entropy(Section& s, const std::string& name, double rows, double classes) {
+    const double n = rows * classes;
+    const bool cast = e_ != 4;
+    if (cast)  // logits.float()
+      s.op(work(name + " aten::_to_copy (fp32)", EW, dt_, 0, n * (e_ + 4)),
+           {work(name + " aten::_to_copy (backward)", EW, dt_, 0, n * (e_ + 4))});
+    s.op(work(name + " aten::_log_softmax", KernelClass::softmax, DType::fp32, 5 * n, 8 * n),
+         {work(name + " aten::_log_softmax_backward_data", KernelClass::softmax, DType::fp32, 4 * n, 12 * n)});
+    s.op(work(name + " aten::nll_loss_forward", KernelClass::reduction, DType::fp32, rows, rows * 12),
+         {work(name + " aten::nll_loss_backward", EW, DType::fp32, rows, 4 * n + rows * 12)});
+  }
+
+  void loss(Section& s) {
+    switch (head_) {
+      case HeadKind::lm: cross_entropy(s, "lm", T_, double(c_.vocab)); break;
+      case HeadKind::classifier: cross_entropy(s, "classifier", double(B_), double(c_.num_labels)); break;
+      case HeadKind::pretraining:
+        cross_entropy(s, "mlm", T_, double(c_.vocab));
+        cross_entropy(s, "nsp", double(B_), 2);
+        break;
+      default: break;
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const SynthOptions& opt) {
+  if (opt.batch < 0) throw InputError("option '--batch': must be positive");
+  if (opt.seq < 0) throw InputError("option '--seq': must be positive");
+  if (opt.dtype && (*opt.dtype == DType::fp8 || *opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
+    throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
+                     " is not supported by synth (fp32, tf32, fp16, bf16)");
+  if (cfg.family != Family::bert && (opt.head == HeadKind::classifier || opt.head == HeadKind::pretraining))
+    throw InputError("option '--head': the classifier and pretraining heads are for encoder (BERT) models");
+  if (cfg.family == Family::bert && opt.head == HeadKind::lm)
+    throw InputError("option '--head': lm is for decoder models (use pretraining for BERT's MLM head)");
+  if (cfg.positions == PositionKind::learned && opt.seq > cfg.max_positions)
+    throw InputError("option '--seq': " + std::to_string(opt.seq) + " exceeds the " +
+                     std::to_string(cfg.max_positions) + " learned positions of " + cfg.name);
+  TransformerSynth s(cfg, opt);
+  return s.run();
+}
+
+}  // namespace kcast::synth
