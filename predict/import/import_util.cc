@@ -3,9 +3,11 @@
 
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <iostream>
 
 #include "calibrate/classifier_rules.h"
+#include "calibrate/csv_source.h"
 #include "calibrate/gpu_database_csv.h"
 #include "model/error.h"
 
@@ -65,6 +67,32 @@ std::string trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
   return std::string(s);
+}
+
+unsigned find_header_line(const std::string& head, const std::string& name,
+                          bool (*is_header)(std::string_view), const std::string& not_found) {
+  if (head.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(name + ": empty file");
+  constexpr unsigned kMaxPreambleLines = 10000;
+  try {
+    io::LineReader lines(name, std::make_unique<MemoryByteSource>(head));
+    unsigned i = 0;
+    while (char* line = lines.next_line()) {
+      if (is_header(line)) return i;
+      if (++i >= kMaxPreambleLines) break;
+    }
+  } catch (const io::error::base&) {
+    // An over-long line in the head: not a report header either.
+  }
+  throw InputError(name + ": " + not_found);
+}
+
+std::string read_head(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path + ": cannot open");
+  std::string head(kHeadBytes, '\0');
+  f.read(head.data(), std::streamsize(head.size()));
+  head.resize(size_t(f.gcount()));
+  return head;
 }
 
 Num parse_num(std::string_view s, bool thousands) {

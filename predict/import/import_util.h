@@ -61,6 +61,15 @@ std::string copy_kind_name(int64_t kind);
 
 std::string trim(std::string_view s);
 
+// Reports may follow lines that are not CSV (tool banners, the application's own stdout): the index
+// (0-based) of the first line of `head` that `is_header` accepts, found with io::LineReader.
+// InputError "<name>: <not_found>" when there is none; "<name>: empty file" for an empty head.
+constexpr size_t kHeadBytes = 1 << 20;
+unsigned find_header_line(const std::string& head, const std::string& name,
+                          bool (*is_header)(std::string_view), const std::string& not_found);
+// The first kHeadBytes of a file.
+std::string read_head(const std::string& path);
+
 // fast-cpp-csv-parser takes columns as variadic arguments; these adapt fixed arrays.
 template <class Reader, size_t N, size_t... I>
 void read_header_array(Reader& r, const std::array<const char*, N>& names, std::index_sequence<I...>) {

@@ -3,7 +3,6 @@
 // "Bytes (MB)", MB = 10^6 B). Captured stdout may hold banner lines before the header: they are
 // skipped with io::LineReader on the file's head, then the CSV is streamed with io::CSVReader, one
 // row at a time, so --aggregate runs in memory bounded by the distinct kernels.
-#include <fstream>
 #include <unordered_map>
 
 #include "calibrate/csv_source.h"
@@ -55,26 +54,12 @@ bool is_header(std::string_view line) {
          (line.find("Start") != std::string_view::npos || line.find("Duration") != std::string_view::npos);
 }
 
-constexpr size_t kHeadBytes = 1 << 20;
-constexpr unsigned kMaxPreambleLines = 10000;
-
 // Index (0-based) of the header line within the file's first bytes.
 unsigned find_header(const std::string& head, const std::string& name) {
-  if (head.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw InputError(name + ": empty file (expected nsys cuda_gpu_trace CSV)");
-  try {
-    io::LineReader lines(name, std::make_unique<MemoryByteSource>(head));
-    unsigned i = 0;
-    while (char* line = lines.next_line()) {
-      if (is_header(line)) return i;
-      if (++i >= kMaxPreambleLines) break;
-    }
-  } catch (const io::error::base&) {
-    // An over-long line in the head: not a report header either.
-  }
-  throw InputError(name + ": no nsys cuda_gpu_trace header (a CSV line naming 'Start (ns)', "
-                   "'Duration (ns)' and 'Name') in the first lines; is this `nsys stats --report "
-                   "cuda_gpu_trace --format csv` output?");
+  return find_header_line(head, name, is_header,
+                          "no nsys cuda_gpu_trace header (a CSV line naming 'Start (ns)', 'Duration (ns)' "
+                          "and 'Name') in the first lines; is this `nsys stats --report cuda_gpu_trace "
+                          "--format csv` output?");
 }
 
 void read_rows(Reader& in, unsigned header_line, const std::string& file, const ImportOptions& opt,
@@ -167,12 +152,7 @@ void read_rows(Reader& in, unsigned header_line, const std::string& file, const 
 }  // namespace
 
 void read_nsys_csv(const std::string& path, const ImportOptions& opt, KernelSink& sink) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open");
-  std::string head(kHeadBytes, '\0');
-  f.read(head.data(), std::streamsize(head.size()));
-  head.resize(size_t(f.gcount()));
-  const unsigned header = find_header(head, path);
+  const unsigned header = find_header(read_head(path), path);
   try {
     Reader in(path);
     read_rows(in, header, path, opt, sink);
