@@ -38,27 +38,36 @@ double memory_time(double bytes, const GpuCaps& g, const ModelParams& p) {
   return bytes / (bw * 1e3 * ramp);  // GB/s = 1e3 bytes/µs
 }
 
+// DRAM only (no L2 share), with the small-transfer ramp.
+double dram_time(double bytes, const GpuCaps& g, const ModelParams& p) {
+  if (bytes <= 0) return 0;
+  const double per_sm = bytes / g.sm_count;
+  const double ramp = per_sm / (per_sm + p[kMemRampKB] * 1024.0);
+  return bytes / (g.dram_bw_gbps * 1e3 * ramp);
+}
+
 }  // namespace
 
 KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const {
   const ModelParams& p = params_;
   const double sm_rate = gemm_rate(g, k.dtype) * rate_scale / g.sm_count;  // FLOP/µs per SM
   const double bytes = known(k.bytes) ? k.bytes : k.gemm_bytes();
+  const double kk = double(k.k), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
+  // GEMM operands stream from DRAM: benchmark loops and real models rarely find them in L2.
+  const double t_mem1 = dram_time(bytes, g, p);
   double best = 1e300, best_c = 0, best_m = 0;
-  for (const GemmTile& t : g.arch.tiles) {
+  for (int ti = 0; ti < g.num_tiles; ++ti) {
+    const GpuCaps::Tile& t = g.tiles[ti];
     const double tiles = double(k.batch) * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
-    const double area = double(t.m) * t.n;
-    const double tile_eff = std::min(1.0, std::pow(area / 16384.0, p[kTileExp]));
-    const double ctas = std::clamp(std::floor(16384.0 / area), 1.0, 4.0) * g.arch.ctas_per_sm;
-    const double slots = g.sm_count * ctas;
-    const double cta_rate = sm_rate * tile_eff / ctas;
-    int max_split = g.arch.split_k ? g.arch.max_split_k : 1;
+    const double cta_rate = sm_rate * t.eff / t.ctas;
+    const int max_split = g.arch.split_k ? g.arch.max_split_k : 1;
     for (int s = 1; s <= max_split; s *= 2) {
-      if (s > 1 && (tiles * s > 2 * slots || double(k.k) / s < 128)) break;
-      const double waves = std::ceil(tiles * s / slots);
-      const double t_c = waves * 2.0 * area * (double(k.k) / s + p[kKFill]) / cta_rate;
-      const double extra_bytes = s > 1 ? 2.0 * 4.0 * double(k.batch) * k.m * k.n * s : 0.0;
-      const double t_m = memory_time(bytes + extra_bytes, g, p);
+      // Split K only while it fills idle SMs and leaves each split a useful K range.
+      if (s > 1 && (tiles * s > 2 * t.slots || kk / s < 128)) break;
+      const double waves = std::ceil(tiles * s / t.slots);
+      const double t_c = waves * 2.0 * t.area * (kk / s + p[kKFill]) / cta_rate;
+      // Split-K partial sums (fp32) are written and read back by the reduction.
+      const double t_m = s > 1 ? dram_time(bytes + mn4 * s, g, p) : t_mem1;
       const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);
       if (total < best) best = total, best_c = t_c, best_m = t_m;
     }

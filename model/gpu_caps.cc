@@ -1,5 +1,8 @@
 #include "model/gpu_caps.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace kcast {
 
 GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<ArchFacts>& table) {
@@ -32,6 +35,16 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
       eff = known(g.measured_gemm_eff[i]) ? g.measured_gemm_eff[i] : p[kEffTensor];
     }
     c.tensor_tflops[i] = peak * eff;
+  }
+  for (const GemmTile& t : c.arch.tiles) {
+    if (c.num_tiles == 8) break;
+    GpuCaps::Tile& o = c.tiles[c.num_tiles++];
+    o.m = t.m;
+    o.n = t.n;
+    o.area = double(t.m) * t.n;
+    o.eff = std::min(1.0, std::pow(o.area / 16384.0, p[kTileExp]));
+    o.ctas = std::clamp(std::floor(16384.0 / o.area), 1.0, 4.0) * c.arch.ctas_per_sm;
+    o.slots = o.ctas * c.sm_count;
   }
   return c;
 }

@@ -22,6 +22,16 @@ struct GpuCaps {
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
   ArchFacts arch;
+  // The GEMM tile menu with what the model needs per tile, derived once here because the GEMM
+  // term is evaluated millions of times per second.
+  struct Tile {
+    double m, n, area;
+    double eff;    // per-SM throughput relative to a 128x128 tile
+    double ctas;   // CTAs of this tile resident per SM
+    double slots;  // ctas * sm_count
+  };
+  Tile tiles[8];
+  int num_tiles = 0;
 };
 
 // `table` is the architecture-facts table (data/archs.csv).

@@ -1,13 +1,123 @@
-// `kcast calibrate` (CLI.md). Placeholder until the command lands.
+// `kcast calibrate --measurements FILE... [--microbench FILE...] [--base MODEL.json] -o MODEL.json`
+// Microbenchmark results become the GPU's measured capabilities in the model (overriding datasheet
+// defaults); measured kernel lists fit the model's dimensionless parameters with Ceres. Prints a fit
+// report; writes the model atomically (a failed run leaves an existing file untouched).
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <iostream>
 
+#include "calibrate/atomic_file.h"
+#include "calibrate/fit.h"
+#include "calibrate/gpu_database_csv.h"
+#include "calibrate/microbench_results.h"
+#include "calibrate/score.h"
+#include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/options.h"
 
 namespace kcast::cli {
 
-int cmd_calibrate(int, char**) {
-  std::cerr << "kcast: 'calibrate' is not implemented yet\n";
-  return 1;
+namespace {
+
+nlohmann::json file_provenance(const std::string& path, size_t rows) {
+  const std::string bytes = read_file(path);
+  const uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), uInt(bytes.size()));
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%08lx", crc);
+  return {{"file", path}, {"crc32", hex}, {"bytes", bytes.size()}, {"rows", rows}};
+}
+
+GpuMeasured measured_from(const GpuSpec& s) {
+  GpuMeasured m;
+  m.dram_bw_gbps = s.measured_dram_bw_gbps;
+  m.l2_bw_gbps = s.measured_l2_bw_gbps;
+  m.launch_us = s.measured_launch_us;
+  m.fp32_tflops = s.measured_fp32_tflops;
+  for (int i = 0; i < 7; ++i) m.gemm_eff[i] = s.measured_gemm_eff[i];
+  m.source = s.measured_source;
+  return m;
+}
+
+}  // namespace
+
+int cmd_calibrate(int argc, char** argv) {
+  po::options_description opts("kcast calibrate options");
+  std::vector<std::string> files, microbench, exclude, freeze;
+  std::string base_path, out_path;
+  bool verbose = false;
+  int max_iter = 60;
+  opts.add_options()("measurements", po::value(&files)->multitoken(),
+                     "measured kernel lists (rows with gpu and duration_us)")(
+      "microbench", po::value(&microbench)->multitoken(), "kcast-microbench result CSVs")(
+      "base", po::value(&base_path), "start from this model.json (default: the shipped model)")(
+      "output,o", po::value(&out_path)->required(), "model.json to write")(
+      "exclude-gpu", po::value(&exclude)->composing(), "ignore measurements on this GPU (repeatable)")(
+      "freeze", po::value(&freeze)->composing(), "keep this parameter at its base value (repeatable)")(
+      "max-iterations", po::value(&max_iter)->default_value(60), "solver iterations")(
+      "verbose,v", po::bool_switch(&verbose), "print the solver's progress");
+  po::positional_options_description pos;
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "kcast calibrate --measurements FILE... [--microbench FILE...] [--base MODEL.json] "
+                     "-o MODEL.json",
+                     opts, pos, vm))
+    return 0;
+  if (files.empty() && microbench.empty())
+    throw InputError("calibrate: give --measurements and/or --microbench");
+  const GpuDatabase& db = default_gpu_database();
+  LoadedModel model = model_or_default(base_path);
+  nlohmann::json inputs = nlohmann::json::array();
+
+  for (const auto& f : microbench) {
+    MicrobenchResults r = read_microbench_csv(f);
+    const GpuSpec& gpu = db.resolve(r.device);
+    GpuSpec spec = model.spec_for(gpu);
+    apply_microbench(r, spec);
+    model.gpus[gpu.name] = measured_from(spec);
+    inputs.push_back(file_provenance(f, r.rows.size()));
+    std::cerr << "kcast: microbenchmarks " << f << " -> " << gpu.name << "\n";
+  }
+
+  if (!files.empty()) {
+    std::vector<std::string> ex;
+    for (const auto& e : exclude) ex.push_back(db.resolve(e).name);
+    MeasuredSet data = filter_gpus(read_measurements(files, db), ex, false);
+    for (const auto& f : files) {
+      size_t n = 0;
+      for (const auto& r : data.rows) n += r.file == f;
+      inputs.push_back(file_provenance(f, n));
+    }
+    FitOptions fo;
+    fo.verbose = verbose;
+    fo.max_iterations = max_iter;
+    fo.frozen = freeze;
+    FitReport rep;
+    model = fit_model(data, model, fo, &rep);
+    std::cerr << "kcast: " << rep.brief << "\n";
+    std::cerr << "kcast: fitted " << data.rows.size() << " rows on " << data.gpus.size() << " GPUs in "
+              << rep.seconds << " s\n";
+    // The fit error per class and GPU travels with the model.
+    nlohmann::json fit = nlohmann::json::array();
+    std::printf("%-16s %-14s %7s %8s %8s\n", "gpu", "class", "rows", "median%", "p90%");
+    for (const auto& l : score_absolute(data, model)) {
+      fit.push_back({{"gpu", l.gpu}, {"class", l.cls}, {"rows", l.stats.rows}, {"median_err", l.stats.median},
+                     {"mean_err", l.stats.mean}, {"p90_err", l.stats.p90}});
+      std::printf("%-16s %-14s %7zu %8.1f %8.1f\n", l.gpu.c_str(), l.cls.c_str(), l.stats.rows,
+                  100 * l.stats.median, 100 * l.stats.p90);
+    }
+    model.fit = {{"per_class_gpu", fit}, {"solver", rep.brief}, {"seconds", rep.seconds}};
+  }
+  std::time_t now = std::time(nullptr);
+  char ts[32];
+  std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  model.provenance = {{"inputs", inputs}, {"created", ts}, {"kcast_version", KCAST_VERSION},
+                      {"base", base_path.empty() ? model.path : base_path}};
+  save_model(model, out_path);
+  std::cerr << "kcast: wrote " << out_path << "\n";
+  return 0;
 }
 
 }  // namespace kcast::cli

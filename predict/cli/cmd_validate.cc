@@ -1,13 +1,126 @@
-// `kcast validate` (CLI.md). Placeholder until the command lands.
+// `kcast validate --measurements FILE... [--model M] [--holdout-gpu NAME]... [--format ...]`
+// Accuracy on measured data, per GPU and class, in absolute and transfer mode. With --holdout-gpu the
+// model is refitted without those GPUs (starting from --model or the default) and only they are
+// scored: the use case is predicting GPUs the model has never seen.
+#include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
+#include "calibrate/atomic_file.h"
+#include "calibrate/fit.h"
+#include "calibrate/gpu_database_csv.h"
+#include "calibrate/score.h"
+#include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/options.h"
 
 namespace kcast::cli {
 
-int cmd_validate(int, char**) {
-  std::cerr << "kcast: 'validate' is not implemented yet\n";
-  return 1;
+namespace {
+
+void print_table(const std::vector<ScoreLine>& lines, bool only_all) {
+  std::printf("%-9s %-16s %-16s %-14s %7s %8s %8s %8s\n", "mode", "source", "gpu", "class", "rows",
+              "median%", "mean%", "p90%");
+  for (const auto& l : lines) {
+    if (only_all && l.cls != "all") continue;
+    std::printf("%-9s %-16s %-16s %-14s %7zu %8.1f %8.1f %8.1f\n", l.mode.c_str(),
+                l.source.empty() ? "-" : l.source.c_str(), l.gpu.c_str(), l.cls.c_str(), l.stats.rows,
+                100 * l.stats.median, 100 * l.stats.mean, 100 * l.stats.p90);
+  }
+}
+
+void write_per_row(const MeasuredSet& s, const LoadedModel& m, const std::string& path) {
+  std::vector<GpuCaps> caps;
+  for (const GpuSpec* g : s.gpus) caps.push_back(m.caps_for(*g));
+  write_file_atomically(path, [&](std::ostream& o) {
+    o << "gpu,class,dtype,context,batch,m,n,k,flops,bytes,measured_us,predicted_us,bound,rel_err\n";
+    char buf[512];
+    for (const auto& r : s.rows) {
+      const Kernel& k = r.kernel;
+      const KernelPrediction p = m.model.predict(k, caps[r.gpu_index]);
+      const double pred = p.time_us + m.model.params().context_overhead(k.context);
+      std::snprintf(buf, sizeof buf, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%.6g,%.6g,%.4f,%.4f,%s,%.5f\n",
+                    s.gpus[r.gpu_index]->name.c_str(), std::string(to_string(k.cls)).c_str(),
+                    std::string(to_string(k.dtype)).c_str(), k.context.c_str(), (long long)k.batch,
+                    (long long)k.m, (long long)k.n, (long long)k.k, k.flops, k.bytes, k.duration_us, pred,
+                    std::string(to_string(p.bound)).c_str(), (pred - k.duration_us) / k.duration_us);
+      o << buf;
+    }
+  });
+}
+
+}  // namespace
+
+int cmd_validate(int argc, char** argv) {
+  po::options_description opts("kcast validate options");
+  std::vector<std::string> files, holdout;
+  std::string model_path, format = "table";
+  std::string per_row;
+  bool summary_only = false, verbose = false, no_transfer = false;
+  int max_iter = 60;
+  opts.add_options()("measurements", po::value(&files)->multitoken()->required(),
+                     "measured kernel lists (rows with gpu and duration_us)")(
+      "model", po::value(&model_path), "model.json (default: the shipped model)")(
+      "holdout-gpu", po::value(&holdout)->composing(), "refit without this GPU and score only it (repeatable)")(
+      "format", po::value(&format)->default_value("table"), "table, csv or json")(
+      "summary", po::bool_switch(&summary_only), "table: only the per-GPU 'all' lines")(
+      "no-transfer", po::bool_switch(&no_transfer), "skip transfer-mode scoring")(
+      "max-iterations", po::value(&max_iter)->default_value(60), "refit iterations with --holdout-gpu")(
+      "per-row", po::value(&per_row), "write each scored row's absolute-mode prediction to this CSV")(
+      "verbose,v", po::bool_switch(&verbose), "print the solver's progress");
+  po::positional_options_description pos;
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "kcast validate --measurements FILE... [--model M] [--holdout-gpu NAME]... "
+                     "[--format table|csv|json]",
+                     opts, pos, vm))
+    return 0;
+  const Format fmt = parse_format(format);
+  const GpuDatabase& db = default_gpu_database();
+  std::vector<std::string> held;
+  for (const auto& h : holdout) held.push_back(db.resolve(h).name);
+  const MeasuredSet all = read_measurements(files, db);
+  LoadedModel model = model_or_default(model_path);
+
+  MeasuredSet targets = all, sources = all;
+  if (!held.empty()) {
+    targets = filter_gpus(all, held, true);
+    sources = filter_gpus(all, held, false);
+    if (targets.rows.empty()) throw InputError("validate: no measured rows on the held-out GPU(s)");
+    if (sources.rows.empty()) throw InputError("validate: nothing left to fit after holding out the GPU(s)");
+    FitOptions fo;
+    fo.verbose = verbose;
+    fo.max_iterations = max_iter;
+    FitReport rep;
+    model = fit_model(sources, model, fo, &rep);
+    std::cerr << "kcast: refitted without";
+    for (const auto& h : held) std::cerr << " " << h;
+    std::cerr << " on " << sources.rows.size() << " rows in " << rep.seconds << " s (" << rep.iterations
+              << " iterations)\n";
+  }
+  if (!per_row.empty()) write_per_row(targets, model, per_row);
+  std::vector<ScoreLine> lines = score_absolute(targets, model);
+  if (!no_transfer) {
+    auto t = score_transfer(targets, sources, model);
+    lines.insert(lines.end(), t.begin(), t.end());
+  }
+  if (fmt == Format::json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& l : lines)
+      arr.push_back({{"mode", l.mode}, {"source_gpu", l.source}, {"gpu", l.gpu}, {"class", l.cls},
+                     {"rows", l.stats.rows}, {"median_err", l.stats.median}, {"mean_err", l.stats.mean},
+                     {"p90_err", l.stats.p90}});
+    nlohmann::json out = {{"holdout_gpus", held}, {"rows", targets.rows.size()}, {"scores", arr}};
+    std::cout << out.dump(2) << "\n";
+  } else if (fmt == Format::csv) {
+    std::cout << "mode,source_gpu,gpu,class,rows,median_err,mean_err,p90_err\n";
+    for (const auto& l : lines)
+      std::printf("%s,%s,%s,%s,%zu,%.6f,%.6f,%.6f\n", l.mode.c_str(), l.source.c_str(), l.gpu.c_str(),
+                  l.cls.c_str(), l.stats.rows, l.stats.median, l.stats.mean, l.stats.p90);
+  } else {
+    print_table(lines, summary_only);
+  }
+  return 0;
 }
 
 }  // namespace kcast::cli

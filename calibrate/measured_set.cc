@@ -1,0 +1,46 @@
+#include "calibrate/measured_set.h"
+
+#include <algorithm>
+
+#include "calibrate/classifier_rules.h"
+#include "calibrate/kernel_list_csv.h"
+
+namespace kcast {
+
+MeasuredSet read_measurements(const std::vector<std::string>& files, const GpuDatabase& db) {
+  MeasuredSet s;
+  KernelListOptions opt{&db, &default_classifier()};
+  for (const auto& f : files) {
+    s.files.push_back(f);
+    for (Kernel& k : read_kernel_list(f, opt)) {
+      if (k.gpu.empty() || !known(k.duration_us)) {
+        ++s.skipped;
+        continue;
+      }
+      const GpuSpec* g = &db.resolve(k.gpu);
+      auto it = std::find(s.gpus.begin(), s.gpus.end(), g);
+      size_t gi = size_t(it - s.gpus.begin());
+      if (it == s.gpus.end()) s.gpus.push_back(g);
+      s.rows.push_back({std::move(k), gi, f});
+    }
+  }
+  return s;
+}
+
+MeasuredSet filter_gpus(const MeasuredSet& s, const std::vector<std::string>& names, bool keep) {
+  MeasuredSet out;
+  out.files = s.files;
+  std::vector<long> remap(s.gpus.size(), -1);
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    bool listed = std::find(names.begin(), names.end(), s.gpus[i]->name) != names.end();
+    if (listed == keep) {
+      remap[i] = long(out.gpus.size());
+      out.gpus.push_back(s.gpus[i]);
+    }
+  }
+  for (const auto& r : s.rows)
+    if (remap[r.gpu_index] >= 0) out.rows.push_back({r.kernel, size_t(remap[r.gpu_index]), r.file});
+  return out;
+}
+
+}  // namespace kcast

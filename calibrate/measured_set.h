@@ -1,0 +1,32 @@
+// MeasuredSet: measured kernels prepared for fitting and scoring: each row's GPU resolved to its
+// capabilities under a given model, so scoring and fitting evaluate the model without look-ups.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "calibrate/model_file.h"
+#include "model/gpu_database.h"
+#include "model/kernel.h"
+
+namespace kcast {
+
+struct MeasuredRow {
+  Kernel kernel;
+  size_t gpu_index;     // into MeasuredSet::gpus
+  std::string file;     // source file, for provenance
+};
+
+struct MeasuredSet {
+  std::vector<const GpuSpec*> gpus;  // distinct GPUs that appear
+  std::vector<MeasuredRow> rows;     // rows with a duration and a GPU
+  std::vector<std::string> files;
+  size_t skipped = 0;  // rows without duration_us or gpu
+};
+
+// Reads kernel lists; keeps rows that have both `gpu` and `duration_us`.
+MeasuredSet read_measurements(const std::vector<std::string>& files, const GpuDatabase& db);
+
+// The same set restricted to rows whose GPU is (keep=true) or is not (keep=false) in `names`.
+MeasuredSet filter_gpus(const MeasuredSet& s, const std::vector<std::string>& names, bool keep);
+
+}  // namespace kcast

@@ -1,0 +1,111 @@
+#include "calibrate/score.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace kcast {
+
+ErrorStats summarize(std::vector<double> e) {
+  ErrorStats s;
+  s.rows = e.size();
+  if (e.empty()) return s;
+  std::sort(e.begin(), e.end());
+  auto q = [&](double f) {
+    double pos = f * double(e.size() - 1);
+    size_t lo = size_t(pos);
+    size_t hi = std::min(lo + 1, e.size() - 1);
+    return e[lo] + (pos - double(lo)) * (e[hi] - e[lo]);
+  };
+  s.median = q(0.5);
+  s.p90 = q(0.9);
+  double sum = 0;
+  for (double v : e) sum += v;
+  s.mean = sum / double(e.size());
+  return s;
+}
+
+double predicted_as_measured(const LoadedModel& m, const Kernel& k, const GpuCaps& caps) {
+  return m.model.predict(k, caps).time_us + m.model.params().context_overhead(k.context);
+}
+
+namespace {
+
+using Groups = std::map<std::pair<std::string, std::string>, std::vector<double>>;
+
+void emit(const Groups& g, const std::string& mode, std::vector<ScoreLine>& out) {
+  std::map<std::string, std::vector<double>> all;
+  for (const auto& [key, errs] : g) {
+    const auto& [gpu, cls] = key;
+    out.push_back({mode, "", gpu, cls, summarize(errs)});
+    auto& a = all[gpu];
+    a.insert(a.end(), errs.begin(), errs.end());
+  }
+  for (const auto& [gpu, errs] : all) out.push_back({mode, "", gpu, "all", summarize(errs)});
+}
+
+std::vector<GpuCaps> caps_of(const MeasuredSet& s, const LoadedModel& m) {
+  std::vector<GpuCaps> caps;
+  for (const GpuSpec* g : s.gpus) caps.push_back(m.caps_for(*g));
+  return caps;
+}
+
+// The fields the model reads, plus the context: two rows with the same key are the same kernel.
+using KernelKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, double, double, std::string>;
+KernelKey key_of(const Kernel& k) {
+  return {int(k.cls), int(k.dtype), k.batch, k.m, k.n, k.k, known(k.flops) ? k.flops : -1.0,
+          known(k.bytes) ? k.bytes : -1.0, k.context};
+}
+
+}  // namespace
+
+std::vector<ScoreLine> score_absolute(const MeasuredSet& s, const LoadedModel& m) {
+  const auto caps = caps_of(s, m);
+  Groups g;
+  for (const auto& r : s.rows) {
+    const double pred = predicted_as_measured(m, r.kernel, caps[r.gpu_index]);
+    g[{s.gpus[r.gpu_index]->name, std::string(to_string(r.kernel.cls))}].push_back(
+        std::fabs(pred - r.kernel.duration_us) / r.kernel.duration_us);
+  }
+  std::vector<ScoreLine> out;
+  emit(g, "absolute", out);
+  return out;
+}
+
+std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const MeasuredSet& sources,
+                                      const LoadedModel& m) {
+  const auto tcaps = caps_of(targets, m);
+  const auto scaps = caps_of(sources, m);
+  std::multimap<KernelKey, size_t> by_key;
+  for (size_t i = 0; i < sources.rows.size(); ++i) by_key.emplace(key_of(sources.rows[i].kernel), i);
+  // (source, target, class) -> errors
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> g;
+  const auto& params = m.model.params();
+  for (const auto& t : targets.rows) {
+    auto [lo, hi] = by_key.equal_range(key_of(t.kernel));
+    for (auto it = lo; it != hi; ++it) {
+      const auto& src = sources.rows[it->second];
+      const std::string& sname = sources.gpus[src.gpu_index]->name;
+      const std::string& tname = targets.gpus[t.gpu_index]->name;
+      if (sname == tname) continue;
+      // Scale the GPU's share of the measurement; the context floor does not move with the GPU.
+      const double ctx = params.context_overhead(t.kernel.context);
+      const double ps = m.model.predict(src.kernel, scaps[src.gpu_index]).time_us;
+      const double pt = m.model.predict(t.kernel, tcaps[t.gpu_index]).time_us;
+      const double src_gpu = std::max(src.kernel.duration_us - ctx, 0.05 * src.kernel.duration_us);
+      const double pred = src_gpu * pt / ps + ctx;
+      const double err = std::fabs(pred - t.kernel.duration_us) / t.kernel.duration_us;
+      g[{sname, tname, std::string(to_string(t.kernel.cls))}].push_back(err);
+      g[{sname, tname, "all"}].push_back(err);
+    }
+  }
+  std::vector<ScoreLine> out;
+  for (const auto& [key, errs] : g) {
+    const auto& [s, t, c] = key;
+    out.push_back({"transfer", s, t, c, summarize(errs)});
+  }
+  return out;
+}
+
+}  // namespace kcast
