@@ -1,0 +1,361 @@
+// Tests of `kcast synth`: FLOP totals against closed forms worked out by hand, parameter counts
+// against published sizes, every built-in in every mode and dtype, HF config reading and errors.
+#include "predict/synth/synth.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "calibrate/kernel_list_csv.h"
+#include "model/error.h"
+#include "predict/synth/transformer_config.h"
+
+namespace kcast::synth {
+namespace {
+
+double total_flops(const std::vector<Kernel>& ks, std::initializer_list<KernelClass> classes) {
+  double f = 0;
+  for (const auto& k : ks)
+    for (auto c : classes)
+      if (k.cls == c) f += k.flops * k.count;
+  return f;
+}
+
+const Kernel* find(const std::vector<Kernel>& ks, const std::string& name) {
+  for (const auto& k : ks)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  auto p = std::filesystem::temp_directory_path() / ("kcast_synth_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+TEST(SynthConfig, BuiltinParameterCountsMatchPublished) {
+  struct Case {
+    const char* name;
+    double published;
+    double tol;
+  };
+  // Published sizes: BERT-Large 335M, GPT-2 Large 774M, Llama 2 7B 6.74B, Llama 3 8B 8.03B,
+  // OPT-1.3B 1.3B, GPT-3 XL 1.3B, GPT-3 2.7B 2.7B (the GPT-3 paper's rounded sizes).
+  for (const Case& c : {Case{"bert-large", 335e6, 0.01}, Case{"gpt2-large", 774e6, 0.005},
+                        Case{"llama2-7b", 6.74e9, 0.005}, Case{"llama3-8b", 8.03e9, 0.005},
+                        Case{"opt-1.3b", 1.3e9, 0.02}, Case{"gpt3-xl", 1.3e9, 0.02}, Case{"gpt3-2.7b", 2.7e9, 0.03}}) {
+    const TransformerConfig* cfg = find_builtin_transformer(c.name);
+    ASSERT_NE(cfg, nullptr) << c.name;
+    EXPECT_NEAR(cfg->parameter_count() / c.published, 1.0, c.tol) << c.name << " " << cfg->parameter_count();
+  }
+  // Exact by hand: GPT-2 Large = 36 * (12 d^2 + 13 d) + (50257 + 1024) d + 2 d, d = 1280.
+  const double d = 1280;
+  EXPECT_DOUBLE_EQ(find_builtin_transformer("gpt2-large")->parameter_count(),
+                   36 * (12 * d * d + 13 * d) + (50257 + 1024) * d + 2 * d);
+}
+
+TEST(SynthTransformer, DecoderTrainingGemmFlopsAreSixTimesParamsTimesTokens) {
+  SynthOptions o;
+  o.mode = Mode::train;
+  o.batch = 2;
+  o.seq = 1024;
+  const auto ks = synthesize("gpt2-large", o);
+  const double L = 36, d = 1280, V = 50257, T = 2 * 1024.0, S = 1024, B = 2;
+  // Weight GEMMs: 12 d^2 per layer plus the (tied) LM head, 6 flops per weight per token
+  // (forward 2, data grad 2, weight grad 2); attention: QK^T and PV are 2*S*S*d each per sequence
+  // and layer forward, times 3 with backward.
+  const double weights = L * 12 * d * d + d * V;
+  const double expected = 6 * weights * T + 12 * L * B * S * S * d;
+  EXPECT_NEAR(total_flops(ks, {KernelClass::gemm}) / expected, 1.0, 1e-3);
+  // The usual shorthand 6 * parameters * tokens (+ attention) holds within a percent.
+  const double params = find_builtin_transformer("gpt2-large")->parameter_count();
+  EXPECT_NEAR(total_flops(ks, {KernelClass::gemm}) / (6 * params * T + 12 * L * B * S * S * d), 1.0, 0.01);
+}
+
+TEST(SynthTransformer, InferenceGemmFlopsAreTwiceParamsTimesTokens) {
+  SynthOptions o;
+  o.seq = 2048;
+  const auto ks = synthesize("llama3-8b", o);
+  const double L = 32, d = 4096, kvd = 1024, F = 14336, V = 128256, T = 2048, S = 2048;
+  const double weights = L * (2 * d * d + 2 * d * kvd + 3 * d * F) + d * V;
+  const double expected = 2 * weights * T + 4 * L * S * S * d;
+  // The rotary cos/sin product is a tiny extra GEMM.
+  EXPECT_NEAR(total_flops(ks, {KernelClass::gemm}) / expected, 1.0, 1e-3);
+  const Kernel* qk = find(ks, "layer.attn.qk aten::bmm (QK^T)");
+  ASSERT_NE(qk, nullptr);
+  EXPECT_EQ(qk->batch, 32);
+  EXPECT_EQ(qk->m, 2048);
+  EXPECT_EQ(qk->n, 2048);
+  EXPECT_EQ(qk->k, 128);
+  EXPECT_EQ(qk->count, 32);
+  EXPECT_EQ(qk->dtype, DType::bf16);  // llama default
+}
+
+TEST(SynthTransformer, LinearShapesAndBackwardGemms) {
+  SynthOptions o;
+  o.mode = Mode::train;
+  o.batch = 4;
+  o.seq = 512;
+  const auto ks = synthesize("bert-large", o);
+  const Kernel* fwd = find(ks, "layer.mlp.fc1 aten::addmm");
+  const Kernel* dgrad = find(ks, "layer.mlp.fc1 aten::mm (dgrad)");
+  const Kernel* wgrad = find(ks, "layer.mlp.fc1 aten::mm (wgrad)");
+  ASSERT_TRUE(fwd && dgrad && wgrad);
+  EXPECT_EQ(std::vector<int64_t>({fwd->m, fwd->n, fwd->k}), std::vector<int64_t>({2048, 4096, 1024}));
+  EXPECT_EQ(std::vector<int64_t>({dgrad->m, dgrad->n, dgrad->k}), std::vector<int64_t>({2048, 1024, 4096}));
+  EXPECT_EQ(std::vector<int64_t>({wgrad->m, wgrad->n, wgrad->k}), std::vector<int64_t>({4096, 1024, 2048}));
+  EXPECT_EQ(fwd->count, 24);
+  // Training adds dropout, softmax backward, norm backward, embedding backward, the loss.
+  for (const char* name : {"layer.attn.dropout aten::native_dropout", "layer.attn.softmax aten::_softmax_backward_data",
+                           "layer.mlp.LayerNorm aten::native_layer_norm_backward (input)",
+                           "embed.word_embeddings aten::embedding_dense_backward",
+                           "loss.mlm aten::_log_softmax", "layer.mlp.act aten::gelu_backward"})
+    EXPECT_NE(find(ks, name), nullptr) << name;
+  // Inference launches no dropout and no backward.
+  o.mode = Mode::infer;
+  for (const auto& k : synthesize("bert-large", o)) {
+    EXPECT_EQ(k.name.find("dropout"), std::string::npos) << k.name;
+    EXPECT_EQ(k.name.find("backward"), std::string::npos) << k.name;
+  }
+}
+
+TEST(SynthTransformer, ElementwiseBytesFollowTheTensors) {
+  SynthOptions o;
+  o.batch = 8;
+  o.seq = 512;
+  const auto ks = synthesize("bert-large", o);
+  const Kernel* add = find(ks, "layer.attn.residual aten::add");
+  ASSERT_NE(add, nullptr);
+  const double T = 8 * 512 * 1024.0;
+  EXPECT_DOUBLE_EQ(add->bytes, 12 * T);  // fp32: read two, write one
+  const Kernel* ln = find(ks, "layer.attn.LayerNorm aten::native_layer_norm");
+  ASSERT_NE(ln, nullptr);
+  EXPECT_GE(ln->bytes, 8 * T);  // reads x, writes y, plus statistics
+  EXPECT_EQ(ln->cls, KernelClass::normalization);
+  const Kernel* sm = find(ks, "layer.attn.softmax aten::_softmax");
+  ASSERT_NE(sm, nullptr);
+  EXPECT_DOUBLE_EQ(sm->bytes, 8.0 * 8 * 16 * 512 * 512);
+}
+
+TEST(SynthTransformer, FlashAttentionIsOneRowPerLayer) {
+  SynthOptions o;
+  o.mode = Mode::train;
+  o.attention = AttentionImpl::flash;
+  o.seq = 4096;
+  const auto ks = synthesize("llama2-7b", o);
+  const Kernel* fa = find(ks, "layer.attn.flash aten::_scaled_dot_product_flash_attention");
+  ASSERT_NE(fa, nullptr);
+  // 4 * B * heads * S^2 * head_dim, halved by the causal mask.
+  EXPECT_DOUBLE_EQ(fa->flops, 4.0 * 32 * 4096.0 * 4096 * 128 / 2);
+  EXPECT_EQ(fa->cls, KernelClass::attention);
+  EXPECT_EQ(fa->count, 32);
+  EXPECT_NE(find(ks, "layer.attn.flash aten::_scaled_dot_product_flash_attention_backward"), nullptr);
+  EXPECT_EQ(find(ks, "layer.attn.qk aten::bmm (QK^T)"), nullptr);
+  EXPECT_EQ(find(ks, "layer.attn.softmax aten::_softmax (fp32)"), nullptr);
+}
+
+TEST(SynthTransformer, LayerOverrideReproducesASmallerModel) {
+  SynthOptions o;
+  o.layers = 2;
+  o.hidden = 3072;
+  o.heads = 24;
+  o.ffn = 12288;
+  o.seq = 2048;
+  const auto ks = synthesize("gpt3-xl", o);
+  const Kernel* qkv = find(ks, "layer.attn.c_attn aten::addmm");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(qkv->count, 2);
+  EXPECT_EQ(qkv->n, 3 * 3072);
+  const Kernel* qk = find(ks, "layer.attn.qk aten::bmm (QK^T)");
+  ASSERT_NE(qk, nullptr);
+  EXPECT_EQ(qk->k, 128);
+}
+
+TEST(SynthTransformer, AdamIsForeachKernelsOverAllParameters) {
+  SynthOptions o;
+  o.mode = Mode::train;
+  o.seq = 128;
+  const auto ks = synthesize("gpt2-large", o);
+  double bytes = 0;
+  int rows = 0;
+  for (const auto& k : ks)
+    if (k.cls == KernelClass::optimizer) {
+      bytes += k.bytes * k.count;
+      ++rows;
+      EXPECT_GE(k.count, 1);
+    }
+  EXPECT_EQ(rows, 7);
+  // 18 fp32 tensor passes per parameter (lerp 3, mul 2, addcmul 3, sqrt 2, div 2, add 2, addcdiv 4).
+  EXPECT_NEAR(bytes / (72 * find_builtin_transformer("gpt2-large")->parameter_count()), 1.0, 1e-9);
+  o.optimizer = Optimizer::sgd;
+  int sgd = 0;
+  for (const auto& k : synthesize("gpt2-large", o)) sgd += k.cls == KernelClass::optimizer;
+  EXPECT_EQ(sgd, 1);
+}
+
+TEST(SynthTransformer, MultiTensorLaunchesFollowChunking) {
+  const int64_t chunk = 65536;
+  EXPECT_EQ(multi_tensor_launches({320 * chunk}, 64), 1);
+  EXPECT_EQ(multi_tensor_launches({320 * chunk + 1}, 64), 2);
+  EXPECT_EQ(multi_tensor_launches(std::vector<int64_t>(111, 10), 110), 2);
+  EXPECT_EQ(multi_tensor_launches({}, 110), 0);
+}
+
+TEST(SynthTransformer, EveryBuiltinInEveryModeAndDtype) {
+  for (const auto& m : builtin_models()) {
+    for (Mode mode : {Mode::infer, Mode::train})
+      for (DType dt : {DType::fp32, DType::tf32, DType::fp16, DType::bf16})
+        for (AttentionImpl att : {AttentionImpl::eager, AttentionImpl::flash}) {
+          if (m.name == "resnet50" && att == AttentionImpl::flash) continue;
+          SynthOptions o;
+          o.mode = mode;
+          o.dtype = dt;
+          o.attention = att;
+          o.batch = 2;
+          if (m.name != "resnet50") o.seq = 256;
+          const auto ks = synthesize(m.name, o);
+          ASSERT_FALSE(ks.empty()) << m.name;
+          for (const auto& k : ks) {
+            ASSERT_FALSE(k.name.empty());
+            EXPECT_TRUE(known(k.flops) && k.flops >= 0) << m.name << " " << k.name;
+            EXPECT_TRUE(known(k.bytes) && k.bytes > 0) << m.name << " " << k.name;
+            EXPECT_GE(k.count, 1) << k.name;
+            if (k.cls == KernelClass::gemm || k.cls == KernelClass::conv) {
+              EXPECT_TRUE(k.has_shape()) << k.name;
+            } else {
+              EXPECT_NE(k.dtype, DType::tf32) << k.name;  // tf32 is a GEMM math mode only
+            }
+          }
+          // Round trip through the kernel-list CSV.
+          std::ostringstream csv;
+          write_kernel_list(ks, csv);
+          const auto back = parse_kernel_list(csv.str(), "synth.csv", {});
+          ASSERT_EQ(back.size(), ks.size());
+          EXPECT_NEAR(total_flops(back, {KernelClass::gemm, KernelClass::conv}),
+                      total_flops(ks, {KernelClass::gemm, KernelClass::conv}),
+                      1e-6 * total_flops(ks, {KernelClass::gemm, KernelClass::conv}));
+        }
+  }
+}
+
+TEST(SynthResNet, ForwardFlopsMatchTorchvision) {
+  SynthOptions o;
+  const auto ks = synthesize("resnet50", o);
+  // torchvision lists ResNet-50 at 4.09 GMACs per 224x224 image = 8.18 GFLOP (FMA = 2).
+  EXPECT_NEAR(total_flops(ks, {KernelClass::conv, KernelClass::gemm}) / 8.18e9, 1.0, 0.01);
+  const Kernel* stem = find(ks, "stem.conv1 aten::cudnn_convolution");
+  ASSERT_NE(stem, nullptr);
+  EXPECT_EQ(stem->cls, KernelClass::conv);
+  EXPECT_EQ(std::vector<int64_t>({stem->m, stem->n, stem->k}), std::vector<int64_t>({112 * 112, 64, 3 * 7 * 7}));
+  const Kernel* rep = find(ks, "layer3.1-5.conv2 aten::cudnn_convolution");
+  ASSERT_NE(rep, nullptr);
+  EXPECT_EQ(rep->count, 5);
+}
+
+TEST(SynthResNet, TrainingIsThreeForwardsLessTheStemDataGradient) {
+  SynthOptions o;
+  o.batch = 8;
+  const double fwd = total_flops(synthesize("resnet50", o), {KernelClass::conv});
+  o.mode = Mode::train;
+  const auto ks = synthesize("resnet50", o);
+  const double stem = 2.0 * 8 * 112 * 112 * 64 * 3 * 7 * 7;
+  EXPECT_NEAR(total_flops(ks, {KernelClass::conv}) / (3 * fwd - stem), 1.0, 1e-9);
+  // Parameters, from the Adam lerp row (3 fp32 tensors per parameter): 25,557,032.
+  const Kernel* lerp = find(ks, "optimizer.adam aten::_foreach_lerp_ (exp_avg)");
+  ASSERT_NE(lerp, nullptr);
+  EXPECT_NEAR(lerp->bytes * lerp->count / 12, 25557032, 1);
+  EXPECT_NE(find(ks, "stem.bn1 aten::cudnn_batch_norm_backward"), nullptr);
+  EXPECT_NE(find(ks, "stem.relu aten::threshold_backward"), nullptr);
+}
+
+TEST(SynthConfigFile, ReadsHuggingFaceConfigs) {
+  const std::string gpt2 = write_temp("gpt2.json", R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12,
+      "n_head": 12, "n_inner": null, "vocab_size": 50257, "n_positions": 1024,
+      "activation_function": "gelu_new", "resid_pdrop": 0.1})");
+  const TransformerConfig c = read_hf_config(gpt2);
+  EXPECT_EQ(c.ffn, 3072);
+  EXPECT_EQ(c.act, Activation::gelu_new);
+  EXPECT_NEAR(c.parameter_count(), 124439808, 1);  // GPT-2 small
+  const std::string mistral = write_temp("mistral.json", R"({"model_type": "mistral", "hidden_size": 4096,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+      "vocab_size": 32000, "max_position_embeddings": 32768, "hidden_act": "silu", "rms_norm_eps": 1e-5,
+      "tie_word_embeddings": false})");
+  const TransformerConfig m = read_hf_config(mistral);
+  EXPECT_EQ(m.family, Family::llama);
+  EXPECT_EQ(m.norm, NormKind::rms);
+  EXPECT_TRUE(m.gated_mlp);
+  EXPECT_NEAR(m.parameter_count() / 7.24e9, 1.0, 0.005);  // Mistral 7B
+  SynthOptions o;
+  o.seq = 512;
+  const auto ks = synthesize_config_file(mistral, o);
+  const Kernel* k = find(ks, "layer.attn.k_proj|v_proj aten::mm");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->n, 1024);
+  std::filesystem::remove(gpt2);
+  std::filesystem::remove(mistral);
+}
+
+TEST(SynthConfigFile, ErrorsNameFileAndKey) {
+  auto err = [](const std::string& json) {
+    const std::string p = write_temp("bad.json", json);
+    const std::string e = error_of([&] { read_hf_config(p); });
+    std::filesystem::remove(p);
+    return std::make_pair(p, e);
+  };
+  auto [p1, e1] = err(R"({"hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10})");
+  EXPECT_NE(e1.find(p1 + ": key 'hidden_size'"), std::string::npos) << e1;
+  auto [p2, e2] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2})");
+  EXPECT_NE(e2.find("'vocab_size'"), std::string::npos) << e2;
+  auto [p3, e3] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
+      "hidden_act": "mish"})");
+  EXPECT_NE(e3.find("key 'hidden_act'"), std::string::npos) << e3;
+  auto [p4, e4] = err("{not json");
+  EXPECT_NE(e4.find(p4), std::string::npos) << e4;
+  EXPECT_NE(error_of([] { read_hf_config("/nonexistent/config.json"); }).find("/nonexistent/config.json"),
+            std::string::npos);
+}
+
+TEST(SynthOptionsTest, BadOptionsNameTheOption) {
+  SynthOptions o;
+  EXPECT_NE(error_of([&] { synthesize("gpt5", o); }).find("unknown model 'gpt5'"), std::string::npos);
+  o.seq = 128;
+  EXPECT_NE(error_of([&] { synthesize("resnet50", o); }).find("'--seq'"), std::string::npos);
+  o.seq = 4096;
+  EXPECT_NE(error_of([&] { synthesize("gpt2-large", o); }).find("'--seq'"), std::string::npos);
+  o.seq = 0;
+  o.dtype = DType::fp8;
+  EXPECT_NE(error_of([&] { synthesize("bert-large", o); }).find("'--dtype'"), std::string::npos);
+  o.dtype.reset();
+  o.heads = 7;
+  EXPECT_NE(error_of([&] { synthesize("bert-large", o); }).find("not a multiple"), std::string::npos);
+}
+
+TEST(SynthCli, ListsModelsAndRejectsBadOptions) {
+  FILE* p = popen((std::string(KCAST_BINARY) + " synth --list").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out = "\n";  // so every name, the first included, follows a newline
+  char buf[256];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  EXPECT_EQ(pclose(p), 0);
+  for (const char* m : {"bert-large", "gpt2-large", "gpt3-xl", "gpt3-2.7b", "opt-1.3b", "llama2-7b", "llama3-8b", "resnet50"})
+    EXPECT_NE(out.find(std::string("\n") + m + " "), std::string::npos) << m;
+  const int rc = std::system((std::string(KCAST_BINARY) + " synth gpt2-large --mode fly 2>/dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+}
+
+}  // namespace
+}  // namespace kcast::synth
