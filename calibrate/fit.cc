@@ -94,7 +94,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   std::vector<double> params(base.model.params().p.begin(), base.model.params().p.end());
   auto* functor = new BatchResidual(data, base, ctx_of_row, weight, contexts);
   functor->set_delta(opt.huber_delta);
-  auto* cost = new ceres::DynamicNumericDiffCostFunction<BatchResidual, ceres::CENTRAL>(functor);
+  auto* cost = new ceres::DynamicNumericDiffCostFunction<BatchResidual, ceres::FORWARD>(functor);
   cost->AddParameterBlock(kNumParams);
   const bool has_ctx = !contexts.empty();
   if (has_ctx) cost->AddParameterBlock(int(contexts.size()));

@@ -17,22 +17,28 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
                      : p[kL2BytesPerClk] * c.sm_count * c.clock_mhz * 1e-3;  // GB/s
   c.l2_bytes = known(g.l2_mb) ? g.l2_mb * 1e6 : 0;
   c.launch_floor_us = known(g.measured_launch_us) ? g.measured_launch_us : p[kFloorUs];
+  // Power limit: the clock a board can hold under dense math when its power budget per SM is
+  // below what an SM draws at boost. Measured rates already include it.
+  const double power = (known(g.tdp_w) && known(g.boost_clock_mhz))
+                           ? std::min(1.0, g.tdp_w / (c.sm_count * g.boost_clock_mhz * 1e-3 * p[kWattsPerSmGhz]))
+                           : 1.0;
+  c.power_derate = power;
   // SIMT FP32: a measured FMA rate already reflects dual issue and clocks under load.
-  const double fp32 = known(g.fp32_tflops) ? g.fp32_tflops : 0;
+  const double fp32 = (known(g.fp32_tflops) ? g.fp32_tflops : 0) * power;
   c.vector_tflops = known(g.measured_fp32_tflops) ? g.measured_fp32_tflops : fp32 * c.arch.fp32_gemm_factor;
   for (DType d : kAllDTypes) {
     const int i = int(d);
     double peak = 0, eff = 0;
     if (d == DType::fp32 || !g.has_tensor(d)) {
       // SIMT path: FP32 GEMMs without TF32, FP64 without tensor FP64, FP16 on Pascal.
-      double simt = known(g.peak_tflops(d)) ? g.peak_tflops(d) : 0;
+      double simt = known(g.peak_tflops(d)) ? g.peak_tflops(d) * power : 0;
       if (d == DType::tf32) simt = fp32;  // TF32 requested where no tensor unit: runs as FP32
       if (d == DType::fp32 || d == DType::tf32) simt *= c.arch.fp32_gemm_factor;
       peak = simt;
       eff = p[kEffSimt];
     } else {
       peak = g.peak_tflops(d);
-      eff = known(g.measured_gemm_eff[i]) ? g.measured_gemm_eff[i] : p[kEffTensor];
+      eff = known(g.measured_gemm_eff[i]) ? g.measured_gemm_eff[i] : p[kEffTensor] * power;
     }
     c.tensor_tflops[i] = peak * eff;
   }

@@ -21,6 +21,7 @@ struct GpuCaps {
                                  // where no tensor unit exists); 0 = unsupported
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
+  double power_derate = 1;       // sustained/boost clock under dense math (power limit)
   ArchFacts arch;
   // The GEMM tile menu with what the model needs per tile, derived once here because the GEMM
   // term is evaluated millions of times per second.

@@ -19,6 +19,7 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"norm_passes", 1.0, 0.0, 6.0, "extra DRAM passes in normalization"},
     {"ew_flops_per_byte", 0.5, 0.0, 20.0, "SIMT flops per byte in elementwise ops"},
     {"splitk_us", 1.5, 0.0, 20.0, "split-K reduction overhead (µs)"},
+    {"watts_per_sm_ghz", 1.5, 0.3, 4.0, "board watts per SM per GHz at full math load"},
 }};
 
 ModelParams::ModelParams() {

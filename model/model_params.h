@@ -23,6 +23,8 @@ enum Param : int {
   kNormPasses,       // same for layer/batch/RMS norm
   kElementwiseFlopsPerByte,  // SIMT work of transcendental-heavy elementwise ops (flops per byte)
   kSplitKUs,         // cost of a split-K reduction (µs, on top of its bytes)
+  kWattsPerSmGhz,    // board power one SM draws per GHz under dense math; boards with less power
+                     // per SM (T4, L4, L40S) cannot hold boost clock and are derated
   kNumParams
 };
 
