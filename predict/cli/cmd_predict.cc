@@ -1,13 +1,95 @@
-// `kcast predict` (CLI.md). Placeholder until the command lands.
+// `kcast predict` (CLI.md): a kernel list's predicted time on one or more GPUs. Thin: options here,
+// the work in predict/e2e (predictor), the output in predict/report (values struct + renderers).
 #include <iostream>
+#include <sstream>
 
+#include "calibrate/atomic_file.h"
+#include "calibrate/classifier_rules.h"
+#include "calibrate/gpu_database_csv.h"
+#include "calibrate/kernel_list_csv.h"
+#include "calibrate/model_file.h"
+#include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/options.h"
+#include "predict/e2e/predictor.h"
+#include "predict/report/per_kernel_csv.h"
+#include "predict/report/predict_values.h"
 
 namespace kcast::cli {
 
-int cmd_predict(int, char**) {
-  std::cerr << "kcast: 'predict' is not implemented yet\n";
-  return 1;
+namespace {
+
+std::vector<std::string> split_gpus(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string part; std::getline(ss, part, ',');) {
+    const auto b = part.find_first_not_of(" \t"), e = part.find_last_not_of(" \t");
+    if (b == std::string::npos) throw InputError("option '--gpu': empty GPU name in '" + s + "'");
+    out.push_back(part.substr(b, e - b + 1));
+  }
+  if (out.empty()) throw InputError("option '--gpu': no GPU given");
+  return out;
+}
+
+}  // namespace
+
+int cmd_predict(int argc, char** argv) {
+  po::options_description opts("kcast predict options");
+  std::string kernels, gpus, model, mode = "auto", per_kernel, format = "table", html;
+  bool cuda_graph = false, with_context = false;
+  unsigned threads = 0;
+  opts.add_options()("kernels", po::value(&kernels)->required(), "kernel list (kcast CSV; '-' = stdin)")(
+      "gpu", po::value(&gpus)->required(), "target GPU(s), comma-separated: NAME[,NAME...]")(
+      "model", po::value(&model), "model.json (default: the shipped model)")(
+      "mode", po::value(&mode)->default_value("auto"),
+      "auto (transfer where a row was measured), transfer, absolute")(
+      "per-kernel", po::value(&per_kernel), "write one row per input row and GPU to this CSV")(
+      "format", po::value(&format)->default_value("table"), "table, csv or json")(
+      "html", po::value(&html), "write a self-contained HTML report with charts")(
+      "cuda-graph", po::bool_switch(&cuda_graph),
+      "assume CUDA-graph replay: launch cost shrinks to the graph launch interval, host gaps vanish")(
+      "with-context", po::bool_switch(&with_context),
+      "add the measurement context's framework floor back to rows with a 'context'")(
+      "threads", po::value(&threads)->default_value(0), "worker threads (0: one per GPU up to the core count)");
+  po::positional_options_description pos;
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "kcast predict --kernels FILE --gpu NAME[,NAME...] [--model MODEL.json] "
+                     "[--mode auto|transfer|absolute] [--per-kernel OUT.csv] [--format table|csv|json] "
+                     "[--html OUT.html] [--cuda-graph] [--with-context]",
+                     opts, pos, vm))
+    return 0;
+  const Format fmt = parse_format(format);
+  E2eOptions eo;
+  eo.mode = parse_predict_mode(mode);
+  eo.cuda_graph = cuda_graph;
+  eo.with_context = with_context;
+  eo.keep_rows = !per_kernel.empty();
+  eo.max_threads = threads;
+
+  const GpuDatabase& db = default_gpu_database();
+  std::vector<const GpuSpec*> specs;
+  for (const auto& name : split_gpus(gpus)) {
+    try {
+      specs.push_back(&db.resolve(name));
+    } catch (const InputError& e) {
+      throw InputError(std::string("option '--gpu': ") + e.what());
+    }
+  }
+  const LoadedModel lm = model_or_default(model);
+  const std::vector<Kernel> rows = read_kernel_list(kernels, KernelListOptions{&db, &default_classifier()});
+  const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
+  std::vector<Target> targets;
+  for (const GpuSpec* s : specs) targets.push_back({s->name, lm.caps_for(*s)});
+  const std::vector<GpuPrediction> preds = predict_targets(w, targets);
+
+  if (!per_kernel.empty()) write_per_kernel_csv_file(w, preds, per_kernel);
+  const PredictValues v = make_predict_values(w, preds, specs, kernels, lm.path.empty() ? "<default>" : lm.path);
+  if (!html.empty()) write_file_atomically(html, [&](std::ostream& o) { o << predict_html(v); });
+  if (fmt == Format::json) std::cout << predict_json(v).dump(2) << "\n";
+  else if (fmt == Format::csv) render_predict_csv(v, std::cout);
+  else render_predict_table(v, std::cout);
+  return 0;
 }
 
 }  // namespace kcast::cli

@@ -1,13 +1,86 @@
-// `kcast whatif` (CLI.md). Placeholder until the command lands.
+// `kcast whatif` (CLI.md): the workload on a modified GPU, a knob sweep, and the walls study. Thin:
+// options here, the work in predict/whatif, the output in predict/report.
 #include <iostream>
 
+#include "calibrate/atomic_file.h"
+#include "calibrate/classifier_rules.h"
+#include "calibrate/gpu_database_csv.h"
+#include "calibrate/kernel_list_csv.h"
+#include "calibrate/model_file.h"
+#include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/options.h"
+#include "predict/report/whatif_values.h"
+#include "predict/whatif/whatif.h"
 
 namespace kcast::cli {
 
-int cmd_whatif(int, char**) {
-  std::cerr << "kcast: 'whatif' is not implemented yet\n";
-  return 1;
+int cmd_whatif(int argc, char** argv) {
+  po::options_description opts("kcast whatif options");
+  std::string kernels, gpu, model, mode = "auto", format = "table", html, sweep;
+  std::vector<std::string> sets, scales;
+  bool walls = false, cuda_graph = false, with_context = false;
+  unsigned threads = 0;
+  std::string knob_list;
+  for (const auto& k : kKnobs) knob_list += (knob_list.empty() ? "" : ", ") + std::string(k.name) + " (" + k.unit + ")";
+  opts.add_options()("kernels", po::value(&kernels)->required(), "kernel list (kcast CSV; '-' = stdin)")(
+      "gpu", po::value(&gpu)->required(), "the GPU to modify")(
+      "model", po::value(&model), "model.json (default: the shipped model)")(
+      "set", po::value(&sets)->composing(), ("KNOB=VALUE; knobs: " + knob_list).c_str())(
+      "scale", po::value(&scales)->composing(), "KNOB=FACTOR (applied after every --set)")(
+      "sweep", po::value(&sweep), "KNOB=START:STOP:STEPS, on top of --set/--scale")(
+      "walls", po::bool_switch(&walls), "2x compute for compute-bound kernels, 2x bandwidth for memory-bound, both, launch/2")(
+      "mode", po::value(&mode)->default_value("auto"), "auto, transfer or absolute (as in predict)")(
+      "format", po::value(&format)->default_value("table"), "table, csv or json")(
+      "html", po::value(&html), "write a self-contained HTML report with charts")(
+      "cuda-graph", po::bool_switch(&cuda_graph), "assume CUDA-graph replay (as in predict)")(
+      "with-context", po::bool_switch(&with_context), "add measurement-context floors (as in predict)")(
+      "threads", po::value(&threads)->default_value(0), "worker threads (0: the core count)");
+  po::positional_options_description pos;
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "kcast whatif --kernels FILE --gpu NAME [--model MODEL.json] [--set KNOB=VALUE]... "
+                     "[--scale KNOB=FACTOR]... [--sweep KNOB=START:STOP:STEPS] [--walls] "
+                     "[--format table|csv|json] [--html OUT.html]",
+                     opts, pos, vm))
+    return 0;
+  const Format fmt = parse_format(format);
+  E2eOptions eo;
+  eo.mode = parse_predict_mode(mode);
+  eo.cuda_graph = cuda_graph;
+  eo.with_context = with_context;
+  eo.max_threads = threads;
+  WhatifSpec ws;
+  for (const auto& s : sets) {
+    auto [k, v] = parse_knob_assignment(s, "--set");
+    ws.changes.push_back({k, false, v});
+  }
+  for (const auto& s : scales) {
+    auto [k, v] = parse_knob_assignment(s, "--scale");
+    ws.changes.push_back({k, true, v});
+  }
+  if (!sweep.empty()) ws.sweep = parse_sweep(sweep, "--sweep");
+  ws.walls = walls;
+
+  const GpuDatabase& db = default_gpu_database();
+  const GpuSpec* spec = nullptr;
+  try {
+    spec = &db.resolve(gpu);
+  } catch (const InputError& e) {
+    throw InputError(std::string("option '--gpu': ") + e.what());
+  }
+  const LoadedModel lm = model_or_default(model);
+  const GpuCaps base = lm.caps_for(*spec);
+  apply_changes(base, *spec, ws.changes);  // reject bad knob values before reading the kernel list
+  const std::vector<Kernel> rows = read_kernel_list(kernels, KernelListOptions{&db, &default_classifier()});
+  const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
+  const WhatifResult r = run_whatif(w, *spec, base, ws);
+  const WhatifValues v = make_whatif_values(r, *spec, ws, kernels, lm.path.empty() ? "<default>" : lm.path);
+  if (!html.empty()) write_file_atomically(html, [&](std::ostream& o) { o << whatif_html(v); });
+  if (fmt == Format::json) std::cout << whatif_json(v).dump(2) << "\n";
+  else if (fmt == Format::csv) render_whatif_csv(v, std::cout);
+  else render_whatif_table(v, std::cout);
+  return 0;
 }
 
 }  // namespace kcast::cli

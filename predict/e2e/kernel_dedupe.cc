@@ -1,0 +1,60 @@
+#include "predict/e2e/kernel_dedupe.h"
+
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+
+namespace kcast {
+
+namespace {
+
+// The fields CostModel::predict reads. Doubles are compared by bit pattern with every NaN mapped to
+// one pattern, so "unknown" equals "unknown" and no epsilon can merge kernels the model separates.
+struct Key {
+  uint64_t head;  // class and dtype
+  int64_t batch, m, n, k;
+  uint64_t flops, bytes;
+  bool operator==(const Key&) const = default;
+};
+
+uint64_t bits(double v) {
+  if (std::isnan(v)) return 0x7ff8000000000000ull;
+  return std::bit_cast<uint64_t>(v);
+}
+
+Key key_of(const Kernel& k) {
+  return Key{uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k, bits(k.flops), bits(k.bytes)};
+}
+
+struct KeyHash {
+  size_t operator()(const Key& key) const {
+    // splitmix64-style mixing of each word: cheap and well spread for small integer shapes.
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint64_t w : {key.head, uint64_t(key.batch), uint64_t(key.m), uint64_t(key.n), uint64_t(key.k),
+                       key.flops, key.bytes}) {
+      h ^= w + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+      h ^= h >> 31;
+      h *= 0xbf58476d1ce4e5b9ull;
+    }
+    return size_t(h ^ (h >> 29));
+  }
+};
+
+}  // namespace
+
+bool same_model_inputs(const Kernel& a, const Kernel& b) { return key_of(a) == key_of(b); }
+
+UniqueKernels dedupe_kernels(const std::vector<Kernel>& rows) {
+  UniqueKernels u;
+  u.of_row.resize(rows.size());
+  std::unordered_map<Key, uint32_t, KeyHash> index;
+  index.reserve(1024);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    auto [it, inserted] = index.try_emplace(key_of(rows[r]), uint32_t(u.rep.size()));
+    if (inserted) u.rep.push_back(uint32_t(r));
+    u.of_row[r] = it->second;
+  }
+  return u;
+}
+
+}  // namespace kcast

@@ -1,0 +1,214 @@
+#include "predict/e2e/predictor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "model/error.h"
+#include "predict/e2e/step_time.h"
+#include "predict/e2e/transfer.h"
+
+namespace kcast {
+
+void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn) {
+  if (n == 0) return;
+  unsigned hw = max_threads ? max_threads : std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::min<size_t>(n, hw);
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+        next = n;  // stop handing out work
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedModel& lm,
+                                  const GpuDatabase& db, const E2eOptions& opt, const std::string& file) {
+  PreparedWorkload w;
+  w.rows = &rows;
+  w.model = &lm.model;
+  w.opt = opt;
+  w.uniq = dedupe_kernels(rows);
+  w.timeline = timeline_order(rows);
+
+  // Context floors, looked up once per distinct context string.
+  const bool any_context = std::any_of(rows.begin(), rows.end(), [](const Kernel& k) { return !k.context.empty(); });
+  if (any_context) {
+    w.context_us.resize(rows.size());
+    std::string last;
+    double last_us = 0;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (rows[r].context.empty()) continue;
+      if (rows[r].context != last) last = rows[r].context, last_us = lm.model.params().context_overhead(last);
+      w.context_us[r] = last_us;
+    }
+  }
+
+  // Source GPUs of measured rows.
+  w.source_of_row.assign(rows.size(), -1);
+  if (opt.mode != PredictMode::absolute) {
+    std::map<std::string, int16_t> index;  // as written in the file -> source
+    std::string last;
+    int16_t last_idx = -1;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const Kernel& k = rows[r];
+      if (!known(k.duration_us) || k.gpu.empty()) {
+        if (opt.mode == PredictMode::transfer)
+          throw InputError(file + ": row " + std::to_string(r) + " ('" + k.name + "'): transfer mode needs " +
+                           (known(k.duration_us) ? "column 'gpu'" : "column 'duration_us'") +
+                           " (use --mode auto to predict unmeasured rows absolutely)");
+        continue;
+      }
+      if (k.gpu != last) {
+        auto it = index.find(k.gpu);
+        if (it == index.end()) {
+          const GpuSpec* spec = db.find(k.gpu);
+          if (!spec) {
+            try {
+              spec = &db.resolve(k.gpu);
+            } catch (const InputError& e) {
+              throw InputError(file + ": row " + std::to_string(r) + ": column 'gpu': " + e.what());
+            }
+          }
+          auto same = std::find(w.sources.begin(), w.sources.end(), spec->name);
+          int16_t idx = int16_t(same - w.sources.begin());
+          if (same == w.sources.end()) {
+            if (w.sources.size() >= 32000) throw InputError(file + ": too many distinct source GPUs");
+            w.sources.push_back(spec->name);
+            w.source_caps.push_back(lm.caps_for(*spec));
+          }
+          it = index.emplace(k.gpu, idx).first;
+        }
+        last = k.gpu;
+        last_idx = it->second;
+      }
+      w.source_of_row[r] = last_idx;
+    }
+  }
+
+  // Source predictions, only for the distinct kernels each source measured.
+  w.source_pred.resize(w.sources.size());
+  parallel_for(w.sources.size(), opt.max_threads, [&](size_t s) {
+    std::vector<uint8_t> needed(w.uniq.rep.size(), 0);
+    for (size_t r = 0; r < rows.size(); ++r)
+      if (w.source_of_row[r] == int16_t(s)) needed[w.uniq.of_row[r]] = 1;
+    auto& pred = w.source_pred[s];
+    pred.resize(w.uniq.rep.size());
+    for (size_t u = 0; u < needed.size(); ++u)
+      if (needed[u]) pred[u] = lm.model.predict(rows[w.uniq.rep[u]], w.source_caps[s]);
+  });
+
+  double measured = 0;
+  bool all_measured = true;
+  for (const Kernel& k : rows) {
+    if (!known(k.duration_us)) {
+      all_measured = false;
+      break;
+    }
+    measured += k.count * k.duration_us;
+  }
+  if (all_measured) {
+    w.measured_kernel_us = measured;
+    w.measured_step_us = w.timeline.empty() ? measured : measured_step_time(rows, w.timeline);
+  }
+  return w;
+}
+
+std::vector<KernelPrediction> predict_unique(const PreparedWorkload& w, const GpuCaps& caps) {
+  std::vector<KernelPrediction> out(w.uniq.rep.size());
+  for (size_t u = 0; u < out.size(); ++u) out[u] = w.model->predict((*w.rows)[w.uniq.rep[u]], caps);
+  return out;
+}
+
+GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu, const GpuCaps& caps,
+                              const std::vector<KernelPrediction>& target_pred) {
+  const std::vector<Kernel>& rows = *w.rows;
+  const E2eOptions& opt = w.opt;
+  GpuPrediction g;
+  g.gpu = gpu;
+  g.mode = opt.mode;
+  g.rows = rows.size();
+  g.timeline = !w.timeline.empty();
+  const bool keep_times = opt.keep_rows || g.timeline;
+  if (keep_times) g.row_us.resize(rows.size());
+  if (opt.keep_rows) g.row_bound.resize(rows.size()), g.row_transferred.resize(rows.size());
+  std::vector<uint8_t> source_used(w.sources.size(), 0);
+  const double floor_t = caps.launch_floor_us;
+
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Kernel& k = rows[r];
+    const uint32_t u = w.uniq.of_row[r];
+    const KernelPrediction& p = target_pred[u];
+    const double ctx = w.context_us.empty() ? 0.0 : w.context_us[r];
+    const int s = w.source_of_row[r];
+    double t;
+    Bound b = p.bound;
+    if (s >= 0) {
+      const KernelPrediction& ps = w.source_pred[s][u];
+      const double d = k.duration_us;
+      const double d_gpu = measured_gpu_time(d, ctx, w.source_caps[s].launch_floor_us);
+      double t_gpu = transfer_time(d_gpu, ps.time_us, p.time_us, floor_t);
+      if (ps.time_us > 0 && t_gpu > d_gpu * (p.time_us / ps.time_us)) b = Bound::launch;  // held at the floor
+      if (opt.cuda_graph) t_gpu = graph_time(t_gpu, floor_t);
+      t = opt.with_context && ctx > 0 ? d + (t_gpu - d_gpu) : t_gpu;
+      source_used[s] = 1;
+      ++g.transferred_rows;
+    } else {
+      t = opt.cuda_graph ? graph_time(p.time_us, floor_t) : p.time_us;
+      if (opt.with_context) t += ctx;
+    }
+    const double busy = k.count * t;
+    g.kernel_us += busy;
+    g.invocations += k.count;
+    g.by_class_bound[int(k.cls)][int(b)] += busy;
+    ++g.class_rows[int(k.cls)];
+    if (keep_times) g.row_us[r] = t;
+    if (opt.keep_rows) g.row_bound[r] = uint8_t(b), g.row_transferred[r] = s >= 0;
+  }
+  for (size_t s = 0; s < w.sources.size(); ++s)
+    if (source_used[s]) g.source_gpus.push_back(w.sources[s]);
+  g.step_us = g.timeline ? replay_step_time(rows, w.timeline, g.row_us, ReplayOptions{opt.cuda_graph}) : g.kernel_us;
+  if (!opt.keep_rows) g.row_us = {};
+  return g;
+}
+
+std::vector<GpuPrediction> predict_targets(const PreparedWorkload& w, const std::vector<Target>& targets) {
+  std::vector<GpuPrediction> out(targets.size());
+  parallel_for(targets.size(), w.opt.max_threads, [&](size_t i) {
+    out[i] = evaluate_target(w, targets[i].name, targets[i].caps, predict_unique(w, targets[i].caps));
+  });
+  return out;
+}
+
+double GpuPrediction::by_class(KernelClass c) const {
+  const auto& v = by_class_bound[int(c)];
+  return v[0] + v[1] + v[2];
+}
+
+double GpuPrediction::by_bound(Bound b) const {
+  double s = 0;
+  for (const auto& v : by_class_bound) s += v[int(b)];
+  return s;
+}
+
+}  // namespace kcast

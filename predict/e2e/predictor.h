@@ -1,0 +1,91 @@
+// End-to-end predictor: a kernel list on one or more target GPUs, in absolute, transfer or auto mode
+// (mode.h), with step time from the trace timeline (step_time.h) and per-class / per-bound totals.
+//
+// Work is shared across targets: identical kernels are predicted once per GPU (kernel_dedupe.h), the
+// source-GPU predictions that transfer mode divides by are computed once, and targets run in
+// parallel, one std::thread per GPU up to hardware_concurrency. Results are deterministic: each
+// target's sums run in row order whatever the thread count.
+#pragma once
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "calibrate/model_file.h"
+#include "model/cost_model.h"
+#include "model/gpu_database.h"
+#include "predict/e2e/kernel_dedupe.h"
+#include "predict/e2e/mode.h"
+
+namespace kcast {
+
+struct E2eOptions {
+  PredictMode mode = PredictMode::automatic;
+  bool cuda_graph = false;    // assume CUDA-graph replay (transfer.h, step_time.h)
+  bool with_context = false;  // add the measurement context's floor to rows that name a context
+  bool keep_rows = false;     // keep per-row times (for --per-kernel)
+  unsigned max_threads = 0;   // 0: hardware_concurrency
+};
+
+// The kernel list prepared once for any number of targets: dedupe, source GPUs and their model
+// predictions, per-row context floors and the timeline order.
+struct PreparedWorkload {
+  const std::vector<Kernel>* rows = nullptr;
+  const CostModel* model = nullptr;
+  E2eOptions opt;
+  UniqueKernels uniq;
+  std::vector<std::string> sources;                          // canonical source GPU names
+  std::vector<GpuCaps> source_caps;
+  std::vector<std::vector<KernelPrediction>> source_pred;    // [source][unique]
+  std::vector<int16_t> source_of_row;                        // -1: predicted absolutely
+  std::vector<double> context_us;                            // per row; empty when no row has one
+  std::vector<uint32_t> timeline;                            // rows with start_us, in start order
+  double measured_kernel_us = kUnknown;  // sum of count * duration_us when every row is measured
+  double measured_step_us = kUnknown;    // the trace's own step (step_time.h)
+};
+
+// Throws InputError (naming `file` and the row) when transfer mode meets an unmeasured row, or when
+// a row's gpu does not resolve.
+PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedModel& model,
+                                  const GpuDatabase& db, const E2eOptions& opt, const std::string& file);
+
+struct GpuPrediction {
+  std::string gpu;
+  PredictMode mode = PredictMode::automatic;
+  size_t rows = 0, transferred_rows = 0;
+  double invocations = 0;      // sum of count
+  double kernel_us = 0;        // sum of count * time
+  double step_us = 0;          // end-to-end (== kernel_us without a timeline)
+  bool timeline = false;       // some rows carried start_us
+  std::array<std::array<double, 3>, kNumClasses> by_class_bound{};  // count * time, [class][bound]
+  std::array<size_t, kNumClasses> class_rows{};
+  std::vector<std::string> source_gpus;  // sources actually used by transferred rows
+  // Per row, only with E2eOptions::keep_rows.
+  std::vector<double> row_us;
+  std::vector<uint8_t> row_bound;        // Bound
+  std::vector<uint8_t> row_transferred;  // 1: transfer, 0: absolute
+
+  double by_class(KernelClass c) const;
+  double by_bound(Bound b) const;
+};
+
+// Model predictions of every distinct kernel of `w` on `caps`.
+std::vector<KernelPrediction> predict_unique(const PreparedWorkload& w, const GpuCaps& caps);
+
+// One target from its distinct-kernel predictions (which whatif may assemble from several caps).
+GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu, const GpuCaps& caps,
+                              const std::vector<KernelPrediction>& target_pred);
+
+struct Target {
+  std::string name;
+  GpuCaps caps;
+};
+
+// Every target, in parallel; results in target order.
+std::vector<GpuPrediction> predict_targets(const PreparedWorkload& w, const std::vector<Target>& targets);
+
+// Runs fn(i) for i in [0, n) on up to max_threads threads (0: hardware_concurrency); rethrows the
+// first exception.
+void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn);
+
+}  // namespace kcast

@@ -1,0 +1,68 @@
+#include "predict/report/per_kernel_csv.h"
+
+#include <charconv>
+#include <stdexcept>
+
+#include "calibrate/atomic_file.h"
+#include "predict/report/text_util.h"
+
+namespace kcast {
+
+namespace {
+
+void put_double(std::string& buf, double v) {
+  if (!known(v)) return;
+  char b[32];
+  auto [end, ec] = std::to_chars(b, b + sizeof b, v, std::chars_format::general, 9);
+  buf.append(b, end);
+}
+
+}  // namespace
+
+void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds, std::ostream& out) {
+  const std::vector<Kernel>& rows = *w.rows;
+  for (const auto& p : preds)
+    if (p.row_us.size() != rows.size()) throw std::logic_error("per-kernel output needs keep_rows predictions");
+  std::vector<std::string> gpu_cells;
+  for (const auto& p : preds) gpu_cells.push_back(report::csv_cell(p.gpu));
+  std::string buf = "row,target_gpu,name,class,predicted_us,bound,measured_us,mode,source_gpu\n";
+  std::string name_cell;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Kernel& k = rows[r];
+    name_cell = report::csv_cell(k.name);
+    const int s = w.source_of_row[r];
+    for (size_t g = 0; g < preds.size(); ++g) {
+      const GpuPrediction& p = preds[g];
+      char num[24];
+      auto [end, ec] = std::to_chars(num, num + sizeof num, r);
+      buf.append(num, end);
+      buf += ',';
+      buf += gpu_cells[g];
+      buf += ',';
+      buf += name_cell;
+      buf += ',';
+      buf += to_string(k.cls);
+      buf += ',';
+      put_double(buf, p.row_us[r]);
+      buf += ',';
+      buf += to_string(Bound(p.row_bound[r]));
+      buf += ',';
+      put_double(buf, k.duration_us);
+      buf += p.row_transferred[r] ? ",transfer," : ",absolute,";
+      if (p.row_transferred[r]) buf += report::csv_cell(w.sources[s]);
+      buf += '\n';
+    }
+    if (buf.size() > (1u << 20)) {
+      out.write(buf.data(), std::streamsize(buf.size()));
+      buf.clear();
+    }
+  }
+  out.write(buf.data(), std::streamsize(buf.size()));
+}
+
+void write_per_kernel_csv_file(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds,
+                               const std::string& path) {
+  write_file_atomically(path, [&](std::ostream& o) { write_per_kernel_csv(w, preds, o); });
+}
+
+}  // namespace kcast

@@ -1,0 +1,73 @@
+#include "predict/report/predict_values.h"
+
+namespace kcast {
+
+namespace {
+
+bool gemm_like(KernelClass c) {
+  return c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention;
+}
+
+// The dtype carrying the most FLOPs; rows without flops count as one FLOP so a list without any
+// still has an answer (its most common dtype).
+DType dominant_dtype(const std::vector<Kernel>& rows) {
+  std::array<double, 7> flops{};
+  for (const Kernel& k : rows) flops[int(k.dtype)] += k.count * (known(k.flops) ? k.flops : 1.0);
+  int best = int(DType::fp32);
+  for (int i = 0; i < 7; ++i)
+    if (flops[i] > flops[best]) best = i;
+  return DType(best);
+}
+
+}  // namespace
+
+PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds,
+                                  const std::vector<const GpuSpec*>& specs, const std::string& kernels_file,
+                                  const std::string& model) {
+  PredictValues v;
+  v.kernels_file = kernels_file;
+  v.model = model;
+  v.cuda_graph = w.opt.cuda_graph;
+  v.with_context = w.opt.with_context;
+  v.timeline = !w.timeline.empty();
+  const DType dt = dominant_dtype(*w.rows);
+  v.dominant_dtype = std::string(to_string(dt));
+  v.measured_kernel_us = w.measured_kernel_us;
+  v.measured_step_us = w.measured_step_us;
+  for (size_t i = 0; i < preds.size(); ++i) {
+    const GpuPrediction& p = preds[i];
+    PredictGpuValues g;
+    g.gpu = p.gpu;
+    g.mode = std::string(to_string(p.mode));
+    g.kernels = p.rows;
+    g.transferred_rows = p.transferred_rows;
+    g.invocations = p.invocations;
+    g.kernel_us = p.kernel_us;
+    g.step_us = p.step_us;
+    g.class_rows = p.class_rows;
+    for (KernelClass c : kAllClasses) {
+      const auto& cb = p.by_class_bound[int(c)];
+      g.class_us[int(c)] = p.by_class(c);
+      for (int b = 0; b < 3; ++b) g.bound_us[b] += cb[b];
+      g.launch_bound_us += cb[int(Bound::launch)];
+      (gemm_like(c) ? g.gemm_us : g.non_gemm_us) += cb[int(Bound::compute)] + cb[int(Bound::memory)];
+    }
+    g.source_gpus = p.source_gpus;
+    if (i < specs.size() && specs[i]) {
+      double peak = specs[i]->peak_tflops(dt);
+      if (!known(peak)) peak = specs[i]->fp32_tflops;
+      g.peak_tflops = peak;
+    }
+    v.gpus.push_back(std::move(g));
+  }
+  if (!v.gpus.empty()) {
+    const PredictGpuValues& first = v.gpus[0];
+    for (auto& g : v.gpus) {
+      g.speedup_vs_first = g.step_us > 0 ? first.step_us / g.step_us : kUnknown;
+      g.peak_ratio_vs_first = first.peak_tflops > 0 ? g.peak_tflops / first.peak_tflops : kUnknown;
+    }
+  }
+  return v;
+}
+
+}  // namespace kcast
