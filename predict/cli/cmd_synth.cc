@@ -46,7 +46,7 @@ int cmd_synth(int argc, char** argv) {
       "infer (forward) or train (forward + backward + optimizer step)")(
       "dtype", po::value(&dtype), "fp32, tf32, fp16 or bf16 (default: bf16 for llama models, fp32 otherwise)")(
       "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
-      "optimizer", po::value(&optimizer)->default_value("adam"), "train: adam, sgd or none (foreach kernels)")(
+      "optimizer", po::value(&optimizer)->default_value("adam"), "adam, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
       "head", po::value(&head)->default_value("auto"),
       "auto, lm, classifier, pretraining or none (auto: LM for decoders; BERT: classifier in infer, "
       "pretraining in train)")("no-loss", "train: leave out the loss and its backward")(
@@ -61,7 +61,8 @@ int cmd_synth(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer] [--dtype DT] "
-                     "[--attention eager|flash] [--optimizer adam|sgd|none] [--config FILE.json] [-o OUT.csv] [--list]",
+                     "[--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss] [--config FILE.json]\n"
+                     "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V] [-o OUT.csv] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -103,8 +104,6 @@ int cmd_synth(int argc, char** argv) {
     if (!d) throw InputError("option '--dtype': unknown dtype '" + dtype + "'");
     o.dtype = *d;
   }
-  if (o.mode == Mode::infer && !vm["optimizer"].defaulted())
-    throw InputError("option '--optimizer': applies to --mode train only");
 
   const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o) : synthesize_config_file(config, o);
   if (out.empty()) write_kernel_list(kernels, std::cout);

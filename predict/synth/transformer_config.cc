@@ -195,6 +195,10 @@ TransformerConfig read_hf_config(const std::string& path) {
 }
 
 TransformerConfig with_overrides(TransformerConfig c, const SynthOptions& o) {
+  std::string given;  // the overrides, to name them if the result is inconsistent
+  for (const auto& [opt, v] : {std::pair<const char*, int64_t>{"--layers", o.layers}, {"--hidden", o.hidden},
+                               {"--heads", o.heads}, {"--kv-heads", o.kv_heads}, {"--ffn", o.ffn}, {"--vocab", o.vocab}})
+    if (v) given += std::string(given.empty() ? " with " : " ") + opt + " " + std::to_string(v);
   if (o.layers) c.layers = o.layers;
   if (o.hidden) c.hidden = o.hidden;
   if (o.heads) {
@@ -205,7 +209,7 @@ TransformerConfig with_overrides(TransformerConfig c, const SynthOptions& o) {
   if (o.kv_heads) c.kv_heads = o.kv_heads;
   if (o.ffn) c.ffn = o.ffn;
   if (o.vocab) c.vocab = o.vocab;
-  c.validate(c.name + " (with overrides)");
+  c.validate(c.name + given);
   return c;
 }
 
