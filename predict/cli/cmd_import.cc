@@ -1,5 +1,7 @@
 // `kcast import INPUT [--from FORMAT] [--gpu NAME] [-o OUT.csv] [--aggregate] [step selection]`
 // (CLI.md): converts a trace to the native kernel list; stdout without -o, else written atomically.
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "calibrate/kernel_list_csv.h"
@@ -14,6 +16,7 @@ int cmd_import(int argc, char** argv) {
   po::options_description opts("kcast import options");
   std::string input, from = "auto", gpu, out, nvtx, annotation;
   int instance = 1;
+  unsigned threads = 0;
   int64_t step = -1;
   opts.add_options()
       ("input", po::value(&input), "trace file, or - for stdin")
@@ -27,7 +30,9 @@ int cmd_import(int argc, char** argv) {
        "which occurrence (1-based) of the --nvtx / --annotation range")
       ("profiler-step", po::value(&step), "kineto-json: keep kernels launched in ProfilerStep#N")
       ("annotation", po::value(&annotation),
-       "kineto-json: keep kernels of this user_annotation / gpu_user_annotation range");
+       "kineto-json: keep kernels of this user_annotation / gpu_user_annotation range")
+      ("threads", po::value(&threads)->default_value(0),
+       "threads for large nsys-csv files (0 = one per core)");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
@@ -53,11 +58,19 @@ int cmd_import(int argc, char** argv) {
   opt.step.instance = instance;
   opt.step.profiler_step = step;
   opt.step.annotation = annotation;
+  opt.threads = threads;
   std::vector<Kernel> kernels = import_trace(input, *format, opt, vm.count("aggregate") > 0);
   if (out.empty() || out == "-") {
     write_kernel_list(kernels, std::cout);
     std::cout.flush();
     if (!std::cout) throw InputError("<stdout>: write failed");
+  } else if (std::error_code ec; std::filesystem::exists(out, ec) && !std::filesystem::is_regular_file(out, ec)) {
+    // A device or pipe (-o /dev/null, a FIFO) is written in place: renaming a temporary over it
+    // would replace it.
+    std::ofstream f(out, std::ios::binary);
+    write_kernel_list(kernels, f);
+    f.flush();
+    if (!f) throw InputError(out + ": write failed");
   } else {
     write_kernel_list_file(kernels, out);
   }

@@ -66,9 +66,22 @@ struct Group {
 }  // namespace
 
 std::vector<Kernel> KernelCollector::take() {
+  auto before = [](const Kernel& a, const Kernel& b) { return start_before(a.start_us, b.start_us); };
+  if (std::is_sorted(kernels_.begin(), kernels_.end(), before)) return std::move(kernels_);
   std::stable_sort(kernels_.begin(), kernels_.end(),
                    [](const Kernel& a, const Kernel& b) { return start_before(a.start_us, b.start_us); });
   return std::move(kernels_);
+}
+
+void KernelCollector::merge(KernelSink&& part) {
+  auto& other = dynamic_cast<KernelCollector&>(part);
+  if (kernels_.empty()) {
+    kernels_ = std::move(other.kernels_);
+  } else {
+    kernels_.reserve(kernels_.size() + other.kernels_.size());
+    for (Kernel& k : other.kernels_) kernels_.push_back(std::move(k));
+  }
+  other.kernels_.clear();
 }
 
 struct KernelAggregator::Impl {
@@ -81,7 +94,8 @@ size_t KernelAggregator::groups() const { return impl_->groups.size(); }
 
 void KernelAggregator::add(Kernel&& k) {
   const bool copy = k.cls == KernelClass::memcpy || k.cls == KernelClass::memset;
-  Key key{k.name, k.gpu, k.cls, k.dtype, {k.batch, k.m, k.n, k.k},
+  // The strings move into the key (no copy per row); take() copies them back once per group.
+  Key key{std::move(k.name), std::move(k.gpu), k.cls, k.dtype, {k.batch, k.m, k.n, k.k},
           {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]},
           copy ? k.bytes : kUnknown};
   auto [it, fresh] = impl_->groups.try_emplace(std::move(key));
@@ -99,10 +113,20 @@ void KernelAggregator::add(Kernel&& k) {
   }
 }
 
+// A part's rows carry their count and means; add() weights them by count, so merging equals
+// having aggregated every row here.
+void KernelAggregator::merge(KernelSink&& part) {
+  for (Kernel& k : dynamic_cast<KernelAggregator&>(part).take()) add(std::move(k));
+}
+
 std::vector<Kernel> KernelAggregator::take() {
   std::vector<Group*> order;
   order.reserve(impl_->groups.size());
-  for (auto& [key, g] : impl_->groups) order.push_back(&g);
+  for (auto& [key, g] : impl_->groups) {
+    g.first.name = key.name;
+    g.first.gpu = key.gpu;
+    order.push_back(&g);
+  }
   std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
     if (start_before(a->first.start_us, b->first.start_us)) return true;
     if (start_before(b->first.start_us, a->first.start_us)) return false;

@@ -38,6 +38,9 @@ struct ImportOptions {
   StepSelection step;
   // Receives warnings (GPU resolved by properties, ...); null: "kcast: warning: ..." on stderr.
   std::function<void(const std::string&)> warn;
+  // Threads for readers that split large files (nsys-csv): 0 = automatic (one per core, for files
+  // of tens of MB and more); N > 0 = exactly N chunks whatever the size (tests use this).
+  unsigned threads = 0;
 };
 
 // Where readers put kernels. Readers push in any order; sinks sort when they hand the list out.
@@ -45,12 +48,19 @@ class KernelSink {
  public:
   virtual ~KernelSink() = default;
   virtual void add(Kernel&& k) = 0;
+  // For readers that parse parts of a file on several threads: an empty sink of the same kind
+  // (null: the sink cannot be split, read sequentially), and folding a filled part back in. Parts
+  // are merged in file order.
+  virtual std::unique_ptr<KernelSink> make_part() const { return nullptr; }
+  virtual void merge(KernelSink&& /*part*/) {}
 };
 
 // Keeps every kernel; take() returns them sorted by start_us (stable; unknown starts last).
 class KernelCollector : public KernelSink {
  public:
   void add(Kernel&& k) override { kernels_.push_back(std::move(k)); }
+  std::unique_ptr<KernelSink> make_part() const override { return std::make_unique<KernelCollector>(); }
+  void merge(KernelSink&& part) override;
   std::vector<Kernel> take();
   size_t size() const { return kernels_.size(); }
 
@@ -66,6 +76,8 @@ class KernelAggregator : public KernelSink {
   KernelAggregator();
   ~KernelAggregator() override;
   void add(Kernel&& k) override;
+  std::unique_ptr<KernelSink> make_part() const override { return std::make_unique<KernelAggregator>(); }
+  void merge(KernelSink&& part) override;
   std::vector<Kernel> take();  // groups ordered by their first start_us
   size_t groups() const;
 

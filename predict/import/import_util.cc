@@ -42,6 +42,7 @@ DeviceResolver::DeviceResolver(const ImportOptions& opt, std::string file)
 const std::string& DeviceResolver::resolve(const std::string& device, const DeviceProps& props) {
   if (!override_.empty()) return override_;
   if (device.empty() && props.sm_count <= 0) return empty_;
+  std::lock_guard lock(mutex_);
   auto it = cache_.find(device);
   if (it != cache_.end()) return it->second;
   GpuResolution r = gpu_db(opt_).resolve(device, props);
@@ -101,6 +102,21 @@ Num parse_num(std::string_view s, bool thousands) {
   Num n;
   if (s.empty() || s == "n/a" || s == "N/A" || s == "-") return n;
   n.given = true;
+  // Fast path for plain integers, most cells of a trace (times in ns, ids, launch dimensions).
+  if (s.size() <= 18) {
+    size_t i = s[0] == '-' ? 1 : 0;
+    int64_t v = 0;
+    bool digits = i < s.size();
+    for (size_t j = i; j < s.size() && digits; ++j) {
+      const unsigned d = unsigned(s[j] - '0');
+      if (d > 9) digits = false;
+      v = v * 10 + int64_t(d);
+    }
+    if (digits) {
+      n.value = double(i ? -v : v);
+      return n;
+    }
+  }
   std::string buf;
   if (thousands && s.find(',') != std::string_view::npos) {
     for (char c : s)

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,7 @@ class DeviceResolver {
   const ImportOptions& opt_;
   std::string file_;
   std::string override_;
+  std::mutex mutex_;  // readers that parse on several threads share one resolver
   std::map<std::string, std::string> cache_;
   std::string empty_;
 };

@@ -2,7 +2,18 @@
 // Columns are found by header name, never by position; units come from the header ("Start (ns)",
 // "Bytes (MB)", MB = 10^6 B). Captured stdout may hold banner lines before the header: they are
 // skipped with io::LineReader on the file's head, then the CSV is streamed with io::CSVReader, one
-// row at a time, so --aggregate runs in memory bounded by the distinct kernels.
+// row at a time, so --aggregate runs in memory bounded by the distinct kernels. Files of tens of MB
+// are split at line boundaries and parsed on several threads (read_parallel).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "calibrate/csv_source.h"
@@ -62,16 +73,22 @@ unsigned find_header(const std::string& head, const std::string& name) {
                           "--format csv` output?");
 }
 
-void read_rows(Reader& in, unsigned header_line, const std::string& file, const ImportOptions& opt,
-               KernelSink& sink) {
-  if (opt.step.any()) {
-    if (!opt.step.nvtx.empty())
-      throw InputError(file + ": option '--nvtx': the nsys CSV report has no NVTX ranges; export the "
-                       "report to SQLite (nsys export --type sqlite) and import that");
-    throw InputError(file + ": options '--profiler-step' / '--annotation' apply to PyTorch profiler "
-                     "(kineto-json) traces; nsys-csv has no such ranges");
-  }
-  for (unsigned i = 0; i < header_line; ++i) in.next_line();
+void check_step_selection(const std::string& file, const ImportOptions& opt) {
+  if (!opt.step.any()) return;
+  if (!opt.step.nvtx.empty())
+    throw InputError(file + ": option '--nvtx': the nsys CSV report has no NVTX ranges; export the "
+                     "report to SQLite (nsys export --type sqlite) and import that");
+  throw InputError(file + ": options '--profiler-step' / '--annotation' apply to PyTorch profiler "
+                   "(kineto-json) traces; nsys-csv has no such ranges");
+}
+
+// Reads the rows of `in` into `sink`. The header is the line after `header_line` skipped lines,
+// except with `line_base`: then `in` is a chunk of the file read in parallel, which starts with a
+// copy of the header and then its own rows, and `line_base` is the file line number before them.
+void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_base, const std::string& file,
+               const ImportOptions& opt, DeviceResolver& devices, KernelSink& sink) {
+  if (!line_base)
+    for (unsigned i = 0; i < header_line; ++i) in.next_line();
   read_header_array(in, kCols, std::make_index_sequence<kCols.size()>());
   if (!in.has_column("Name"))
     throw InputError(file + ":" + std::to_string(header_line + 1) + ": header has no 'Name' column");
@@ -81,8 +98,7 @@ void read_rows(Reader& in, unsigned header_line, const std::string& file, const 
   if (start.col < 0 && dur.col < 0)
     throw InputError(file + ":" + std::to_string(header_line + 1) +
                      ": header has neither a 'Start' nor a 'Duration' column");
-
-  DeviceResolver devices(opt, file);
+  if (line_base) in.set_file_line(*line_base);
   const Classifier& cls = classifier(opt);
   std::unordered_map<std::string, KernelClass> classes;  // names repeat: classify each once
   std::string last_device_cell, last_device;
@@ -149,13 +165,161 @@ void read_rows(Reader& in, unsigned header_line, const std::string& file, const 
   }
 }
 
+// A byte range of the file, preceded by the header line: what one thread of a parallel read sees.
+class ChunkSource : public io::ByteSourceBase {
+ public:
+  ChunkSource(const std::string& path, std::string header, off_t begin, off_t end)
+      : header_(std::move(header)), pos_(begin), end_(end) {
+    fd_ = ::open(path.c_str(), O_RDONLY);
+    if (fd_ < 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  }
+  ~ChunkSource() override { ::close(fd_); }
+  // fccp takes a short read for the end of the file: fill the buffer unless the chunk is done.
+  int read(char* buf, int size) override {
+    size_t done = 0;
+    if (hpos_ < header_.size()) {
+      done = std::min(size_t(size), header_.size() - hpos_);
+      std::memcpy(buf, header_.data() + hpos_, done);
+      hpos_ += done;
+    }
+    while (done < size_t(size) && pos_ < end_) {
+      const ssize_t n = ::pread(fd_, buf + done, size_t(std::min<off_t>(off_t(size_t(size) - done), end_ - pos_)), pos_);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw io::error::can_not_open_file();
+      pos_ += n;
+      done += size_t(n);
+    }
+    return int(done);
+  }
+
+ private:
+  int fd_ = -1;
+  std::string header_;
+  size_t hpos_ = 0;
+  off_t pos_, end_;
+};
+
+// Calls f(block) over the bytes [begin, end) of fd, in 1 MiB reads.
+template <class F>
+void scan(int fd, off_t begin, off_t end, F&& f) {
+  std::vector<char> buf(1 << 20);
+  for (off_t pos = begin; pos < end;) {
+    const ssize_t n = ::pread(fd, buf.data(), size_t(std::min<off_t>(off_t(buf.size()), end - pos)), pos);
+    if (n <= 0) break;
+    if (!f(std::string_view(buf.data(), size_t(n)), pos)) break;
+    pos += n;
+  }
+}
+
+constexpr off_t kMinChunkBytes = off_t(16) << 20;
+constexpr unsigned kMaxThreads = 4;  // each reader holds fccp's 48 MiB buffer
+
+// Large captures are split at line boundaries and parsed on several threads, each into its own
+// part of the sink, merged in file order; line numbers in messages stay those of the whole file.
+// Returns false when the file is better read sequentially.
+bool read_parallel(const std::string& path, const std::string& head, unsigned header_line,
+                   const ImportOptions& opt, DeviceResolver& devices, KernelSink& sink) {
+  if (opt.threads == 1 || !sink.make_part()) return false;
+  // Where the header line starts and the data begins (the header is within the head).
+  size_t header_at = 0;
+  for (unsigned i = 0; i < header_line; ++i) {
+    header_at = head.find('\n', header_at);
+    if (header_at == std::string::npos) return false;
+    ++header_at;
+  }
+  const size_t header_end = head.find('\n', header_at);
+  if (header_end == std::string::npos) return false;
+  const std::string header = head.substr(header_at, header_end + 1 - header_at);
+  const off_t data_begin = off_t(header_end + 1);
+
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return false;
+  }
+  const off_t size = st.st_size;
+  unsigned threads = opt.threads;
+  if (threads == 0) {
+    threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), kMaxThreads);
+    threads = unsigned(std::min<off_t>(threads, (size - data_begin) / kMinChunkBytes));
+  }
+  if (threads <= 1 || size <= data_begin) {
+    ::close(fd);
+    return false;
+  }
+  // Chunk k starts after the first newline at or past its even share of the bytes.
+  std::vector<off_t> cut{data_begin};
+  for (unsigned k = 1; k < threads; ++k) {
+    off_t at = data_begin + (size - data_begin) * off_t(k) / off_t(threads);
+    off_t found = size;
+    scan(fd, std::max(at, cut.back()), size, [&](std::string_view b, off_t pos) {
+      if (auto nl = b.find('\n'); nl != std::string_view::npos) {
+        found = pos + off_t(nl) + 1;
+        return false;
+      }
+      return true;
+    });
+    if (found > cut.back() && found < size) cut.push_back(found);
+  }
+  cut.push_back(size);
+  const size_t parts = cut.size() - 1;
+
+  // Phase 1: lines per chunk, so that every chunk knows its first line number.
+  std::vector<unsigned> lines(parts, 0);
+  {
+    std::vector<std::thread> pool;
+    for (size_t k = 0; k < parts; ++k)
+      pool.emplace_back([&, k] {
+        scan(fd, cut[k], cut[k + 1], [&](std::string_view b, off_t) {
+          lines[k] += unsigned(std::count(b.begin(), b.end(), '\n'));
+          return true;
+        });
+      });
+    for (auto& t : pool) t.join();
+  }
+  ::close(fd);
+
+  // Phase 2: parse. The first error in file order wins, as a sequential read would report it.
+  std::vector<std::unique_ptr<KernelSink>> out(parts);
+  std::vector<std::exception_ptr> errors(parts);
+  {
+    std::vector<std::thread> pool;
+    unsigned base = header_line + 1;  // file line of the header (1-based)
+    for (size_t k = 0; k < parts; ++k) {
+      out[k] = sink.make_part();
+      pool.emplace_back([&, k, base] {
+        try {
+          Reader in(path, std::make_unique<ChunkSource>(path, header, cut[k], cut[k + 1]));
+          read_rows(in, header_line, base, path, opt, devices, *out[k]);
+        } catch (const io::error::base& e) {
+          errors[k] = std::make_exception_ptr(InputError(e.what()));
+        } catch (...) {
+          errors[k] = std::current_exception();
+        }
+      });
+      base += lines[k];
+    }
+    for (auto& t : pool) t.join();
+  }
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (auto& part : out) sink.merge(std::move(*part));
+  return true;
+}
+
 }  // namespace
 
 void read_nsys_csv(const std::string& path, const ImportOptions& opt, KernelSink& sink) {
-  const unsigned header = find_header(read_head(path), path);
+  const std::string head = read_head(path);
+  const unsigned header = find_header(head, path);
+  check_step_selection(path, opt);
+  DeviceResolver devices(opt, path);
+  if (read_parallel(path, head, header, opt, devices, sink)) return;
   try {
     Reader in(path);
-    read_rows(in, header, path, opt, sink);
+    read_rows(in, header, std::nullopt, path, opt, devices, sink);
   } catch (const io::error::base& e) {
     throw InputError(e.what());
   }
@@ -164,9 +328,11 @@ void read_nsys_csv(const std::string& path, const ImportOptions& opt, KernelSink
 void parse_nsys_csv(const std::string& bytes, const std::string& name, const ImportOptions& opt,
                     KernelSink& sink) {
   const unsigned header = find_header(bytes.substr(0, kHeadBytes), name);
+  check_step_selection(name, opt);
+  DeviceResolver devices(opt, name);
   try {
     Reader in(name, std::make_unique<MemoryByteSource>(bytes));
-    read_rows(in, header, name, opt, sink);
+    read_rows(in, header, std::nullopt, name, opt, devices, sink);
   } catch (const io::error::base& e) {
     throw InputError(e.what());
   }

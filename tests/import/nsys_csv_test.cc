@@ -113,6 +113,29 @@ TEST(NsysCsv, ErrorsNameFileLineAndColumn) {
                      {"w.csv", "2"});
 }
 
+TEST(NsysCsv, ParallelChunksGiveTheSameListAndLineNumbers) {
+  Captured c;
+  auto seq = read("nsys_cuda_gpu_trace.csv", c.opt);
+  for (unsigned threads : {2u, 3u, 7u}) {
+    c.opt.threads = threads;
+    auto par = read("nsys_cuda_gpu_trace.csv", c.opt);
+    ASSERT_EQ(par.size(), seq.size()) << threads;
+    for (size_t i = 0; i < seq.size(); ++i) {
+      EXPECT_EQ(par[i].name, seq[i].name);
+      EXPECT_EQ(par[i].start_us, seq[i].start_us);
+      EXPECT_EQ(par[i].duration_us, seq[i].duration_us);
+      EXPECT_EQ(par[i].gpu, seq[i].gpu);
+    }
+    auto agg = read("nsys_cuda_gpu_trace.csv", c.opt, true);
+    ASSERT_EQ(agg.size(), 5u);
+    EXPECT_DOUBLE_EQ(agg[2].count, 2);
+    EXPECT_NEAR(total_us(agg), 219.812, 1e-9);
+    // The bad cell is on line 3 of the file whichever chunk reads it.
+    expect_input_error([&] { read("nsys_bad_number.csv", c.opt); },
+                       {fixture("nsys_bad_number.csv") + ":3: column 'Duration (ns)'"});
+  }
+}
+
 TEST(NsysCsv, NvtxSelectionIsAnErrorForCsv) {
   Captured c;
   c.opt.step.nvtx = "step";
