@@ -55,6 +55,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   const double kk = double(k.k), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
   // GEMM operands stream from DRAM: benchmark loops and real models rarely find them in L2.
   const double t_mem1 = dram_time(bytes, g, p);
+  const double k_fill = g.simt_gemm[int(k.dtype)] ? p[kKFillSimt] : p[kKFill];
   double best = 1e300, best_c = 0, best_m = 0;
   for (int ti = 0; ti < g.num_tiles; ++ti) {
     const GpuCaps::Tile& t = g.tiles[ti];
@@ -65,7 +66,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
       // Split K only while it fills idle SMs and leaves each split a useful K range.
       if (s > 1 && (tiles * s > 2 * t.slots || kk / s < 128)) break;
       const double waves = std::ceil(tiles * s / t.slots);
-      const double t_c = waves * 2.0 * t.area * (kk / s + p[kKFill]) / cta_rate;
+      const double t_c = waves * 2.0 * t.area * (kk / s + k_fill) / cta_rate;
       // Split-K partial sums (fp32) are written and read back by the reduction.
       const double t_m = s > 1 ? dram_time(bytes + mn4 * s, g, p) : t_mem1;
       const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);

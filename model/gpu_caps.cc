@@ -36,6 +36,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
       if (d == DType::fp32 || d == DType::tf32) simt *= c.arch.fp32_gemm_factor;
       peak = simt;
       eff = p[kEffSimt];
+      c.simt_gemm[i] = true;
     } else {
       peak = g.peak_tflops(d);
       eff = known(g.measured_gemm_eff[i]) ? g.measured_gemm_eff[i] : p[kEffTensor] * power;

@@ -19,6 +19,7 @@ struct GpuCaps {
   double l2_bytes = 0;
   double tensor_tflops[7] = {};  // sustained GEMM rate per dtype (SIMT rate for fp32/fp64, or
                                  // where no tensor unit exists); 0 = unsupported
+  bool simt_gemm[7] = {};        // GEMMs of this dtype run on CUDA cores
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
   double power_derate = 1;       // sustained/boost clock under dense math (power limit)

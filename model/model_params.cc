@@ -5,10 +5,11 @@ namespace kcast {
 // Initial values are physical priors: cuBLAS reaches ~80-87% of tensor peak on large GEMMs
 // (microbench-reference.csv), streaming kernels ~85% of DRAM peak (MODEL-NOTES.md finding 7).
 const std::array<ParamInfo, kNumParams> kParamInfo = {{
-    {"floor_us", 2.5, 0.5, 10.0, "kernel floor without a measured launch interval"},
+    {"floor_us", 2.5, 1.0, 5.0, "kernel floor without a measured launch interval"},
     {"eff_tensor", 0.8, 0.3, 1.0, "tensor GEMM efficiency when not measured"},
     {"eff_simt", 0.75, 0.2, 1.0, "SIMT FP32 GEMM efficiency"},
-    {"k_fill", 128.0, 0.0, 2048.0, "GEMM pipeline fill (k elements per tile)"},
+    {"k_fill", 128.0, 0.0, 2048.0, "tensor GEMM pipeline fill (k elements per tile)"},
+    {"k_fill_simt", 64.0, 0.0, 2048.0, "SIMT GEMM pipeline fill (k elements per tile)"},
     {"tile_exp", 0.3, 0.0, 1.0, "small-tile throughput exponent"},
     {"mem_eff", 0.85, 0.4, 1.0, "DRAM efficiency when not measured"},
     {"mem_ramp_kb", 32.0, 0.5, 4096.0, "bytes/SM in flight for half bandwidth (KB)"},

@@ -13,6 +13,7 @@ enum Param : int {
   kEffTensor,        // sustained fraction of tensor peak in large GEMMs, when not measured
   kEffSimt,          // sustained fraction of the SIMT FP32 peak in large SGEMMs
   kKFill,            // GEMM pipeline fill/epilogue, in k-elements added to each tile's k loop
+  kKFillSimt,        // the same for SIMT (CUDA-core) GEMMs, whose pipelines are shallower
   kTileExp,          // per-SM throughput of a tile relative to 128x128: (area/16384)^exp, capped at 1
   kMemEff,           // sustained fraction of datasheet DRAM bandwidth, when not measured
   kMemRampKB,        // bytes per SM in flight (KB) at which a streaming kernel reaches half its bandwidth
