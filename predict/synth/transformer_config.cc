@@ -166,6 +166,18 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
     throw InputError(file + ": key '" + act_key + "': unsupported activation '" + act +
                      "' (expected gelu, gelu_new, gelu_pytorch_tanh, relu or silu)");
 
+  // What the synthesizer cannot build is refused rather than approximated by a dense model.
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+    const json* v = r.find({key});
+    if (v && (!v->is_number_integer() || v->get<int64_t>() > 1))
+      throw InputError(file + ": key '" + key + "': mixture-of-experts models are not supported by synth");
+  }
+  if (const json* v = r.find({"head_dim"})) {
+    if (!v->is_number_integer() || v->get<int64_t>() * c.heads != c.hidden)
+      throw InputError(file + ": key 'head_dim': " + v->dump() + " x " + std::to_string(c.heads) +
+                       " heads differs from the hidden size " + std::to_string(c.hidden) + " (not supported by synth)");
+  }
+
   // n_inner may be null in GPT-2 configs: 4 * hidden.
   c.ffn = r.integer({"intermediate_size", "n_inner", "ffn_dim"}, 4 * c.hidden, false);
 

@@ -323,6 +323,15 @@ TEST(SynthConfigFile, ErrorsNameFileAndKey) {
   auto [p3, e3] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
       "hidden_act": "mish"})");
   EXPECT_NE(e3.find("key 'hidden_act'"), std::string::npos) << e3;
+  auto [p5, e5] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
+      "rms_norm_eps": 1e-6, "num_local_experts": 8})");
+  EXPECT_NE(e5.find("key 'num_local_experts'"), std::string::npos) << e5;
+  auto [p6, e6] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
+      "head_dim": 64})");
+  EXPECT_NE(e6.find("key 'head_dim'"), std::string::npos) << e6;
+  auto [p7, e7] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
+      "head_dim": 32})");
+  EXPECT_EQ(e7, "");  // consistent head_dim is fine
   auto [p4, e4] = err("{not json");
   EXPECT_NE(e4.find(p4), std::string::npos) << e4;
   EXPECT_NE(error_of([] { read_hf_config("/nonexistent/config.json"); }).find("/nonexistent/config.json"),
