@@ -106,9 +106,12 @@ class TransformerSynth {
          {work(name + " aten::native_dropout_backward", EW, dt_, elems, elems * (2 * e_ + 1))});
   }
 
-  void copy(Section& s, const std::string& name, double elems, double n = 1) {
-    s.op(times(pointwise(name + " aten::copy_", dt_, elems, 2, 0), n),
-         {times(pointwise(name + " aten::copy_ (backward)", dt_, elems, 2, 0), n)});
+  // A layout copy; either direction may be free where PyTorch can view instead (batch 1).
+  void copy(Section& s, const std::string& name, double elems, double n = 1, bool fwd = true, bool bwd = true) {
+    std::vector<Kernel> b;
+    if (bwd) b.push_back(times(pointwise(name + " aten::copy_ (backward)", dt_, elems, 2, 0), n));
+    if (fwd) s.op(times(pointwise(name + " aten::copy_", dt_, elems, 2, 0), n), std::move(b));
+    else if (bwd) s.backward_only(std::move(b));
   }
 
   void residual_add(Section& s, const std::string& name) {
@@ -269,10 +272,13 @@ class TransformerSynth {
            {work("attn.flash aten::_scaled_dot_product_flash_attention_backward", KernelClass::attention, dt_,
                  2.5 * fl, (3 * q_elems + 2 * kv_elems + q_elems + 2 * kv_elems) * e_ + 2 * BH * double(S_) * 4)});
     } else {
-      // Head-major copies for the batched GEMMs.
+      // Head-major copies for the batched GEMMs. matmul reshapes [B,H,S,hd] views of the
+      // projections to [B*H,S,hd], a copy unless B = 1; the backward's view of the permuted
+      // gradient always copies. OPT copies explicitly (.contiguous()).
+      const bool batched = B_ > 1;
       if (c_.family == Family::llama) {
-        copy(s, "attn.v_heads", kv_elems);
-        if (H_ != Hkv_) {
+        if (H_ == Hkv_) copy(s, "attn.v_heads", kv_elems, 1, batched, true);
+        else {
           // repeat_kv: expand + reshape of k and v to all heads; backward sums the groups.
           s.op(times(work("attn.repeat_kv aten::clone", EW, dt_, 0, (kv_elems + q_elems) * e_), 2),
                {times(work("attn.repeat_kv aten::sum (backward)", KernelClass::reduction, dt_, q_elems,
@@ -280,7 +286,7 @@ class TransformerSynth {
                       2)});
         }
       } else {
-        copy(s, "attn.split_heads", q_elems, 3);
+        copy(s, "attn.split_heads", q_elems, 3, batched || c_.family == Family::opt, true);
       }
       s.op(gemm("attn.qk aten::bmm (QK^T)", dt_, B_ * H_, S_, S_, hd_),
            {gemm("attn.qk aten::bmm (dQ)", dt_, B_ * H_, S_, hd_, S_),
@@ -324,7 +330,9 @@ class TransformerSynth {
            {gemm("attn.pv aten::bmm (dP)", dt_, B_ * H_, S_, S_, hd_),
             gemm("attn.pv aten::bmm (dV)", dt_, B_ * H_, S_, hd_, S_)});
     }
-    copy(s, "attn.merge_heads", q_elems);
+    // .contiguous() of the permuted output; its gradient reaches the PV bmm as a permuted view,
+    // reshaped with a copy unless B = 1.
+    copy(s, "attn.merge_heads", q_elems, 1, true, B_ > 1);
     linear(s, "attn.out_proj", T_, d_, d_, c_.bias);
     dropout(s, "attn.resid_dropout", q_elems, c_.hidden_dropout);
   }

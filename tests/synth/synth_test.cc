@@ -151,6 +151,22 @@ TEST(SynthTransformer, ElementwiseBytesFollowTheTensors) {
   EXPECT_DOUBLE_EQ(sm->bytes, 8.0 * 8 * 16 * 512 * 512);
 }
 
+TEST(SynthTransformer, HeadSplitCopiesVanishAtBatchOneForward) {
+  // matmul can view [1,H,S,hd] as [H,S,hd]; with B > 1 it copies q, k and v; the backward copies.
+  SynthOptions o;
+  o.mode = Mode::train;
+  o.seq = 1024;
+  o.batch = 1;
+  auto ks = synthesize("gpt2-large", o);
+  EXPECT_EQ(find(ks, "layer.attn.split_heads aten::copy_"), nullptr);
+  ASSERT_NE(find(ks, "layer.attn.split_heads aten::copy_ (backward)"), nullptr);
+  EXPECT_EQ(find(ks, "layer.attn.split_heads aten::copy_ (backward)")->count, 3 * 36);
+  o.batch = 2;
+  ks = synthesize("gpt2-large", o);
+  ASSERT_NE(find(ks, "layer.attn.split_heads aten::copy_"), nullptr);
+  EXPECT_EQ(find(ks, "layer.attn.split_heads aten::copy_")->bytes, 2 * 2 * 1024 * 1280 * 4.0);
+}
+
 TEST(SynthTransformer, FlashAttentionIsOneRowPerLayer) {
   SynthOptions o;
   o.mode = Mode::train;
