@@ -29,8 +29,9 @@ E pick(const std::string& option, const std::string& value,
 int64_t positive(const po::variables_map& vm, const char* option) {
   if (!vm.count(option)) return 0;
   const int64_t v = vm[option].as<int64_t>();
-  if (v <= 0) throw InputError(std::string("option '--") + option + "': must be a positive integer (got " +
-                               std::to_string(v) + ")");
+  if (v <= 0 || v > (int64_t(1) << 24))
+    throw InputError(std::string("option '--") + option + "': must be a positive integer up to 16777216 (got " +
+                     std::to_string(v) + ")");
   return v;
 }
 

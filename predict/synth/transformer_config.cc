@@ -32,6 +32,9 @@ double TransformerConfig::parameter_count() const {
 void TransformerConfig::validate(const std::string& where) const {
   auto positive = [&](int64_t v, const char* what) {
     if (v <= 0) throw InputError(where + ": " + what + " must be positive (got " + std::to_string(v) + ")");
+    // Bounds far above any real model keep every product of dimensions inside int64.
+    if (v > (int64_t(1) << 24))
+      throw InputError(where + ": " + what + " " + std::to_string(v) + " is implausibly large");
   };
   positive(hidden, "hidden size");
   positive(layers, "number of layers");
@@ -112,7 +115,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax errors and number overflows alike
     throw InputError(file + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw InputError(file + ": expected a JSON object (a Hugging Face config.json)");

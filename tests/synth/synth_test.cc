@@ -348,6 +348,10 @@ TEST(SynthConfigFile, ErrorsNameFileAndKey) {
   auto [p7, e7] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
       "head_dim": 32})");
   EXPECT_EQ(e7, "");  // consistent head_dim is fine
+  auto [p8, e8] = err(R"({"hidden_size": 1e400})");
+  EXPECT_NE(e8.find(p8 + ": not valid JSON"), std::string::npos) << e8;
+  auto [p9, e9] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 4000000000})");
+  EXPECT_NE(e9.find("implausibly large"), std::string::npos) << e9;
   auto [p4, e4] = err("{not json");
   EXPECT_NE(e4.find(p4), std::string::npos) << e4;
   EXPECT_NE(error_of([] { read_hf_config("/nonexistent/config.json"); }).find("/nonexistent/config.json"),
