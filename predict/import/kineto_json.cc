@@ -211,7 +211,8 @@ void conv_shape(const std::string& op, const std::vector<std::vector<int64_t>>& 
       const int64_t s = stride.empty() ? 1 : stride[i];
       const int64_t p = valid_pad ? 0 : (pad.empty() ? 0 : pad[i]);
       const int64_t d = dil.empty() ? 1 : dil[i];
-      if (s <= 0 || p < 0 || d <= 0) return;
+      constexpr int64_t kMaxArg = int64_t(1) << 20;  // keeps d * (kh - 1) far from overflow
+      if (s <= 0 || p < 0 || d <= 0 || s > kMaxArg || p > kMaxArg || d > kMaxArg || kh > kMaxArg) return;
       const int64_t span = h + 2 * p - d * (kh - 1) - 1;
       if (span < 0) return;
       o = span / s + 1;
@@ -219,7 +220,8 @@ void conv_shape(const std::string& op, const std::vector<std::vector<int64_t>>& 
     if (o <= 0 || out_spatial > kMaxDim / o) return;
     out_spatial *= o;
   }
-  const int64_t m = prod(in, 0, 1) * out_spatial;
+  if (in[0] > kMaxDim / out_spatial) return;
+  const int64_t m = in[0] * out_spatial;
   const int64_t k = prod(w, 1, w.size());
   if (m <= 0 || k <= 0 || m > kMaxDim) return;
   info.m = m, info.n = w[0], info.k = k;

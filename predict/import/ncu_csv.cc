@@ -90,15 +90,19 @@ void apply(Partial& p, std::string_view metric, std::string unit, const char* va
   if (n.bad) throw InputError(at.where(col) + ": '" + trim(value) + "' is not a number");
   if (!n.given) return;
   const double v = n.value;
+  auto finite = [&](double x) {
+    if (!std::isfinite(x)) throw InputError(at.where(col) + ": '" + trim(value) + "' is out of range");
+    return x;
+  };
   auto time = [&]() {
     double s = unit.empty() ? 1e-3 : time_unit_to_us(unit);
     if (s == 0) throw InputError(at.where(col) + ": unknown time unit '" + unit + "' for " + std::string(metric));
-    return v * s;
+    return finite(v * s);
   };
   auto bytes = [&]() {
     double s = unit.empty() ? 1 : bytes_unit_scale(unit);
     if (s == 0) throw InputError(at.where(col) + ": unknown byte unit '" + unit + "' for " + std::string(metric));
-    return v * s;
+    return finite(v * s);
   };
   if (metric == "gpu__time_duration.sum" || metric == "Duration") {
     p.duration_us = time();
@@ -115,7 +119,7 @@ void apply(Partial& p, std::string_view metric, std::string unit, const char* va
     const int t = op[0] == 'd' ? 0 : op[0] == 'f' ? 1 : op[0] == 'h' ? 2 : -1;
     const std::string_view kind = op.substr(1);
     if (t < 0 || (kind != "add" && kind != "mul" && kind != "fma")) return;
-    add_to(p.flops[t], kind == "fma" ? 2 * v : v);
+    add_to(p.flops[t], finite(kind == "fma" ? 2 * v : v));
   } else if (metric == "sm__inst_executed_pipe_tensor.sum" ||
              metric == "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed") {
     add_to(p.tensor, v);
@@ -176,7 +180,8 @@ class Emitter {
       flops += p.flops[t];
       if (dominant < 0 || p.flops[t] > p.flops[dominant]) dominant = t;
     }
-    if (dominant >= 0) k.flops = flops;
+    if (dominant >= 0 && std::isfinite(flops)) k.flops = flops;
+    if (!std::isfinite(k.bytes)) k.bytes = kUnknown;  // sums of huge counters
     const bool tensor = known(p.tensor) && p.tensor > 0;
     // Hints: a kernel the name rules do not place but that drives the tensor pipe is a matrix
     // product; without tensor work, the SIMT op counts tell the math type.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -114,6 +115,11 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
       if (n.given) out = n.value;
       return n.given;
     };
+    // A value that overflows once scaled to µs / bytes is as bad as a malformed one.
+    auto scaled = [&](int col, double v) {
+      if (!std::isfinite(v)) throw InputError(where(col) + ": '" + trim(c[col]) + "' is out of range");
+      return v;
+    };
     Kernel k;
     k.name = c[kName] ? c[kName] : "";
     if (k.name.empty()) throw InputError(where(kName) + ": empty name");
@@ -128,10 +134,10 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
       k.cls = it->second;
     }
     double v = 0;
-    if (num(start.col, v)) k.start_us = v * start.scale;
+    if (num(start.col, v)) k.start_us = scaled(start.col, v * start.scale);
     if (num(dur.col, v)) {
       if (v < 0) throw InputError(where(dur.col) + ": negative duration");
-      k.duration_us = v * dur.scale;
+      k.duration_us = scaled(dur.col, v * dur.scale);
     }
     for (int i = 0; i < 6; ++i) {
       if (num(kGrid + i, v)) {
@@ -146,7 +152,7 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
     if (num(dym.col, v)) smem += v * dym.scale, has_smem = true;
     if (has_smem && smem >= 0 && smem < 1e12) k.shared_bytes = int64_t(smem + 0.5);
     if (k.cls == KernelClass::memcpy || k.cls == KernelClass::memset) {
-      if (num(bytes.col, v)) k.bytes = v * bytes.scale;
+      if (num(bytes.col, v)) k.bytes = scaled(bytes.col, v * bytes.scale);
     }
     if (num(kStream, v) && v >= 0 && v < 9e15) k.stream = int64_t(v);
     if (c[kDevice] && *c[kDevice]) {

@@ -6,6 +6,7 @@
 // --nvtx keeps the kernels that start inside one NVTX_EVENTS range of that name.
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -221,12 +222,15 @@ void read_db(const Db& db, const ImportOptions& opt, KernelSink& sink) {
     if (end < start)
       throw InputError(file + ": table " + table + ", row " + std::to_string(row) + ": end before start");
     k.start_us = double(start) / 1e3;
-    k.duration_us = double(end - start) / 1e3;
+    k.duration_us = (double(end) - double(start)) / 1e3;  // in double: no overflow on odd values
     if (!s.null(2)) k.gpu = dev.of(s.i64(2));
     else k.gpu = dev.only;
     if (!s.null(3) && s.i64(3) >= 0) k.stream = s.i64(3);
   };
-  auto nonneg = [](const Stmt& s, int i) { return s.null(i) ? int64_t(0) : std::max<int64_t>(0, s.i64(i)); };
+  // Launch fields, clamped so that sums of them cannot overflow.
+  auto nonneg = [](const Stmt& s, int i) {
+    return s.null(i) ? int64_t(0) : std::clamp<int64_t>(s.i64(i), 0, int64_t(1) << 40);
+  };
 
   {
     const auto c = columns(db, kKernel);
