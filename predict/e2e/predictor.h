@@ -48,6 +48,9 @@ struct PreparedWorkload {
 // a row's gpu does not resolve.
 PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedModel& model,
                                   const GpuDatabase& db, const E2eOptions& opt, const std::string& file);
+// The result points into `rows`: a temporary list would dangle.
+PreparedWorkload prepare_workload(std::vector<Kernel>&&, const LoadedModel&, const GpuDatabase&, const E2eOptions&,
+                                  const std::string&) = delete;
 
 struct GpuPrediction {
   std::string gpu;

@@ -1,0 +1,158 @@
+// What-if knobs (predict/whatif/knobs.h) and sweeps (predict/whatif/whatif.h).
+#include "predict/whatif/knobs.h"
+
+#include <gtest/gtest.h>
+
+#include "model/error.h"
+#include "predict/whatif/whatif.h"
+#include "tests/predict/predict_fixture.h"
+
+namespace kcast {
+namespace {
+
+using namespace kcast::testing;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Knobs, UnknownKnobIsAnErrorListingTheKnobs) {
+  const std::string e = error_of([] { parse_knob("hbm_speed", "--set"); });
+  EXPECT_NE(e.find("'--set'"), std::string::npos) << e;
+  EXPECT_NE(e.find("hbm_speed"), std::string::npos) << e;
+  for (const auto& k : kKnobs) EXPECT_NE(e.find(k.name), std::string::npos) << k.name;
+}
+
+TEST(Knobs, BadAssignmentsAreErrors) {
+  EXPECT_NE(error_of([] { parse_knob_assignment("dram_bw", "--set"); }).find("KNOB=NUMBER"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_knob_assignment("dram_bw=fast", "--set"); }).find("not a number"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_knob_assignment("=3", "--set"); }).find("unknown knob"), std::string::npos);
+  const auto [k, v] = parse_knob_assignment("l2_size=96", "--set");
+  EXPECT_EQ(k, Knob::l2_size);
+  EXPECT_EQ(v, 96.0);
+  const GpuSpec& a100 = db().resolve("A100-SXM4-80GB");
+  GpuCaps c = model().caps_for(a100);
+  EXPECT_FALSE(error_of([&] { set_knob(c, a100, Knob::dram_bw, -1, "--set"); }).empty());
+  EXPECT_FALSE(error_of([&] { scale_knob(c, a100, Knob::clock, 0, "--scale"); }).empty());
+}
+
+TEST(Knobs, SimpleKnobsSetTheirField) {
+  const GpuSpec& spec = db().resolve("H100-SXM");
+  GpuCaps c = model().caps_for(spec);
+  set_knob(c, spec, Knob::dram_bw, 5000, "--set");
+  set_knob(c, spec, Knob::l2_bw, 9000, "--set");
+  set_knob(c, spec, Knob::l2_size, 100, "--set");
+  set_knob(c, spec, Knob::launch_overhead, 1.25, "--set");
+  EXPECT_EQ(c.dram_bw_gbps, 5000);
+  EXPECT_EQ(c.l2_bw_gbps, 9000);
+  EXPECT_EQ(c.l2_bytes, 100e6);
+  EXPECT_EQ(c.launch_floor_us, 1.25);
+  EXPECT_EQ(knob_value(c, spec, Knob::l2_size), 100);
+}
+
+TEST(Knobs, TensorFlopsSetsBf16AndScalesOtherTensorDtypes) {
+  const GpuSpec& spec = db().resolve("A100-SXM4-80GB");
+  const GpuCaps before = model().caps_for(spec);
+  GpuCaps c = before;
+  const double bf16 = before.tensor_tflops[int(DType::bf16)];
+  set_knob(c, spec, Knob::tensor_flops, 2 * bf16, "--set");
+  EXPECT_DOUBLE_EQ(c.tensor_tflops[int(DType::bf16)], 2 * bf16);
+  EXPECT_DOUBLE_EQ(c.tensor_tflops[int(DType::fp16)], 2 * before.tensor_tflops[int(DType::fp16)]);
+  EXPECT_DOUBLE_EQ(c.tensor_tflops[int(DType::tf32)], 2 * before.tensor_tflops[int(DType::tf32)]);
+  EXPECT_EQ(c.tensor_tflops[int(DType::fp32)], before.tensor_tflops[int(DType::fp32)]);  // SIMT
+  EXPECT_EQ(c.vector_tflops, before.vector_tflops);
+  // A GPU without tensor cores has no tensor_flops to set.
+  const GpuSpec& p100 = db().resolve("P100-PCIe-16GB");
+  GpuCaps p = model().caps_for(p100);
+  EXPECT_NE(error_of([&] { set_knob(p, p100, Knob::tensor_flops, 100, "--set"); }).find("vector_flops"),
+            std::string::npos);
+}
+
+TEST(Knobs, VectorFlopsScalesSimtRatesOnly) {
+  const GpuSpec& spec = db().resolve("A100-SXM4-80GB");
+  const GpuCaps before = model().caps_for(spec);
+  GpuCaps c = before;
+  scale_knob(c, spec, Knob::vector_flops, 3, "--scale");
+  EXPECT_DOUBLE_EQ(c.vector_tflops, 3 * before.vector_tflops);
+  EXPECT_DOUBLE_EQ(c.tensor_tflops[int(DType::fp32)], 3 * before.tensor_tflops[int(DType::fp32)]);
+  EXPECT_DOUBLE_EQ(c.tensor_tflops[int(DType::fp64)], 3 * before.tensor_tflops[int(DType::fp64)]);
+  EXPECT_EQ(c.tensor_tflops[int(DType::bf16)], before.tensor_tflops[int(DType::bf16)]);
+}
+
+TEST(Knobs, SmCountScalesComputeButNotBandwidth) {
+  const GpuSpec& spec = db().resolve("L4");
+  const GpuCaps before = model().caps_for(spec);
+  GpuCaps c = before;
+  scale_knob(c, spec, Knob::sm_count, 2, "--scale");
+  EXPECT_EQ(c.sm_count, 2 * before.sm_count);
+  EXPECT_DOUBLE_EQ(c.vector_tflops, 2 * before.vector_tflops);
+  for (int i = 0; i < 7; ++i) EXPECT_DOUBLE_EQ(c.tensor_tflops[i], 2 * before.tensor_tflops[i]);
+  EXPECT_EQ(c.dram_bw_gbps, before.dram_bw_gbps);
+  EXPECT_EQ(c.l2_bw_gbps, before.l2_bw_gbps);
+}
+
+TEST(Knobs, ClockScalesComputeAndL2Bandwidth) {
+  const GpuSpec& spec = db().resolve("T4");
+  const GpuCaps before = model().caps_for(spec);
+  GpuCaps c = before;
+  set_knob(c, spec, Knob::clock, before.clock_mhz / 2, "--set");
+  EXPECT_DOUBLE_EQ(c.clock_mhz, before.clock_mhz / 2);
+  EXPECT_DOUBLE_EQ(c.vector_tflops, before.vector_tflops / 2);
+  EXPECT_DOUBLE_EQ(c.tensor_tflops[int(DType::fp16)], before.tensor_tflops[int(DType::fp16)] / 2);
+  EXPECT_DOUBLE_EQ(c.l2_bw_gbps, before.l2_bw_gbps / 2);
+  EXPECT_EQ(c.dram_bw_gbps, before.dram_bw_gbps);
+}
+
+TEST(Sweep, ParsesRangeAndRejectsBadText) {
+  const SweepSpec s = parse_sweep("dram_bw=1000:2000:3", "--sweep");
+  EXPECT_EQ(s.knob, Knob::dram_bw);
+  EXPECT_EQ(s.values(), (std::vector<double>{1000, 1500, 2000}));
+  EXPECT_EQ(parse_sweep("clock=900:900:1", "--sweep").values(), std::vector<double>{900});
+  for (const char* bad : {"dram_bw=1:2", "dram_bw=1:2:0", "dram_bw=1:2:2.5", "dram_bw=a:2:3", "dram_bw",
+                          "warp_speed=1:2:3", "dram_bw=1:2:3:4"})
+    EXPECT_FALSE(error_of([&] { parse_sweep(bad, "--sweep"); }).empty()) << bad;
+}
+
+TEST(Sweep, OnePointPerStepAndMoreBandwidthNeverSlower) {
+  const std::vector<Kernel> rows = fixture();
+  E2eOptions o;
+  o.mode = PredictMode::absolute;
+  const PreparedWorkload w = prepare_workload(rows, model(), db(), o, "f");
+  const GpuSpec& spec = db().resolve("A100-SXM4-80GB");
+  WhatifSpec ws;
+  ws.sweep = parse_sweep("dram_bw=500:4000:8", "--sweep");
+  const WhatifResult r = run_whatif(w, spec, model().caps_for(spec), ws);
+  ASSERT_EQ(r.sweep.size(), 8u);
+  EXPECT_EQ(r.sweep.front().value, 500);
+  EXPECT_EQ(r.sweep.back().value, 4000);
+  for (size_t i = 1; i < r.sweep.size(); ++i) EXPECT_LE(r.sweep[i].pred.step_us, r.sweep[i - 1].pred.step_us);
+  // No --set: modified is the baseline.
+  EXPECT_EQ(r.modified.step_us, r.baseline.step_us);
+}
+
+TEST(Walls, EachWallHelpsAndBothHelpMost) {
+  const std::vector<Kernel> rows = fixture();
+  E2eOptions o;
+  o.mode = PredictMode::absolute;
+  const PreparedWorkload w = prepare_workload(rows, model(), db(), o, "f");
+  const GpuSpec& spec = db().resolve("V100-PCIe-32GB");
+  WhatifSpec ws;
+  ws.walls = true;
+  const WhatifResult r = run_whatif(w, spec, model().caps_for(spec), ws);
+  ASSERT_EQ(r.walls.size(), 4u);
+  const double base = r.modified.step_us;
+  for (const auto& wall : r.walls) {
+    EXPECT_LE(wall.pred.step_us, base) << wall.name;
+    EXPECT_GE(wall.pred.step_us, base / 2 * (1 - 1e-12)) << wall.name;
+  }
+  EXPECT_LE(r.walls[2].pred.step_us, r.walls[0].pred.step_us);
+  EXPECT_LE(r.walls[2].pred.step_us, r.walls[1].pred.step_us);
+}
+
+}  // namespace
+}  // namespace kcast

@@ -1,0 +1,125 @@
+// Physics of the what-if knobs over real kernel lists: giving a GPU twice as much of any resource
+// (launch overhead: half as much) never slows a workload down and never speeds it up more than 2x.
+// Checked on the mixed_ops fixture (real measured kernels: NeuSight FP32 ops, aiconfigurator
+// BF16/FP8 GEMMs) and a synthetic transformer-like list, on several GPUs, in absolute and auto mode.
+// Per-kernel violations are reported in the failure message (kernel, times), since they point at
+// the cost model rather than at the predictor.
+//
+// Known model violations (reported to the model owner; the strict checks are the DISABLED_ tests
+// below, to be enabled when the model changes):
+//  * sm_count x2 makes memory-bound kernels (and GEMMs with a memory-bound tile) slower: the
+//    streaming ramp divides bytes by the SM count (bytes in flight per SM), so at fixed DRAM
+//    bandwidth more SMs need more bytes to reach it.
+//  * l2_size x2 can speed a single kernel up more than 2x when its working set starts to fit in L2
+//    (l2_share = min(1, 0.5 * L2 / bytes) jumps to 1). A cache-capacity cliff can be superlinear in
+//    reality, so the main test holds l2_size to "never slower" per kernel and to 2x per workload.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "predict/whatif/knobs.h"
+#include "tests/predict/predict_fixture.h"
+
+namespace kcast {
+namespace {
+
+using namespace kcast::testing;
+
+std::vector<Kernel> transformer_like() {
+  std::vector<Kernel> rows;
+  for (int64_t tokens : {128, 2048, 16384})
+    for (int64_t d : {1024, 4096}) {
+      for (DType dt : {DType::bf16, DType::fp16, DType::fp32}) {
+        rows.push_back(gemm(tokens, 3 * d, d, dt));
+        rows.push_back(gemm(tokens, d, d, dt));
+        rows.push_back(gemm(tokens, 4 * d, d, dt));
+        rows.push_back(gemm(tokens, d, 4 * d, dt));
+      }
+      rows.push_back(streaming(tokens * d * 2.0 * 3));
+      rows.push_back(streaming(tokens * d * 2.0 * 2, KernelClass::normalization));
+      rows.push_back(streaming(tokens * 16.0 * tokens * 2, KernelClass::softmax));
+    }
+  return rows;
+}
+
+struct Checks {
+  std::vector<Knob> knobs;
+  std::vector<Knob> per_kernel_no_upper_bound;  // per-kernel: only "never slower"
+};
+
+const Checks kMain = {{Knob::dram_bw, Knob::l2_bw, Knob::l2_size, Knob::tensor_flops, Knob::vector_flops, Knob::clock,
+                       Knob::launch_overhead},
+                      {Knob::l2_size}};
+
+// Checks the bound on the workload total and on every distinct kernel; returns readable violations.
+std::vector<std::string> check(const std::vector<Kernel>& rows, const std::string& gpu, PredictMode mode,
+                               const Checks& checks) {
+  std::vector<std::string> bad;
+  const GpuSpec& spec = db().resolve(gpu);
+  const GpuCaps base = model().caps_for(spec);
+  E2eOptions o;
+  o.mode = mode;
+  const PreparedWorkload w = prepare_workload(rows, model(), db(), o, "rows");
+  const std::vector<KernelPrediction> p0 = predict_unique(w, base);
+  const GpuPrediction g0 = evaluate_target(w, spec.name, base, p0);
+  for (const auto& info : kKnobs) {
+    if (std::find(checks.knobs.begin(), checks.knobs.end(), info.knob) == checks.knobs.end()) continue;
+    const auto& nub = checks.per_kernel_no_upper_bound;
+    const bool upper = std::find(nub.begin(), nub.end(), info.knob) == nub.end();
+    if (info.knob == Knob::tensor_flops && knob_value(base, spec, info.knob) <= 0) continue;  // no tensor cores
+    GpuCaps c = base;
+    const double factor = info.knob == Knob::launch_overhead ? 0.5 : 2.0;
+    scale_knob(c, spec, info.knob, factor, "--scale");
+    const std::vector<KernelPrediction> p1 = predict_unique(w, c);
+    const GpuPrediction g1 = evaluate_target(w, spec.name, c, p1);
+    std::ostringstream where;
+    where << gpu << " " << to_string(mode) << " " << info.name << " x" << factor << ": ";
+    if (g1.step_us > g0.step_us * (1 + 1e-12))
+      bad.push_back(where.str() + "workload slower " + std::to_string(g0.step_us) + " -> " + std::to_string(g1.step_us));
+    if (g1.step_us < g0.step_us / 2 * (1 - 1e-12))
+      bad.push_back(where.str() + "workload more than 2x faster " + std::to_string(g0.step_us) + " -> " +
+                    std::to_string(g1.step_us));
+    for (size_t u = 0; u < p0.size(); ++u) {
+      const double a = p0[u].time_us, b = p1[u].time_us;
+      if (b > a * (1 + 1e-12) || (upper && b < a / 2 * (1 - 1e-12))) {
+        const Kernel& k = rows[w.uniq.rep[u]];
+        std::ostringstream s;
+        s << where.str() << "kernel " << to_string(k.cls) << " " << to_string(k.dtype) << " b" << k.batch << " m" << k.m
+          << " n" << k.n << " k" << k.k << " flops " << k.flops << " bytes " << k.bytes << ": " << a << " -> " << b
+          << " us";
+        bad.push_back(s.str());
+      }
+    }
+  }
+  return bad;
+}
+
+void expect_physical(const std::vector<Kernel>& rows, const Checks& checks = kMain) {
+  std::vector<std::string> all;
+  for (const char* gpu : {"V100-PCIe-32GB", "T4", "A100-SXM4-80GB", "L4", "H100-SXM", "P100-PCIe-16GB"})
+    for (PredictMode m : {PredictMode::absolute, PredictMode::automatic}) {
+      auto v = check(rows, gpu, m, checks);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+  std::string msg;
+  for (size_t i = 0; i < all.size() && i < 40; ++i) msg += all[i] + "\n";
+  EXPECT_TRUE(all.empty()) << all.size() << " violations, first ones:\n" << msg;
+}
+
+TEST(Physics, DoublingAResourceOnRealKernelsIsBetweenNoChangeAnd2x) { expect_physical(fixture()); }
+
+TEST(Physics, DoublingAResourceOnTransformerShapesIsBetweenNoChangeAnd2x) { expect_physical(transformer_like()); }
+
+// Known model violations (see the header comment): enable when the cost model is fixed.
+TEST(Physics, DISABLED_DoublingSmCountNeverSlowsAndAtMostHalves) {
+  expect_physical(fixture(), Checks{{Knob::sm_count}, {}});
+  expect_physical(transformer_like(), Checks{{Knob::sm_count}, {}});
+}
+
+TEST(Physics, DISABLED_DoublingL2SizeSpeedsEachKernelAtMost2x) {
+  expect_physical(fixture(), Checks{{Knob::l2_size}, {}});
+}
+
+}  // namespace
+}  // namespace kcast

@@ -1,0 +1,169 @@
+// End-to-end predictor (predict/e2e/predictor.h): modes, transfer identity and ratio, floors,
+// context, dedupe, multi-GPU determinism.
+#include "predict/e2e/predictor.h"
+
+#include <gtest/gtest.h>
+
+#include "model/error.h"
+#include "tests/predict/predict_fixture.h"
+
+namespace kcast {
+namespace {
+
+using namespace kcast::testing;
+
+E2eOptions opts(PredictMode m, bool keep = false) {
+  E2eOptions o;
+  o.mode = m;
+  o.keep_rows = keep;
+  return o;
+}
+
+GpuPrediction predict_one(const std::vector<Kernel>& rows, const std::string& gpu, const E2eOptions& o,
+                          const LoadedModel& m = model()) {
+  PreparedWorkload w = prepare_workload(rows, m, db(), o, "test.csv");
+  return predict_targets(w, {target(gpu, m)})[0];
+}
+
+TEST(Predictor, TransferToTheSourceGpuReproducesMeasuredSumExactly) {
+  // Every GPU of the real fixture, its own rows, transfer mode, context kept (--with-context).
+  const std::vector<Kernel> all = fixture();
+  std::vector<std::string> gpus;
+  for (const auto& k : all)
+    if (std::find(gpus.begin(), gpus.end(), k.gpu) == gpus.end()) gpus.push_back(k.gpu);
+  ASSERT_GE(gpus.size(), 5u);
+  for (const auto& gpu : gpus) {
+    std::vector<Kernel> rows;
+    double measured = 0;
+    for (const auto& k : all)
+      if (k.gpu == gpu) rows.push_back(k), measured += k.count * k.duration_us;
+    E2eOptions o = opts(PredictMode::transfer);
+    o.with_context = true;
+    const GpuPrediction p = predict_one(rows, gpu, o);
+    EXPECT_EQ(p.kernel_us, measured) << gpu;
+    EXPECT_EQ(p.step_us, measured) << gpu;
+    EXPECT_EQ(p.transferred_rows, rows.size());
+    // Without a context column the GPU-only time is the measurement itself.
+    for (auto& k : rows) k.context.clear();
+    EXPECT_EQ(predict_one(rows, gpu, opts(PredictMode::transfer)).kernel_us, measured) << gpu;
+  }
+}
+
+TEST(Predictor, TransferIdentityHoldsForTimelinesToo) {
+  std::vector<Kernel> rows;
+  double t = 500.25;
+  for (int i = 0; i < 40; ++i) {
+    Kernel k = measured(i % 3 ? streaming(1e6 * (i + 1)) : gemm(512 + 64 * i, 1024, 768), 3.3 + 1.7 * i, "V100-SXM2-32GB");
+    k.start_us = t;
+    k.stream = i % 4 == 3 ? 1 : 0;
+    t += k.duration_us + (i % 5 == 0 ? 7.5 : 0.0);
+    rows.push_back(k);
+  }
+  PreparedWorkload w = prepare_workload(rows, model(), db(), opts(PredictMode::transfer), "t.csv");
+  const GpuPrediction p = predict_targets(w, {target("V100-SXM2-32GB")})[0];
+  EXPECT_EQ(p.step_us, w.measured_step_us);
+  EXPECT_EQ(p.kernel_us, w.measured_kernel_us);
+}
+
+TEST(Predictor, TransferScalesByModelRatio) {
+  const Kernel k = measured(gemm(4096, 4096, 1024), 180.0, "V100-SXM2-32GB");
+  const Target src = target("V100-SXM2-32GB"), dst = target("A100-SXM4-80GB");
+  const double ms = model().model.predict(k, src.caps).time_us, mt = model().model.predict(k, dst.caps).time_us;
+  const GpuPrediction p = predict_one({k}, "A100-SXM4-80GB", opts(PredictMode::transfer, true));
+  EXPECT_DOUBLE_EQ(p.kernel_us, 180.0 * mt / ms);
+  EXPECT_EQ(p.row_transferred[0], 1);
+  EXPECT_EQ(p.source_gpus, std::vector<std::string>{"V100-SXM2-32GB"});
+}
+
+TEST(Predictor, TransferredLaunchBoundKernelStaysAtTargetFloor) {
+  // A tiny kernel measured at 3 us on a GPU whose model floor we raise to 30 us: the ratio would
+  // push it far below the target's floor; it must stay at the target floor.
+  LoadedModel m = model();
+  const Target dst = target("A100-SXM4-80GB", m);
+  const std::vector<Kernel> rows = {measured(streaming(1024), 3.0, "A100-SXM4-80GB")};
+  PreparedWorkload w = prepare_workload(rows, m, db(), opts(PredictMode::transfer, true), "t.csv");
+  w.source_caps[0].launch_floor_us = 30.0;
+  w.source_pred[0] = predict_unique(w, w.source_caps[0]);
+  const GpuPrediction p = predict_targets(w, {dst})[0];
+  EXPECT_DOUBLE_EQ(p.row_us[0], std::min(3.0, dst.caps.launch_floor_us));
+  EXPECT_EQ(Bound(p.row_bound[0]), Bound::launch);
+}
+
+TEST(Predictor, AutoTransfersMeasuredRowsOnly) {
+  const Kernel a = measured(gemm(2048, 2048, 2048), 150.0, "A100-SXM4-80GB");
+  const Kernel b = streaming(64e6);
+  const GpuPrediction p = predict_one({a, b}, "H100-SXM", opts(PredictMode::automatic, true));
+  EXPECT_EQ(p.transferred_rows, 1u);
+  EXPECT_EQ(p.row_transferred[0], 1);
+  EXPECT_EQ(p.row_transferred[1], 0);
+  EXPECT_DOUBLE_EQ(p.row_us[1], model().model.predict(b, target("H100-SXM").caps).time_us);
+}
+
+TEST(Predictor, AbsoluteIgnoresMeasurements) {
+  const Kernel a = measured(gemm(2048, 2048, 2048), 1e6, "A100-SXM4-80GB");
+  const GpuPrediction p = predict_one({a}, "A100-SXM4-80GB", opts(PredictMode::absolute));
+  EXPECT_DOUBLE_EQ(p.kernel_us, model().model.predict(a, target("A100-SXM4-80GB").caps).time_us);
+  EXPECT_EQ(p.transferred_rows, 0u);
+}
+
+TEST(Predictor, TransferModeRejectsUnmeasuredRows) {
+  const std::vector<Kernel> rows = {measured(gemm(64, 64, 64), 5.0, "T4"), streaming(1e6)};
+  try {
+    prepare_workload(rows, model(), db(), opts(PredictMode::transfer), "w.csv");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("w.csv: row 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("duration_us"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Predictor, ContextFloorAddedOnlyWhenAsked) {
+  LoadedModel m = model();
+  m.model.mutable_params().context_overhead_us["bench"] = 7.0;
+  Kernel k = streaming(8e6);
+  k.context = "bench";
+  const double gpu_only = m.model.predict(k, target("L4", m).caps).time_us;
+  EXPECT_DOUBLE_EQ(predict_one({k}, "L4", opts(PredictMode::absolute), m).kernel_us, gpu_only);
+  E2eOptions with = opts(PredictMode::absolute);
+  with.with_context = true;
+  EXPECT_DOUBLE_EQ(predict_one({k}, "L4", with, m).kernel_us, gpu_only + 7.0);
+  // Transfer: 40 us measured in the context -> 33 us on the GPU, scaled by the model ratio.
+  const Kernel t = measured(k, 40.0, "A100-SXM4-80GB");
+  const double ms = m.model.predict(t, target("A100-SXM4-80GB", m).caps).time_us;
+  EXPECT_DOUBLE_EQ(predict_one({t}, "L4", opts(PredictMode::transfer), m).kernel_us,
+                   std::max(33.0 * gpu_only / ms, std::min(33.0, target("L4", m).caps.launch_floor_us)));
+}
+
+TEST(Predictor, IdenticalKernelsAreDeduplicated) {
+  Kernel a = gemm(1024, 1024, 1024), b = a, c = gemm(1024, 1024, 512);
+  b.name = "another_name";
+  b.duration_us = 12.0;  // measurements do not enter the model
+  const UniqueKernels u = dedupe_kernels({a, b, c, a});
+  EXPECT_EQ(u.rep.size(), 2u);
+  EXPECT_EQ(u.of_row, (std::vector<uint32_t>{0, 0, 1, 0}));
+  Kernel d = a;
+  d.dtype = DType::fp16;
+  EXPECT_FALSE(same_model_inputs(a, d));
+}
+
+TEST(Predictor, ManyGpusInParallelMatchOneThread) {
+  const std::vector<Kernel> rows = fixture();
+  const std::vector<std::string> names = {"A100-SXM4-80GB", "H100-SXM", "T4", "V100-PCIe-32GB", "L4", "B200"};
+  std::vector<Target> targets;
+  for (const auto& n : names) targets.push_back(target(n));
+  E2eOptions one = opts(PredictMode::automatic), many = one;
+  one.max_threads = 1;
+  many.max_threads = 6;
+  const auto a = predict_targets(prepare_workload(rows, model(), db(), one, "f"), targets);
+  const auto b = predict_targets(prepare_workload(rows, model(), db(), many, "f"), targets);
+  ASSERT_EQ(a.size(), names.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].gpu, db().resolve(names[i]).name);
+    EXPECT_EQ(a[i].kernel_us, b[i].kernel_us);
+    EXPECT_EQ(a[i].step_us, b[i].step_us);
+    EXPECT_GT(a[i].kernel_us, 0);
+  }
+}
+
+}  // namespace
+}  // namespace kcast

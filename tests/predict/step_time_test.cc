@@ -1,0 +1,73 @@
+// Timeline replay (predict/e2e/step_time.h) on hand-built traces.
+#include "predict/e2e/step_time.h"
+
+#include <gtest/gtest.h>
+
+namespace kcast {
+namespace {
+
+Kernel at(double start, double dur, int64_t stream, double count = 1) {
+  Kernel k;
+  k.name = "k";
+  k.start_us = start;
+  k.duration_us = dur;
+  k.stream = stream;
+  k.count = count;
+  return k;
+}
+
+TEST(StepTime, WithoutStartTimesStepIsKernelSum) {
+  std::vector<Kernel> rows = {at(kUnknown, 10, -1, 3), at(kUnknown, 5, -1)};
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {4.0, 2.0}), 3 * 4.0 + 2.0);
+}
+
+TEST(StepTime, HostGapsStayWhileKernelsScale) {
+  // 0..10, idle 5 us (host), 15..25. Kernels twice as fast: 0..5, gap 5, 10..15.
+  std::vector<Kernel> rows = {at(0, 10, 7), at(15, 10, 7)};
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {5.0, 5.0}), 15.0);
+}
+
+TEST(StepTime, QueuedKernelsStartWhenPredecessorEnds) {
+  // Back to back in the trace (GPU-bound): the replay keeps them back to back.
+  std::vector<Kernel> rows = {at(100, 50, 0), at(150, 50, 0), at(200, 50, 0)};
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {10.0, 10.0, 10.0}), 30.0);
+}
+
+TEST(StepTime, StreamsOverlap) {
+  // Stream 0: 0..100. Stream 1 launched 10 us later: 10..60. Halved: stream 0 0..50, stream 1 10..35.
+  std::vector<Kernel> rows = {at(0, 100, 0), at(10, 50, 1)};
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {50.0, 25.0}), 50.0);
+  // Stream 1's kernel now the long one: 10..210.
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {50.0, 200.0}), 210.0);
+}
+
+TEST(StepTime, UnchangedTimesReproduceTheTraceExactly) {
+  // Gaps, overlaps across streams, a small same-stream overlap (clock skew) and odd numbers.
+  std::vector<Kernel> rows = {at(1000.125, 12.3, 0),  at(1013.7, 4.4, 0),     at(1014.1, 100.01, 1),
+                              at(1018.0, 2.2, 0),     at(1020.05, 3.3, 0, 4), at(1119.9, 7.77, 1),
+                              at(1119.95, 1.1, 0),    at(1500.5, 33.3, 2)};
+  std::vector<double> same;
+  for (const auto& k : rows) same.push_back(k.duration_us);
+  const auto order = timeline_order(rows);
+  EXPECT_EQ(replay_step_time(rows, order, same), measured_step_time(rows, order));
+}
+
+TEST(StepTime, TraceOrderNeedNotBeSorted) {
+  std::vector<Kernel> rows = {at(15, 10, 7), at(0, 10, 7)};
+  EXPECT_EQ(timeline_order(rows), (std::vector<uint32_t>{1, 0}));
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {5.0, 5.0}), 15.0);
+}
+
+TEST(StepTime, CudaGraphRemovesHostGaps) {
+  std::vector<Kernel> rows = {at(0, 10, 7), at(15, 10, 7)};
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {5.0, 5.0}, ReplayOptions{true}), 10.0);
+}
+
+TEST(StepTime, UntimedRowsAddSerially) {
+  std::vector<Kernel> rows = {at(0, 10, 0), at(kUnknown, 3, -1, 2)};
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {10.0, 3.0}), 16.0);
+  EXPECT_DOUBLE_EQ(measured_step_time(rows, timeline_order(rows)), 16.0);
+}
+
+}  // namespace
+}  // namespace kcast
