@@ -38,12 +38,22 @@ double memory_time(double bytes, const GpuCaps& g, const ModelParams& p) {
   return bytes / (bw * 1e3 * ramp);  // GB/s = 1e3 bytes/µs
 }
 
-// DRAM only (no L2 share), with the small-transfer ramp.
+// A kernel cannot beat the launch floor, and short kernels pay part of it on top of their work:
+// a smooth maximum (floor^q + work^q)^(1/q) between the sum (q = 1) and the plain max.
+double with_floor(double floor, double work, double q) {
+  if (work <= 0) return floor;
+  if (q <= 1.0001) return floor + work;
+  const double hi = std::max(floor, work), lo = std::min(floor, work);
+  return hi * std::pow(1.0 + std::pow(lo / hi, q), 1.0 / q);
+}
+
+// GEMM operand traffic: DRAM only (no L2 share), with the small-transfer ramp, at the fraction of
+// sustained bandwidth that tiled operand loads reach.
 double dram_time(double bytes, const GpuCaps& g, const ModelParams& p) {
   if (bytes <= 0) return 0;
   const double per_sm = bytes / g.sm_count;
   const double ramp = per_sm / (per_sm + p[kMemRampKB] * 1024.0);
-  return bytes / (g.dram_bw_gbps * 1e3 * ramp);
+  return bytes / (g.dram_bw_gbps * p[kGemmMemEff] * 1e3 * ramp);
 }
 
 }  // namespace
@@ -74,7 +84,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
     }
   }
   KernelPrediction r;
-  r.time_us = g.launch_floor_us + best;
+  r.time_us = with_floor(g.launch_floor_us, best, p[kFloorBlend]);
   r.bound = g.launch_floor_us > best ? Bound::launch : (best_c >= best_m ? Bound::compute : Bound::memory);
   return r;
 }
@@ -85,7 +95,7 @@ KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double 
   const double t_c = flops > 0 ? flops / (std::max(g.vector_tflops, 1e-6) * 1e6) : 0.0;
   const double work = std::max(t_m, t_c);
   KernelPrediction r;
-  r.time_us = g.launch_floor_us + work;
+  r.time_us = with_floor(g.launch_floor_us, work, params_[kFloorBlend]);
   r.bound = g.launch_floor_us > work ? Bound::launch : (t_c > t_m ? Bound::compute : Bound::memory);
   return r;
 }

@@ -21,6 +21,8 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"ew_flops_per_byte", 0.5, 0.0, 20.0, "SIMT flops per byte in elementwise ops"},
     {"splitk_us", 1.5, 0.0, 20.0, "split-K reduction overhead (µs)"},
     {"watts_per_sm_ghz", 1.5, 0.3, 4.0, "board watts per SM per GHz at full math load"},
+    {"gemm_mem_eff", 0.8, 0.3, 1.2, "GEMM operand traffic: fraction of sustained DRAM bandwidth"},
+    {"floor_blend", 2.0, 1.0, 8.0, "exponent combining floor and work (1 = sum)"},
 }};
 
 ModelParams::ModelParams() {

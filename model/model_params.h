@@ -26,6 +26,8 @@ enum Param : int {
   kSplitKUs,         // cost of a split-K reduction (µs, on top of its bytes)
   kWattsPerSmGhz,    // board power one SM draws per GHz under dense math; boards with less power
                      // per SM (T4, L4, L40S) cannot hold boost clock and are derated
+  kGemmMemEff,       // fraction of sustained DRAM bandwidth a GEMM's operand traffic reaches
+  kFloorBlend,       // how the floor combines with work: (floor^q + work^q)^(1/q); q=1 adds them
   kNumParams
 };
 
