@@ -1,7 +1,6 @@
 // `kcast predict` (CLI.md): a kernel list's predicted time on one or more GPUs. Thin: options here,
 // the work in predict/e2e (predictor), the output in predict/report (values struct + renderers).
 #include <iostream>
-#include <sstream>
 
 #include "calibrate/atomic_file.h"
 #include "calibrate/classifier_rules.h"
@@ -21,13 +20,16 @@ namespace {
 
 std::vector<std::string> split_gpus(const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string part; std::getline(ss, part, ',');) {
+  size_t from = 0;
+  while (true) {
+    const size_t comma = s.find(',', from);
+    const std::string part = s.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
     const auto b = part.find_first_not_of(" \t"), e = part.find_last_not_of(" \t");
     if (b == std::string::npos) throw InputError("option '--gpu': empty GPU name in '" + s + "'");
     out.push_back(part.substr(b, e - b + 1));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
   }
-  if (out.empty()) throw InputError("option '--gpu': no GPU given");
   return out;
 }
 

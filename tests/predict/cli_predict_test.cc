@@ -1,0 +1,177 @@
+// `kcast predict` and `kcast whatif` through the binary (KCAST_BINARY): CLI.md's JSON shapes, the
+// per-kernel CSV's row order, the HTML page, and errors for bad options.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/predict/predict_fixture.h"
+
+namespace kcast {
+namespace {
+
+using namespace kcast::testing;
+using nlohmann::json;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(PredictCli, JsonHasCliMdShapeForEveryGpuInOrder) {
+  const RunResult r =
+      run_kcast("predict --kernels '" + fixture_path() + "' --gpu 'NVIDIA A100-SXM4-80GB,H100-SXM,tesla t4' --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const json j = json::parse(r.out);
+  ASSERT_TRUE(j.contains("predictions"));
+  const json& p = j["predictions"];
+  ASSERT_EQ(p.size(), 3u);
+  const std::vector<std::string> names = {"A100-SXM4-80GB", "H100-SXM", "T4"};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(p[i]["gpu"], names[i]);
+    EXPECT_EQ(p[i]["mode"], "auto");
+    EXPECT_EQ(p[i]["kernels"], fixture().size());
+    ASSERT_TRUE(p[i]["total_us"].is_number());
+    EXPECT_GT(p[i]["total_us"].get<double>(), 0);
+    ASSERT_TRUE(p[i]["by_class"].is_object());
+    double sum = 0;
+    for (auto& [cls, v] : p[i]["by_class"].items()) {
+      ASSERT_TRUE(v.is_number()) << cls;
+      sum += v.get<double>();
+    }
+    EXPECT_NEAR(sum, p[i]["kernel_us"].get<double>(), 1e-6 * sum);
+    EXPECT_TRUE(p[i]["by_class"].contains("gemm"));
+    EXPECT_TRUE(p[i]["by_class"].contains("conv"));
+    EXPECT_EQ(p[i]["total_us"], p[i]["step_us"]);
+    for (const char* b : {"compute", "memory", "launch"}) EXPECT_TRUE(p[i]["by_bound"][b].is_number()) << b;
+  }
+}
+
+TEST(PredictCli, PerKernelCsvHasOneRowPerInputRowAndGpuInInputOrder) {
+  const std::string out = temp_path("per_kernel.csv");
+  std::remove(out.c_str());
+  const RunResult r = run_kcast("predict --kernels '" + fixture_path() + "' --gpu L4,B200 --format csv --per-kernel '" +
+                                out + "'");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::vector<Kernel> rows = fixture();
+  std::ifstream in(out);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line.rfind("row,target_gpu,name,class,predicted_us,bound", 0), 0u) << line;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    const size_t row = n / 2;
+    std::stringstream ss(line);
+    std::string idx, gpu;
+    std::getline(ss, idx, ',');
+    std::getline(ss, gpu, ',');
+    ASSERT_EQ(idx, std::to_string(row)) << "line " << n + 2;
+    ASSERT_EQ(gpu, n % 2 == 0 ? "L4" : "B200") << "line " << n + 2;
+    // The kernel's class follows the (possibly quoted) name.
+    EXPECT_NE(line.find("," + std::string(to_string(rows[row].cls)) + ","), std::string::npos) << line;
+    ++n;
+  }
+  EXPECT_EQ(n, 2 * rows.size());
+}
+
+TEST(PredictCli, HtmlIsSelfContainedWithCharts) {
+  const std::string out = temp_path("report.html");
+  const RunResult r =
+      run_kcast("predict --kernels '" + fixture_path() + "' --gpu V100-PCIe-32GB,A100-SXM4-80GB,H100-SXM --html '" + out + "'");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string html = slurp(out);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_GE(std::count(html.begin(), html.end(), '<') , 50);
+  size_t svgs = 0;
+  for (size_t pos = 0; (pos = html.find("<svg", pos)) != std::string::npos; ++pos) ++svgs;
+  EXPECT_EQ(svgs, 2u);  // per-class bars, speedup vs peak ratio
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  // Every opened svg/section/table is closed.
+  for (const char* tag : {"svg", "section", "table"}) {
+    size_t open = 0, close = 0;
+    for (size_t pos = 0; (pos = html.find(std::string("<") + tag, pos)) != std::string::npos; ++pos) ++open;
+    for (size_t pos = 0; (pos = html.find(std::string("</") + tag + ">", pos)) != std::string::npos; ++pos) ++close;
+    EXPECT_EQ(open, close) << tag;
+  }
+}
+
+TEST(PredictCli, TransferToSourceGpuReproducesMeasuredTotal) {
+  // All fixture rows measured on the T4 are written to a new list and predicted back on the T4.
+  const std::string list = temp_path("t4.csv");
+  std::vector<Kernel> t4;
+  double measured = 0;
+  for (Kernel k : fixture())
+    if (k.gpu == "T4") k.context.clear(), measured += k.count * k.duration_us, t4.push_back(k);
+  write_kernel_list_file(t4, list);
+  const RunResult r = run_kcast("predict --kernels '" + list + "' --gpu 'Tesla T4' --mode transfer --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_DOUBLE_EQ(json::parse(r.out)["predictions"][0]["total_us"].get<double>(), measured);
+}
+
+TEST(PredictCli, BadOptionsExitTwoWithAMessage) {
+  const std::string f = "--kernels '" + fixture_path() + "'";
+  struct Case {
+    std::string args, expect;
+  };
+  for (const Case& c : std::vector<Case>{{"predict " + f + " --gpu H101", "did you mean"},
+                                         {"predict " + f + " --gpu A100-SXM4-80GB --mode guess", "--mode"},
+                                         {"predict " + f + " --gpu A100-SXM4-80GB --format xml", "--format"},
+                                         {"predict --gpu A100-SXM4-80GB", "kernels"},
+                                         {"predict " + f + " --gpu T4,", "--gpu"},
+                                         {"predict --kernels /nonexistent.csv --gpu T4", "/nonexistent.csv"},
+                                         {"whatif " + f + " --gpu T4 --set warp=2", "dram_bw"},
+                                         {"whatif " + f + " --gpu T4 --scale dram_bw=-2", "--scale"},
+                                         {"whatif " + f + " --gpu T4 --sweep clock=1:2", "START:STOP:STEPS"},
+                                         {"whatif " + f + " --gpu P100-PCIe-16GB --set tensor_flops=50", "tensor"}}) {
+    const RunResult r = run_kcast(c.args, true);
+    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("kcast: ", 0), 0u) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
+TEST(WhatifCli, JsonHasCliMdShape) {
+  const RunResult r = run_kcast("whatif --kernels '" + fixture_path() +
+                                "' --gpu A100-SXM4-80GB --scale dram_bw=2 --set launch_overhead=1 --walls --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["gpu"], "A100-SXM4-80GB");
+  const double base = j["baseline_us"], mod = j["modified_us"];
+  EXPECT_LT(mod, base);
+  EXPECT_DOUBLE_EQ(j["speedup"].get<double>(), base / mod);
+  ASSERT_TRUE(j["by_class"]["gemm"].is_object());
+  EXPECT_TRUE(j["by_class"]["gemm"]["baseline_us"].is_number());
+  EXPECT_TRUE(j["by_class"]["gemm"]["modified_us"].is_number());
+  ASSERT_EQ(j["walls"].size(), 4u);
+  for (const auto& w : j["walls"]) EXPECT_GE(w["speedup"].get<double>(), 1.0);
+}
+
+TEST(WhatifCli, SweepJsonHasCliMdShapeAndHtmlHasTheCurve) {
+  const std::string out = temp_path("whatif.html");
+  const RunResult r = run_kcast("whatif --kernels '" + fixture_path() +
+                                "' --gpu H100-SXM --sweep clock=800:2000:7 --format json --html '" + out + "'");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["gpu"], "H100-SXM");
+  EXPECT_EQ(j["knob"], "clock");
+  EXPECT_TRUE(j["baseline_us"].is_number());
+  ASSERT_EQ(j["sweep"].size(), 7u);
+  EXPECT_EQ(j["sweep"][0]["value"], 800.0);
+  EXPECT_EQ(j["sweep"][6]["value"], 2000.0);
+  for (const auto& p : j["sweep"]) {
+    EXPECT_TRUE(p["total_us"].is_number());
+    EXPECT_DOUBLE_EQ(p["speedup"].get<double>(), j["baseline_us"].get<double>() / p["total_us"].get<double>());
+  }
+  const std::string html = slurp(out);
+  EXPECT_NE(html.find("<polyline"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcast
