@@ -1,5 +1,6 @@
 // HTML renderers of PredictValues and WhatifValues: one self-contained page each (inline CSS and
 // SVG, no scripts, no network references), so it can be mailed or archived as a single file.
+#include <algorithm>
 #include <cmath>
 
 #include "predict/report/predict_values.h"
@@ -115,7 +116,12 @@ std::string whatif_html(const WhatifValues& v) {
     s += "</table>\n";
     std::vector<report::StackedBar> wb;
     wb.push_back({"configured", {v.modified_us}});
-    for (const auto& w : v.walls) wb.push_back({w.name, {w.total_us}});
+    for (const auto& w : v.walls) {
+      std::string label = w.name;  // short chart labels: "compute 2x", "launch half"
+      std::replace(label.begin(), label.end(), '_', ' ');
+      if (label == "compute and memory 2x") label = "both 2x";
+      wb.push_back({label, {w.total_us}});
+    }
     s += report::stacked_bar_chart("Step time with each wall removed", {"step time"}, {"#4e79a7"}, wb);
     s += "</section>\n";
   }

@@ -134,8 +134,14 @@ std::string stacked_bar_chart(const std::string& title, const std::vector<std::s
            html_escape(bars[i].label + ": " + series[k] + " " + fmt(v, 4) + " " + unit) + "</title></rect>\n";
       acc += v;
     }
-    s += "<text x=\"" + num(kLeft + slot * (i + 0.5)) + "\" y=\"" + std::to_string(y0 + 18) +
-         "\" text-anchor=\"middle\">" + html_escape(bars[i].label) + "</text>\n";
+    // Labels wider than their slot are slanted so neighbours do not run into each other.
+    const double cx = kLeft + slot * (i + 0.5);
+    if (bars[i].label.size() * 7.0 > slot * 0.95)
+      s += "<text x=\"" + num(cx) + "\" y=\"" + std::to_string(y0 + 14) + "\" text-anchor=\"end\" transform=\"rotate(-25 " +
+           num(cx) + " " + std::to_string(y0 + 14) + ")\">" + html_escape(bars[i].label) + "</text>\n";
+    else
+      s += "<text x=\"" + num(cx) + "\" y=\"" + std::to_string(y0 + 18) + "\" text-anchor=\"middle\">" +
+           html_escape(bars[i].label) + "</text>\n";
     s += "<text x=\"" + num(kLeft + slot * (i + 0.5)) + "\" y=\"" + num(a.to_px_y(acc) - 5) +
          "\" text-anchor=\"middle\" font-size=\"11\">" + html_escape(fmt(acc, 4)) + "</text>\n";
   }
