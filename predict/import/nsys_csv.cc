@@ -110,7 +110,7 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
     auto where = [&](int col) { return CellRef{file, line, kCols[col]}.where(); };
     auto num = [&](int col, double& out) {
       if (col < 0 || !c[col]) return false;
-      Num n = parse_num(c[col], true);
+      Num n = parse_num_cell(c[col], true);
       if (n.bad) throw InputError(where(col) + ": '" + trim(c[col]) + "' is not a number");
       if (n.given) out = n.value;
       return n.given;
