@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <queue>
 
 namespace kcast {
 
@@ -17,9 +18,14 @@ std::vector<uint32_t> timeline_order(const std::vector<Kernel>& rows) {
 
 namespace {
 
+// A point of the timeline: where it is in the trace and where it is in the replay.
+struct Event {
+  double measured = 0, replay = 0;
+};
+
 struct StreamState {
   int64_t id;
-  double measured_end, replay_end;
+  Event end;
 };
 
 // Few streams per trace: a linear scan over a small vector beats a map.
@@ -28,6 +34,10 @@ StreamState* find_stream(std::vector<StreamState>& s, int64_t id) {
     if (x.id == id) return &x;
   return nullptr;
 }
+
+// `ref` shifted by the trace's distance from `ref` to `s`; when the replay has not moved `ref`,
+// exactly `s` (so an identity replay is exact whatever the rounding).
+double shifted(const Event& ref, double s, double gap) { return ref.replay == ref.measured ? s : ref.replay + gap; }
 
 }  // namespace
 
@@ -39,29 +49,37 @@ double replay_step_time(const std::vector<Kernel>& rows, const std::vector<uint3
   if (order.empty()) return untimed;
 
   std::vector<StreamState> streams;
+  // Kernel ends not yet passed by the sweep, earliest measured end on top.
+  auto later = [](const Event& a, const Event& b) { return a.measured > b.measured; };
+  std::priority_queue<Event, std::vector<Event>, decltype(later)> pending(later);
   const double t0 = rows[order[0]].start_us;
-  double prev_measured_start = t0, prev_replay_start = t0, span_end = t0;
+  Event last_end{-1e300, -1e300};  // latest kernel end at or before the current start
+  Event prev_start{t0, t0};
+  double span_end = t0;
   for (uint32_t r : order) {
     const Kernel& k = rows[r];
     const double s = k.start_us;
+    while (!pending.empty() && pending.top().measured <= s) {
+      last_end = pending.top();
+      pending.pop();
+    }
+    const Event& anchor = last_end.measured > prev_start.measured ? last_end : prev_start;
+    double gap = s - anchor.measured;
+    double start = opt.cuda_graph && gap > 0 ? anchor.replay : shifted(anchor, s, gap);
+    StreamState* st = find_stream(streams, k.stream);
+    if (st) {
+      const double overlap = std::min(0.0, s - st->end.measured);
+      start = std::max(start, overlap < 0 ? shifted(st->end, s, overlap) : st->end.replay);
+    }
+    start = std::max(start, prev_start.replay);
     const double busy_replay = k.count * time_us[r];
     const double busy_measured = k.count * (known(k.duration_us) ? k.duration_us : time_us[r]);
-    StreamState* st = find_stream(streams, k.stream);
-    double ref_measured, ref_replay;  // where the gap is measured from, in the trace and in the replay
-    if (st) ref_measured = st->measured_end, ref_replay = st->replay_end;
-    else ref_measured = prev_measured_start, ref_replay = prev_replay_start;
-    double gap = s - ref_measured;
-    double start;
-    if (opt.cuda_graph && gap > 0) start = ref_replay;
-    // Unchanged reference: take the trace's start itself, so an identity replay is exact.
-    else start = ref_replay == ref_measured ? s : ref_replay + gap;
-    start = std::max(start, prev_replay_start);
-    const double end = start + busy_replay;
-    if (st) st->measured_end = s + busy_measured, st->replay_end = end;
-    else streams.push_back({k.stream, s + busy_measured, end});
-    prev_measured_start = s;
-    prev_replay_start = start;
-    span_end = std::max(span_end, end);
+    const Event end{s + busy_measured, start + busy_replay};
+    if (st) st->end = end;
+    else streams.push_back({k.stream, end});
+    pending.push(end);
+    prev_start = {s, start};
+    span_end = std::max(span_end, end.replay);
   }
   return (span_end - t0) + untimed;
 }

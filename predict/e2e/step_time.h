@@ -1,17 +1,21 @@
 // End-to-end step time from a trace's timeline: replays the measured launch sequence with the
 // target's kernel times.
 //
-// The trace gives each kernel a start time and a stream. Replay walks kernels in measured start order:
-//   * on its stream, a kernel starts when the previous kernel on that stream ends on the target, plus
-//     the idle gap the trace shows there (s_i - e_prev). Idle gaps are host time (launch overhead,
-//     CPU work, synchronization) and do not scale with the GPU; a negative gap (overlap in the trace)
-//     is kept too, so the replay of unchanged times reproduces the trace;
-//   * the first kernel of a stream starts at the previous launch's replayed start plus the measured
-//     offset between the two launches;
+// The trace gives each kernel a start time and a stream. Replay walks kernels in measured start order
+// and anchors each one to the latest event the trace shows before it started: the end of the last
+// kernel (on any stream) that had finished by then, or the start of the previous launch, whichever
+// is later. What separates the anchor from the kernel's start is host time (launch overhead, CPU
+// work, synchronization) and is kept as measured; the anchor itself moves with the target's times.
+// So a kernel queued behind its predecessor starts when that predecessor ends on the target, a
+// kernel launched after a host gap keeps its gap, and a kernel on another stream that waited for an
+// event (a collective after a layer's compute) starts when the kernel it waited for ends. In addition
+//   * a kernel never starts before the previous kernel on its stream ends (an overlap the trace
+//     shows, e.g. clock skew, is kept as is), and
 //   * launches keep their order: no kernel starts before the one launched before it.
 // Kernels on different streams overlap as they did. Step time = last replayed end - first start.
+// Replaying unchanged times reproduces the trace exactly.
 // Rows without start_us are not on the timeline: their count * time is added serially.
-// With CUDA graphs, positive idle gaps vanish (a graph issues the next kernel without the host).
+// With CUDA graphs, positive host gaps vanish (a graph issues the next kernel without the host).
 // `count` > 1 on a timed row occupies its stream for count back-to-back invocations.
 #pragma once
 #include <cstdint>

@@ -71,3 +71,21 @@ TEST(StepTime, UntimedRowsAddSerially) {
 
 }  // namespace
 }  // namespace kcast
+
+namespace kcast {
+namespace {
+
+TEST(StepTime, KernelWaitingOnAnotherStreamFollowsIt) {
+  // Stream 0: 0..100; stream 1 starts 3 us after it ends (an event wait plus launch): halved -> 53..58.
+  std::vector<Kernel> rows = {at(0, 100, 0), at(103, 10, 1)};
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {50.0, 5.0}), 58.0);
+}
+
+TEST(StepTime, SporadicStreamDoesNotKeepOtherStreamsWorkAsGap) {
+  // A collective stream used once per layer: its idle time is the compute stream's work, not host time.
+  std::vector<Kernel> rows = {at(0, 100, 0), at(100, 10, 1), at(100, 100, 0), at(200, 10, 1)};
+  EXPECT_DOUBLE_EQ(replay_step_time(rows, timeline_order(rows), {50.0, 5.0, 50.0, 5.0}), 105.0);
+}
+
+}  // namespace
+}  // namespace kcast
