@@ -114,6 +114,8 @@ void set_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double v, const std::stri
       if (n < 1) throw InputError("option '" + option + "': sm_count must be at least 1");
       scale_compute(c, double(n) / c.sm_count);
       c.sm_count = n;
+      // Wave quantization: the GEMM tiles' resident slots are derived from the SM count.
+      for (int t = 0; t < c.num_tiles; ++t) c.tiles[t].slots = c.tiles[t].ctas * n;
       return;
     }
     case Knob::clock: {

@@ -11,8 +11,11 @@
 //   vector_flops     TFLOP/s  the SIMT FP32 rate (caps.vector_tflops); setting it scales every SIMT
 //                             rate (FP32/FP64 GEMM, and dtypes the GPU runs without tensor cores).
 //   sm_count         SMs      caps.sm_count; all compute rates scale by new/old (GpuCaps rates are
-//                             whole-GPU) and wave quantization changes; L2 and DRAM bandwidth do not.
-//   clock            MHz      caps.clock_mhz; compute rates and L2 bandwidth scale by new/old.
+//                             whole-GPU) and wave quantization changes (the GEMM tiles' slots); L2
+//                             and DRAM bandwidth do not, nor does the power-limit derate (the
+//                             hypothetical board gets the power its SMs need).
+//   clock            MHz      caps.clock_mhz; compute rates and L2 bandwidth scale by new/old
+//                             (the sustained clock under load: power limits are not re-derived).
 //   launch_overhead  µs       caps.launch_floor_us (the per-kernel launch floor).
 #pragma once
 #include <string>

@@ -96,6 +96,18 @@ TEST(Knobs, SmCountScalesComputeButNotBandwidth) {
   EXPECT_EQ(c.l2_bw_gbps, before.l2_bw_gbps);
 }
 
+TEST(Knobs, SmCountChangesWaveQuantization) {
+  // A large compute-bound GEMM fills many waves: twice the SMs (and so twice the whole-GPU rate at
+  // the same per-SM rate) must make it clearly faster, which needs the tiles' slots to follow.
+  const GpuSpec& spec = db().resolve("A100-SXM4-80GB");
+  const GpuCaps before = model().caps_for(spec);
+  GpuCaps c = before;
+  scale_knob(c, spec, Knob::sm_count, 2, "--scale");
+  for (int t = 0; t < c.num_tiles; ++t) EXPECT_EQ(c.tiles[t].slots, 2 * before.tiles[t].slots);
+  const Kernel big = gemm(8192, 8192, 8192);
+  EXPECT_LT(model().model.predict(big, c).time_us, 0.6 * model().model.predict(big, before).time_us);
+}
+
 TEST(Knobs, ClockScalesComputeAndL2Bandwidth) {
   const GpuSpec& spec = db().resolve("T4");
   const GpuCaps before = model().caps_for(spec);
