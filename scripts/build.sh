@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 BUILD=${KCAST_BUILD_DIR:-build}
 JOBS=${KCAST_JOBS:-$(nproc)}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-ninja -C "$BUILD" -j"$JOBS" kcast kcast_tests
+# Everything: kcast, tests, benchmarks, and kcast-microbench when nvcc is present.
+ninja -C "$BUILD" -j"$JOBS"

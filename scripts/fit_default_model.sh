@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Reproduces data/models/default.json in two stages (MODEL-NOTES finding 6: anchor each term where it
+# is identifiable):
+#  1. published microbenchmark figures (data/microbench) become the GPUs' measured capabilities, and
+#     the tensor-core GEMM terms (pipeline fill, tile efficiency, split-K, operand bandwidth, floor
+#     blend) are fitted on the BF16 GEMM corpora of A100 and H100;
+#  2. with those frozen, the FP32 per-op corpus (NeuSight: SIMT GEMMs, convolutions, elementwise,
+#     softmax, layer norm on five GPUs) fits the SIMT, streaming and power terms and the per-op
+#     framework floors of that measurement setup.
+# The FP8 corpus is not fitted: its timings include activation quantization (see README accuracy).
+# usage: scripts/fit_default_model.sh [KCAST_BINARY]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+K=${1:-build/kcast}
+M=data/measured
+STAGE1=$(mktemp --suffix=.json)
+trap 'rm -f "$STAGE1"' EXIT
+"$K" calibrate --base data/models/initial.json --microbench data/microbench/*.csv \
+  --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
+  --freeze floor_us -o "$STAGE1"
+"$K" calibrate --base "$STAGE1" --measurements $M/neusight_ops.csv \
+  --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
+  --freeze mem_ramp_kb --freeze splitk_us --freeze eff_tensor -o data/models/default.json
