@@ -7,6 +7,7 @@
 #include <array>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,6 +73,10 @@ std::string canonical_copy_name(std::string_view name);
 std::string copy_kind_name(int64_t kind);
 
 std::string trim(std::string_view s);
+
+// The math type a kernel's name announces (fp16 in ampere_fp16_s16816gemm_fp16, bf16, tf32, fp8
+// e4m3, c10::Half, double, ...); nullopt when it names none (then the default fp32 stands).
+std::optional<DType> dtype_from_kernel_name(std::string_view name);
 
 // Reports may follow lines that are not CSV (tool banners, the application's own stdout): the index
 // (0-based) of the first line of `head` that `is_header` accepts, found with io::LineReader.

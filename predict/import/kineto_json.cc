@@ -513,13 +513,17 @@ void import_json(const std::string& text, const std::string& file, const ImportO
       k.gpu = gpu_of.begin()->second;
     }
 
+    std::optional<DType> named;
+    if (kind == Kind::kernel && (named = dtype_from_kernel_name(k.name))) k.dtype = *named;
     // The CPU op that launched it: via the runtime call's External id, else the kernel's own.
     int64_t ext = launch ? launch->external_id : -1;
     if (ext < 0) integer(field(args, "External id"), ext);
     if (kind == Kind::kernel && ext >= 0) {
       if (auto it = ops.find(ext); it != ops.end()) {
         const OpInfo& op = it->second;
-        if (op.dtype) k.dtype = *op.dtype;
+        // The op's operand type wins, except that fp32 operands run as tf32 when the kernel's
+        // name says so (TF32 tensor cores, torch.backends.cuda.matmul.allow_tf32).
+        if (op.dtype && !(*op.dtype == DType::fp32 && named == DType::tf32)) k.dtype = *op.dtype;
         // Only the GEMM / conv kernels of the op do its GEMM; cuDNN layout transforms, split-K
         // reductions and bias adds launched by the same op keep no shape.
         if (op.has_shape() && (k.cls == KernelClass::gemm || k.cls == KernelClass::conv)) {

@@ -188,6 +188,8 @@ class Emitter {
     if (tensor && k.cls == KernelClass::other) k.cls = KernelClass::gemm;
     if (!tensor && dominant >= 0 && flops > 0)
       k.dtype = dominant == 0 ? DType::fp64 : dominant == 1 ? DType::fp32 : DType::fp16;
+    else if (auto d = dtype_from_kernel_name(k.name))
+      k.dtype = *d;
     if (devices_.overridden()) {
       k.gpu = devices_.override_name();
     } else if (!p.device.empty() && p.device.find_first_not_of("0123456789") != std::string::npos) {

@@ -101,7 +101,11 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
                      ": header has neither a 'Start' nor a 'Duration' column");
   if (line_base) in.set_file_line(*line_base);
   const Classifier& cls = classifier(opt);
-  std::unordered_map<std::string, KernelClass> classes;  // names repeat: classify each once
+  struct NameInfo {
+    KernelClass cls;
+    std::optional<DType> dtype;
+  };
+  std::unordered_map<std::string, NameInfo> names;  // names repeat: look at each once
   std::string last_device_cell, last_device;
 
   std::array<char*, kCols.size()> c{};
@@ -129,9 +133,11 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
     } else if (k.name.starts_with("[CUDA memset")) {
       k.cls = KernelClass::memset;
     } else {
-      auto it = classes.find(k.name);
-      if (it == classes.end()) it = classes.emplace(k.name, cls.classify(k.name)).first;
-      k.cls = it->second;
+      auto it = names.find(k.name);
+      if (it == names.end())
+        it = names.emplace(k.name, NameInfo{cls.classify(k.name), dtype_from_kernel_name(k.name)}).first;
+      k.cls = it->second.cls;
+      if (it->second.dtype) k.dtype = *it->second.dtype;
     }
     double v = 0;
     if (num(start.col, v)) k.start_us = scaled(start.col, v * start.scale);

@@ -245,7 +245,7 @@ void read_db(const Db& db, const ImportOptions& opt, KernelSink& sink) {
                kKernel + " t" + where + " ORDER BY t.start",
            "table " + kKernel);
     if (win.on) s.bind(1, win.begin), s.bind(2, win.end);
-    std::map<std::string, KernelClass> classes;
+    std::map<std::string, std::pair<KernelClass, std::optional<DType>>> names;
     for (size_t row = 1; s.step(); ++row) {
       Kernel k;
       common(s, k, kKernel, row);
@@ -253,9 +253,11 @@ void read_db(const Db& db, const ImportOptions& opt, KernelSink& sink) {
       if (k.name.empty())
         throw InputError(file + ": table " + kKernel + ", row " + std::to_string(row) +
                          ": kernel name not found (demangledName/shortName not in StringIds)");
-      auto it = classes.find(k.name);
-      if (it == classes.end()) it = classes.emplace(k.name, cls.classify(k.name)).first;
-      k.cls = it->second;
+      auto it = names.find(k.name);
+      if (it == names.end())
+        it = names.emplace(k.name, std::pair(cls.classify(k.name), dtype_from_kernel_name(k.name))).first;
+      k.cls = it->second.first;
+      if (it->second.second) k.dtype = *it->second.second;
       for (int i = 0; i < 3; ++i) k.grid[i] = nonneg(s, 5 + i), k.block[i] = nonneg(s, 8 + i);
       k.registers = nonneg(s, 11);
       k.shared_bytes = nonneg(s, 12) + nonneg(s, 13);

@@ -69,7 +69,7 @@ TEST(KinetoJson, AttachesGemmShapesAndDtypesFromCpuOps) {
   EXPECT_EQ(conv.m, 12544);
   EXPECT_EQ(conv.n, 64);
   EXPECT_EQ(conv.k, 147);
-  EXPECT_EQ(conv.dtype, DType::fp32);
+  EXPECT_EQ(conv.dtype, DType::tf32);  // float operands, tf32f32 kernel: TF32 tensor cores
   EXPECT_DOUBLE_EQ(conv.flops, 2.0 * 12544 * 64 * 147);
   // aten::addmm(bias[1000], a[1,2048], b[2048,1000]).
   const Kernel* sgemm = find(ks, "ampere_sgemm_32x32");
@@ -78,6 +78,7 @@ TEST(KinetoJson, AttachesGemmShapesAndDtypesFromCpuOps) {
   EXPECT_EQ(sgemm->m, 1);
   EXPECT_EQ(sgemm->n, 1000);
   EXPECT_EQ(sgemm->k, 2048);
+  EXPECT_EQ(sgemm->dtype, DType::fp32);
   // aten::mm([128,1024] x [1024,512]) in c10::Half, linked through the runtime call only.
   const Kernel* hgemm = find(ks, "ampere_fp16_s16816gemm");
   ASSERT_NE(hgemm, nullptr);

@@ -38,6 +38,7 @@ TEST(NcuCsv, DetailsPageGroupsMetricRowsByKernelId) {
   EXPECT_DOUBLE_EQ(ks[2].duration_us, 250);
   EXPECT_NEAR(ks[2].bytes, 50e6 + 8.39e6, 1e-3);
   EXPECT_EQ(ks[2].cls, KernelClass::gemm);
+  EXPECT_EQ(ks[2].dtype, DType::fp16);  // tensor pipe active: the name's f16 decides
   // ncu's Device column is an index: no GPU name, one warning.
   for (const Kernel& k : ks) EXPECT_EQ(k.gpu, "");
   ASSERT_EQ(c.warnings.size(), 1u);

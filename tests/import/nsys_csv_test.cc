@@ -27,6 +27,7 @@ TEST(NsysCsv, ReadsCaptureWithPreambleKernelsCopiesAndSets) {
   const Kernel& gemm = ks[2];
   EXPECT_EQ(gemm.name, "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_tn");
   EXPECT_EQ(gemm.cls, KernelClass::gemm);
+  EXPECT_EQ(gemm.dtype, DType::fp16);  // from the name: ampere_fp16_s16816gemm_fp16
   EXPECT_DOUBLE_EQ(gemm.duration_us, 98.1);
   EXPECT_EQ(gemm.grid[0], 16);
   EXPECT_EQ(gemm.grid[1], 32);
@@ -39,6 +40,7 @@ TEST(NsysCsv, ReadsCaptureWithPreambleKernelsCopiesAndSets) {
             "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
             "at::detail::Array<char *, 1>>(int, T2, T3)");
   EXPECT_EQ(ks[1].cls, KernelClass::elementwise);
+  EXPECT_EQ(ks[1].dtype, DType::fp32);  // FillFunctor<float>
   EXPECT_EQ(ks[4].cls, KernelClass::memset);
   EXPECT_DOUBLE_EQ(ks[4].bytes, 1049000);
   EXPECT_EQ(ks[6].name, "[CUDA memcpy Device-to-Host]");

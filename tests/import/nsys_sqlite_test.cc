@@ -71,7 +71,10 @@ TEST(NsysSqlite, ReadsKernelsCopiesSetsInStartOrder) {
   EXPECT_EQ(gemm.registers, 232);
   EXPECT_EQ(gemm.shared_bytes, 73728);
   EXPECT_EQ(gemm.stream, 7);
+  EXPECT_EQ(gemm.dtype, DType::fp16);
+  EXPECT_EQ(ks[2].dtype, DType::fp16);  // FillFunctor<c10::Half>
   EXPECT_EQ(ks[4].cls, KernelClass::softmax);
+  EXPECT_EQ(ks[4].dtype, DType::fp16);
   EXPECT_EQ(ks[4].shared_bytes, 16);
   EXPECT_EQ(ks[8].name, "[CUDA memcpy Device-to-Host]");
 }
@@ -112,6 +115,7 @@ TEST(NsysSqlite, OlderSchemaAndBoardVariantByProperties) {
   ASSERT_EQ(ks.size(), 3u);
   EXPECT_NEAR(total_us(ks), 8.0, 1e-9);
   EXPECT_EQ(ks[0].name, "volta_sgemm_128x64_nn");
+  EXPECT_EQ(ks[0].dtype, DType::fp32);
   EXPECT_EQ(ks[0].shared_bytes, 16384);
   EXPECT_EQ(ks[2].name, "[CUDA memcpy Device-to-Device]");
   for (const Kernel& k : ks) EXPECT_EQ(k.gpu, "A100-SXM4-40GB");

@@ -1,0 +1,50 @@
+// dtype_from_kernel_name(): the math type a kernel's name announces, for traces that record no
+// operand types (nsys, ncu, kernels without a CPU op in Kineto). Library kernel names carry it:
+// cuBLAS/CUTLASS/xmma spell the operand types (ampere_fp16_s16816gemm_fp16, xmma_gemm_bf16bf16,
+// tf32f32, cutlass::half_t, e4m3), PyTorch templates name the scalar type (c10::Half, double).
+// Without such a hint the importer keeps the kernel-list default (fp32), which is what SIMT
+// kernels such as volta_sgemm or FillFunctor<float> are.
+#include <algorithm>
+#include <cctype>
+
+#include "predict/import/import_util.h"
+
+namespace kcast::import_detail {
+
+namespace {
+
+struct Hint {
+  std::string_view token;
+  DType dtype;
+};
+
+// Ordered: the first token found wins. Narrow types first (an fp8 GEMM also names its f16 output,
+// a bf16 kernel names "16"), fp64 last.
+constexpr Hint kHints[] = {
+    {"e4m3", DType::fp8},       {"e5m2", DType::fp8},      {"fp8", DType::fp8},
+    {"float8", DType::fp8},     {"_f8_", DType::fp8},      {"f8f8", DType::fp8},
+    {"bf16", DType::bf16},      {"bfloat16", DType::bf16},
+    {"tf32", DType::tf32},
+    {"fp16", DType::fp16},      {"f16", DType::fp16},      {"c10::half", DType::fp16},
+    {"half_t", DType::fp16},    {"__half", DType::fp16},   {"h884", DType::fp16},
+    {"h1688", DType::fp16},     {"h16816", DType::fp16},   {"hgemm", DType::fp16},
+    {"int8", DType::int8},      {"i8816", DType::int8},    {"_imma", DType::int8},
+    {"s8s8", DType::int8},
+    {"dgemm", DType::fp64},     {"d884", DType::fp64},     {"dmma", DType::fp64},
+    {"fp64", DType::fp64},
+    // PyTorch template arguments; bare "double" would catch "double_buffer" in kernel names.
+    {"<double", DType::fp64},   {"double>", DType::fp64},  {", double", DType::fp64},
+};
+
+}  // namespace
+
+std::optional<DType> dtype_from_kernel_name(std::string_view name) {
+  std::string lower(name.substr(0, 4096));
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  for (const Hint& h : kHints)
+    if (lower.find(h.token) != std::string::npos) return h.dtype;
+  return std::nullopt;
+}
+
+}  // namespace kcast::import_detail
