@@ -1,8 +1,8 @@
 // PredictMode: how a kernel row becomes a time on a target GPU.
 //   absolute  the cost model alone;
 //   transfer  the row's measured duration scaled by model(target)/model(source), so the model's
-//             bias for that kernel cancels (every row must carry duration_us and gpu);
-//   automatic transfer where the row was measured (duration_us and gpu), absolute elsewhere.
+//             bias for that kernel cancels (every row must carry duration_us > 0 and gpu);
+//   automatic transfer where the row was measured (duration_us > 0 and gpu), absolute elsewhere.
 #pragma once
 #include <string>
 #include <string_view>

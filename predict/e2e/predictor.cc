@@ -72,10 +72,11 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     int16_t last_idx = -1;
     for (size_t r = 0; r < rows.size(); ++r) {
       const Kernel& k = rows[r];
-      if (!known(k.duration_us) || k.gpu.empty()) {
+      // A zero duration is no measurement to scale (it would predict zero on every GPU).
+      if (!(k.duration_us > 0) || k.gpu.empty()) {
         if (opt.mode == PredictMode::transfer)
           throw InputError(file + ": row " + std::to_string(r) + " ('" + k.name + "'): transfer mode needs " +
-                           (known(k.duration_us) ? "column 'gpu'" : "column 'duration_us'") +
+                           (k.duration_us > 0 ? "column 'gpu'" : "a positive 'duration_us'") +
                            " (use --mode auto to predict unmeasured rows absolutely)");
         continue;
       }
