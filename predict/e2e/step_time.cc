@@ -39,6 +39,8 @@ StreamState* find_stream(std::vector<StreamState>& s, int64_t id) {
 // exactly `s` (so an identity replay is exact whatever the rounding).
 double shifted(const Event& ref, double s, double gap) { return ref.replay == ref.measured ? s : ref.replay + gap; }
 
+constexpr double kEventSlackUs = 1.0;
+
 }  // namespace
 
 double replay_step_time(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order,
@@ -59,14 +61,18 @@ double replay_step_time(const std::vector<Kernel>& rows, const std::vector<uint3
   for (uint32_t r : order) {
     const Kernel& k = rows[r];
     const double s = k.start_us;
-    while (!pending.empty() && pending.top().measured <= s) {
+    // Ends up to kEventSlackUs after the start count as "before": timestamps are rounded (integer
+    // µs in older Kineto traces) and stream clocks skew, so a kernel that waited for another one's
+    // end often appears to start a hair before it.
+    while (!pending.empty() && pending.top().measured <= s + kEventSlackUs) {
       last_end = pending.top();
       pending.pop();
     }
-    const Event& anchor = last_end.measured > prev_start.measured ? last_end : prev_start;
-    double gap = s - anchor.measured;
-    double start = opt.cuda_graph && gap > 0 ? anchor.replay : shifted(anchor, s, gap);
     StreamState* st = find_stream(streams, k.stream);
+    const Event* anchor = last_end.measured > prev_start.measured ? &last_end : &prev_start;
+    if (st && st->end.measured > anchor->measured) anchor = &st->end;  // queued behind its predecessor
+    const double gap = s - anchor->measured;
+    double start = opt.cuda_graph && gap > 0 ? anchor->replay : shifted(*anchor, s, gap);
     if (st) {
       const double overlap = std::min(0.0, s - st->end.measured);
       start = std::max(start, overlap < 0 ? shifted(st->end, s, overlap) : st->end.replay);

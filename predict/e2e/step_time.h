@@ -3,8 +3,9 @@
 //
 // The trace gives each kernel a start time and a stream. Replay walks kernels in measured start order
 // and anchors each one to the latest event the trace shows before it started: the end of the last
-// kernel (on any stream) that had finished by then, or the start of the previous launch, whichever
-// is later. What separates the anchor from the kernel's start is host time (launch overhead, CPU
+// kernel (on any stream) that had finished by then (within 1 µs: timestamps are rounded and stream
+// clocks skew), the end of the previous kernel on its own stream, or the start of the previous
+// launch, whichever is latest. What separates the anchor from the kernel's start is host time (launch overhead, CPU
 // work, synchronization) and is kept as measured; the anchor itself moves with the target's times.
 // So a kernel queued behind its predecessor starts when that predecessor ends on the target, a
 // kernel launched after a host gap keeps its gap, and a kernel on another stream that waited for an

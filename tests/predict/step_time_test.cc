@@ -89,3 +89,18 @@ TEST(StepTime, SporadicStreamDoesNotKeepOtherStreamsWorkAsGap) {
 
 }  // namespace
 }  // namespace kcast
+
+namespace kcast {
+namespace {
+
+TEST(StepTime, RoundedTimestampsDoNotFreezeKernelTimes) {
+  // Back to back, but the rounded start is 0.4 ns before the predecessor's end: halved -> ~10.
+  std::vector<Kernel> rows = {at(0, 10.0004, 0), at(10.0, 10, 0), at(20.0003, 10, 0)};
+  EXPECT_NEAR(replay_step_time(rows, timeline_order(rows), {5.0, 5.0, 5.0}), 15.0, 1e-3);
+  // Another stream waited for stream 0, its clock 0.4 us behind: it follows stream 0's end.
+  std::vector<Kernel> skew = {at(0, 100, 0), at(99.6, 10, 1)};
+  EXPECT_NEAR(replay_step_time(skew, timeline_order(skew), {50.0, 5.0}), 54.6, 1e-9);
+}
+
+}  // namespace
+}  // namespace kcast
