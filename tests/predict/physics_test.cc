@@ -8,9 +8,9 @@
 // Known model violations (reported to the model owner; the strict checks are the DISABLED_ tests
 // below, to be enabled when the model changes):
 //  * sm_count x2 makes memory-bound kernels (and small GEMMs whose time is their operand traffic)
-//    slower (by up to ~1.5x for a 5 MB elementwise kernel on V100): the memory ramp divides bytes by the SM count (bytes in flight per
-//    SM), so at fixed DRAM bandwidth more SMs need more bytes to reach it. On the workloads here the
-//    GEMM speedup outweighs it, so the totals still pass.
+//    slower, by up to ~1.5x (a 5 MB elementwise kernel on V100): the memory ramp divides bytes by
+//    the SM count (bytes in flight per SM), so at fixed DRAM bandwidth more SMs need more bytes to
+//    reach it. On the workloads here the GEMM speedup outweighs it, so the totals still pass.
 //  * l2_size x2 can speed a single kernel up more than 2x when its working set starts to fit in L2
 //    (l2_share = min(1, 0.5 * L2 / bytes) jumps to 1). A cache-capacity cliff can be superlinear in
 //    reality, so the main test holds l2_size to "never slower" per kernel and to 2x per workload.
