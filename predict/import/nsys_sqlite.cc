@@ -127,11 +127,12 @@ Window nvtx_window(const Db& db, const std::set<std::string>& tabs, const Import
   const auto cols = columns(db, "NVTX_EVENTS");
   if (!cols.count("start") || !cols.count("end"))
     throw InputError(db.file() + ": table NVTX_EVENTS: missing column 'start' or 'end'");
-  std::string name = "COALESCE(" + col(cols, "text") +
-                     (cols.count("textId") && tabs.count("StringIds")
-                          ? ", (SELECT value FROM StringIds WHERE id = t.textId)"
-                          : std::string()) +
-                     ")";
+  // The range name: inline `text`, or `textId` into StringIds (registered strings).
+  const std::string name = "COALESCE(" + col(cols, "text") + ", " +
+                           (cols.count("textId") && tabs.count("StringIds")
+                                ? "(SELECT value FROM StringIds WHERE id = t.textId)"
+                                : std::string("NULL")) +
+                           ")";
   const std::string ranges = "FROM NVTX_EVENTS t WHERE t.\"end\" IS NOT NULL AND t.\"end\" >= t.start";
   {
     Stmt s(db, "SELECT t.start, t.\"end\" " + ranges + " AND " + name + " = ?1 ORDER BY t.start",
