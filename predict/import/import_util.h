@@ -53,11 +53,23 @@ Num parse_num(std::string_view s, bool thousands = false);
 // The same for a NUL-terminated cell, with an inline path for plain integers (the common cell of a
 // million-row trace), which spares the length scan and the trimming.
 inline Num parse_num_cell(const char* p, bool thousands = false) {
+  // Exact powers of ten: an integer below 2^53 divided by one is correctly rounded, so "0.049"
+  // parses to the same double as from_chars would give.
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
+                                      1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   const char* q = p + (*p == '-');
   const char* const digits = q;
   int64_t v = 0;
-  while (unsigned(*q - '0') <= 9 && q - digits < 18) v = v * 10 + (*q++ - '0');
-  if (*q == '\0' && q != digits) return Num{true, false, double(*p == '-' ? -v : v)};
+  while (unsigned(*q - '0') <= 9 && q - digits < 15) v = v * 10 + (*q++ - '0');
+  int frac = 0;
+  if (*q == '.' && q != digits) {
+    ++q;
+    while (unsigned(*q - '0') <= 9 && q - digits < 16) v = v * 10 + (*q++ - '0'), ++frac;
+  }
+  if (*q == '\0' && q != digits && q[-1] != '.') {
+    const double x = frac ? double(v) / kPow10[frac] : double(v);
+    return Num{true, false, *p == '-' ? -x : x};
+  }
   return parse_num(std::string_view(p), thousands);
 }
 
