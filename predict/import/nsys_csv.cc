@@ -227,8 +227,9 @@ constexpr off_t kMinChunkBytes = off_t(16) << 20;
 constexpr unsigned kMaxThreads = 4;  // each reader holds fccp's 48 MiB buffer
 
 // Large captures are split at line boundaries and parsed on several threads, each into its own
-// part of the sink, merged in file order; line numbers in messages stay those of the whole file.
-// Returns false when the file is better read sequentially.
+// part of the sink, merged in file order. Returns false when the file is better read sequentially
+// (small, not a regular file, a sink that cannot be split) or when a chunk failed: the sequential
+// read then gives the error with its true line number.
 bool read_parallel(const std::string& path, const std::string& head, unsigned header_line,
                    const ImportOptions& opt, DeviceResolver& devices, KernelSink& sink) {
   if (opt.threads == 1 || !sink.make_part()) return false;
@@ -278,45 +279,31 @@ bool read_parallel(const std::string& path, const std::string& head, unsigned he
   cut.push_back(size);
   const size_t parts = cut.size() - 1;
 
-  // Phase 1: lines per chunk, so that every chunk knows its first line number.
-  std::vector<unsigned> lines(parts, 0);
-  {
-    std::vector<std::thread> pool;
-    for (size_t k = 0; k < parts; ++k)
-      pool.emplace_back([&, k] {
-        scan(fd, cut[k], cut[k + 1], [&](std::string_view b, off_t) {
-          lines[k] += unsigned(std::count(b.begin(), b.end(), '\n'));
-          return true;
-        });
-      });
-    for (auto& t : pool) t.join();
-  }
   ::close(fd);
 
-  // Phase 2: parse. The first error in file order wins, as a sequential read would report it.
+  // Each chunk parses into its own part. Line numbers inside a chunk are only known relative to
+  // it, so on any error the parts are dropped and the caller reads the file sequentially, which
+  // reports the first error in file order with its true line number (errors are rare; no pass
+  // over the file just to count lines).
   std::vector<std::unique_ptr<KernelSink>> out(parts);
-  std::vector<std::exception_ptr> errors(parts);
+  std::vector<char> failed(parts, 0);
   {
     std::vector<std::thread> pool;
-    unsigned base = header_line + 1;  // file line of the header (1-based)
     for (size_t k = 0; k < parts; ++k) {
       out[k] = sink.make_part();
-      pool.emplace_back([&, k, base] {
+      pool.emplace_back([&, k] {
         try {
           Reader in(path, std::make_unique<ChunkSource>(path, header, cut[k], cut[k + 1]));
-          read_rows(in, header_line, base, path, opt, devices, *out[k]);
-        } catch (const io::error::base& e) {
-          errors[k] = std::make_exception_ptr(InputError(e.what()));
+          read_rows(in, header_line, header_line + 1, path, opt, devices, *out[k]);
         } catch (...) {
-          errors[k] = std::current_exception();
+          failed[k] = 1;
         }
       });
-      base += lines[k];
     }
     for (auto& t : pool) t.join();
   }
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  for (char f : failed)
+    if (f) return false;
   for (auto& part : out) sink.merge(std::move(*part));
   return true;
 }
