@@ -2,6 +2,8 @@
 
 #include <ceres/ceres.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -18,23 +20,35 @@ namespace {
 // numerically (the tile choice and wave count are piecewise, so there is no useful analytic form).
 class BatchResidual {
  public:
+  // `free` lists the parameters Ceres moves (its first block, in this order); the others keep their
+  // values from `base`, and are not differentiated at all.
   BatchResidual(const MeasuredSet& data, const LoadedModel& base, std::vector<int> ctx_of_row,
-                std::vector<double> weight, std::vector<std::string> contexts)
+                std::vector<double> weight, std::vector<int> free)
       : data_(data), base_(base), ctx_of_row_(std::move(ctx_of_row)), weight_(std::move(weight)),
-        contexts_(std::move(contexts)), model_(base.model) {
+        free_(std::move(free)), model_(base.model) {
     for (const GpuSpec* g : data.gpus) specs_.push_back(base.spec_for(*g));
   }
   void set_delta(double d) { delta_ = d; }
 
   bool operator()(double const* const* p, double* residuals) const {
-    ModelParams& mp = model_.mutable_params();
-    for (int i = 0; i < kNumParams; ++i) mp.p[i] = p[0][i];
-    std::vector<GpuCaps> caps;
-    caps.reserve(specs_.size());
-    for (const auto& s : specs_) caps.push_back(model_.caps(s));
+    // Numeric differentiation perturbs one parameter at a time; when only a context floor moved,
+    // the GPU-side predictions are unchanged and are reused.
+    const size_t nf = free_.size();
+    if (!cached_valid_ || !std::equal(p[0], p[0] + nf, cached_params_.begin())) {
+      cached_valid_ = true;
+      ModelParams& mp = model_.mutable_params();
+      for (size_t i = 0; i < nf; ++i) mp.p[free_[i]] = p[0][i];
+      std::vector<GpuCaps> caps;
+      caps.reserve(specs_.size());
+      for (const auto& s : specs_) caps.push_back(model_.caps(s));
+      cached_pred_.resize(data_.rows.size());
+      for (size_t i = 0; i < data_.rows.size(); ++i)
+        cached_pred_[i] = model_.predict(data_.rows[i].kernel, caps[data_.rows[i].gpu_index]).time_us;
+      std::copy(p[0], p[0] + nf, cached_params_.begin());
+    }
     for (size_t i = 0; i < data_.rows.size(); ++i) {
       const auto& r = data_.rows[i];
-      double pred = model_.predict(r.kernel, caps[r.gpu_index]).time_us;
+      double pred = cached_pred_[i];
       if (ctx_of_row_[i] >= 0) pred += p[1][ctx_of_row_[i]];
       const double e = std::log(std::max(pred, 1e-3)) - std::log(r.kernel.duration_us);
       // Pseudo-Huber: quadratic near zero, linear in the tails; sign kept for Gauss-Newton.
@@ -49,9 +63,12 @@ class BatchResidual {
   const LoadedModel& base_;
   std::vector<int> ctx_of_row_;
   std::vector<double> weight_;
-  std::vector<std::string> contexts_;
+  std::vector<int> free_;
   std::vector<GpuSpec> specs_;
   mutable CostModel model_;
+  mutable bool cached_valid_ = false;
+  mutable std::array<double, kNumParams> cached_params_{};
+  mutable std::vector<double> cached_pred_;
   double delta_ = 0.25;
 };
 
@@ -91,12 +108,29 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   std::vector<double> weight;
   for (const auto& r : data.rows) weight.push_back(1.0 / std::sqrt(group_n[{r.gpu_index, int(r.kernel.cls)}]));
 
-  std::vector<double> params(base.model.params().p.begin(), base.model.params().p.end());
-  auto* functor = new BatchResidual(data, base, ctx_of_row, weight, contexts);
+  std::vector<bool> is_frozen(kNumParams, false);
+  for (const auto& name : opt.frozen) {
+    int idx = -1;
+    for (int i = 0; i < kNumParams; ++i)
+      if (name == kParamInfo[i].name) idx = i;
+    if (idx < 0) throw InputError("calibrate: unknown parameter '" + name + "' to freeze");
+    is_frozen[idx] = true;
+  }
+  std::vector<int> free;
+  std::vector<double> params;
+  for (int i = 0; i < kNumParams; ++i)
+    if (!is_frozen[i]) {
+      free.push_back(i);
+      params.push_back(std::clamp(base.model.params().p[i], kParamInfo[i].lower, kParamInfo[i].upper));
+    }
+  const bool has_ctx = !contexts.empty();
+  if (free.empty() && !has_ctx) throw InputError("calibrate: every parameter is frozen; nothing to fit");
+  auto* functor = new BatchResidual(data, base, ctx_of_row, weight, free);
   functor->set_delta(opt.huber_delta);
   auto* cost = new ceres::DynamicNumericDiffCostFunction<BatchResidual, ceres::FORWARD>(functor);
-  cost->AddParameterBlock(kNumParams);
-  const bool has_ctx = !contexts.empty();
+  // Ceres needs a non-empty first block; with everything frozen it carries one inert value.
+  if (params.empty()) params.push_back(0.0);
+  cost->AddParameterBlock(int(params.size()));
   if (has_ctx) cost->AddParameterBlock(int(contexts.size()));
   cost->SetNumResiduals(int(data.rows.size()));
 
@@ -104,20 +138,11 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   std::vector<double*> blocks{params.data()};
   if (has_ctx) blocks.push_back(ctx_values.data());
   problem.AddResidualBlock(cost, nullptr, blocks);
-  for (int i = 0; i < kNumParams; ++i) {
-    params[i] = std::clamp(params[i], kParamInfo[i].lower, kParamInfo[i].upper);
-    problem.SetParameterLowerBound(params.data(), i, kParamInfo[i].lower);
-    problem.SetParameterUpperBound(params.data(), i, kParamInfo[i].upper);
+  if (free.empty()) problem.SetParameterBlockConstant(params.data());
+  for (size_t j = 0; j < free.size(); ++j) {
+    problem.SetParameterLowerBound(params.data(), int(j), kParamInfo[free[j]].lower);
+    problem.SetParameterUpperBound(params.data(), int(j), kParamInfo[free[j]].upper);
   }
-  std::vector<int> frozen;
-  for (const auto& name : opt.frozen) {
-    int idx = -1;
-    for (int i = 0; i < kNumParams; ++i)
-      if (name == kParamInfo[i].name) idx = i;
-    if (idx < 0) throw InputError("calibrate: unknown parameter '" + name + "' to freeze");
-    frozen.push_back(idx);
-  }
-  if (!frozen.empty()) problem.SetManifold(params.data(), new ceres::SubsetManifold(kNumParams, frozen));
   if (has_ctx) {
     for (size_t i = 0; i < contexts.size(); ++i) {
       problem.SetParameterLowerBound(ctx_values.data(), int(i), 0.0);
@@ -138,7 +163,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
 
   LoadedModel out = base;
   ModelParams& mp = out.model.mutable_params();
-  for (int i = 0; i < kNumParams; ++i) mp.p[i] = params[i];
+  for (size_t j = 0; j < free.size(); ++j) mp.p[free[j]] = params[j];
   for (size_t i = 0; i < contexts.size(); ++i) mp.context_overhead_us[contexts[i]] = ctx_values[i];
   if (report) {
     report->brief = summary.BriefReport();

@@ -28,14 +28,12 @@ double gemm_rate(const GpuCaps& g, DType d) {
 }
 
 // Time (µs) to move `bytes` through DRAM, or through L2 for the share of the working set the L2
-// holds; small transfers keep too few bytes in flight per SM and see only part of the bandwidth.
+// holds, plus one memory latency: small transfers cannot keep enough bytes in flight to hide it.
 double memory_time(double bytes, const GpuCaps& g, const ModelParams& p) {
   if (bytes <= 0) return 0;
-  const double per_sm = bytes / g.sm_count;
-  const double ramp = per_sm / (per_sm + p[kMemRampKB] * 1024.0);
   const double l2_share = g.l2_bytes > 0 ? std::min(1.0, 0.5 * g.l2_bytes / bytes) : 0.0;
   const double bw = 1.0 / ((1 - l2_share) / g.dram_bw_gbps + l2_share / std::max(g.l2_bw_gbps, g.dram_bw_gbps));
-  return bytes / (bw * 1e3 * ramp);  // GB/s = 1e3 bytes/µs
+  return bytes / (bw * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;  // GB/s = 1e3 bytes/µs
 }
 
 // A kernel cannot beat the launch floor, and short kernels pay part of it on top of their work:
@@ -47,13 +45,12 @@ double with_floor(double floor, double work, double q) {
   return hi * std::pow(1.0 + std::pow(lo / hi, q), 1.0 / q);
 }
 
-// GEMM operand traffic: DRAM only (no L2 share), with the small-transfer ramp, at the fraction of
+// GEMM operand traffic: DRAM only (no L2 share), plus the memory latency, at the fraction of
 // sustained bandwidth that tiled operand loads reach.
-double dram_time(double bytes, const GpuCaps& g, const ModelParams& p) {
+double dram_time(double bytes, double active_sms, const GpuCaps& g, const ModelParams& p) {
   if (bytes <= 0) return 0;
-  const double per_sm = bytes / g.sm_count;
-  const double ramp = per_sm / (per_sm + p[kMemRampKB] * 1024.0);
-  return bytes / (g.dram_bw_gbps * p[kGemmMemEff] * 1e3 * ramp);
+  (void)active_sms;
+  return bytes / (g.dram_bw_gbps * p[kGemmMemEff] * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;
 }
 
 }  // namespace
@@ -64,7 +61,6 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   const double bytes = known(k.bytes) ? k.bytes : k.gemm_bytes();
   const double kk = double(k.k), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
   // GEMM operands stream from DRAM: benchmark loops and real models rarely find them in L2.
-  const double t_mem1 = dram_time(bytes, g, p);
   const double k_fill = g.simt_gemm[int(k.dtype)] ? p[kKFillSimt] : p[kKFill];
   double best = 1e300, best_c = 0, best_m = 0;
   for (int ti = 0; ti < g.num_tiles; ++ti) {
@@ -78,7 +74,8 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
       const double waves = std::ceil(tiles * s / t.slots);
       const double t_c = waves * 2.0 * t.area * (kk / s + k_fill) / cta_rate;
       // Split-K partial sums (fp32) are written and read back by the reduction.
-      const double t_m = s > 1 ? dram_time(bytes + mn4 * s, g, p) : t_mem1;
+      const double active = std::min(tiles * s / t.ctas, double(g.sm_count));
+      const double t_m = dram_time(bytes + (s > 1 ? mn4 * s : 0.0), active, g, p);
       const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);
       if (total < best) best = total, best_c = t_c, best_m = t_m;
     }

@@ -39,7 +39,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
       c.simt_gemm[i] = true;
     } else {
       peak = g.peak_tflops(d);
-      eff = known(g.measured_gemm_eff[i]) ? g.measured_gemm_eff[i] : p[kEffTensor] * power;
+      eff = known(g.measured_gemm_eff[i]) ? g.measured_gemm_eff[i] * p[kEffOfBest] : p[kEffTensor] * power;
     }
     c.tensor_tflops[i] = peak * eff;
   }

@@ -11,12 +11,16 @@ namespace kcast {
 enum Param : int {
   kFloorUs,          // kernel floor (µs) for GPUs without a measured launch interval
   kEffTensor,        // sustained fraction of tensor peak in large GEMMs, when not measured
+  kEffOfBest,        // typical large GEMMs reach this fraction of the best-shape rate a microbenchmark
+                     // reports (measured_gemm_eff is a maximum over shapes)
   kEffSimt,          // sustained fraction of the SIMT FP32 peak in large SGEMMs
   kKFill,            // GEMM pipeline fill/epilogue, in k-elements added to each tile's k loop
   kKFillSimt,        // the same for SIMT (CUDA-core) GEMMs, whose pipelines are shallower
   kTileExp,          // per-SM throughput of a tile relative to 128x128: (area/16384)^exp, capped at 1
   kMemEff,           // sustained fraction of datasheet DRAM bandwidth, when not measured
-  kMemRampKB,        // bytes per SM in flight (KB) at which a streaming kernel reaches half its bandwidth
+  kMemLatencyCycles, // DRAM round trip a memory-bound kernel pays once before data streams, in SM
+                     // clock cycles (latency in cycles is roughly constant across generations); why
+                     // small transfers see less than peak bandwidth
   kL2BytesPerClk,    // L2 bytes/clock/SM, when L2 bandwidth is not measured
   kConvEff,          // conv throughput relative to a GEMM of the same implicit-GEMM shape
   kAttnEff,          // fused attention throughput relative to the tensor GEMM peak

@@ -20,4 +20,4 @@ trap 'rm -f "$STAGE1"' EXIT
   --freeze floor_us -o "$STAGE1"
 "$K" calibrate --base "$STAGE1" --measurements $M/neusight_ops.csv \
   --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-  --freeze mem_ramp_kb --freeze splitk_us --freeze eff_tensor -o data/models/default.json
+  --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor -o data/models/default.json

@@ -53,7 +53,7 @@ void write_per_row(const MeasuredSet& s, const LoadedModel& m, const std::string
 
 int cmd_validate(int argc, char** argv) {
   po::options_description opts("kcast validate options");
-  std::vector<std::string> files, holdout;
+  std::vector<std::string> files, holdout, freeze;
   std::string model_path, format = "table";
   std::string per_row;
   bool summary_only = false, verbose = false, no_transfer = false;
@@ -66,6 +66,7 @@ int cmd_validate(int argc, char** argv) {
       "summary", po::bool_switch(&summary_only), "table: only the per-GPU 'all' lines")(
       "no-transfer", po::bool_switch(&no_transfer), "skip transfer-mode scoring")(
       "max-iterations", po::value(&max_iter)->default_value(60), "refit iterations with --holdout-gpu")(
+      "freeze", po::value(&freeze)->composing(), "keep this parameter fixed in the refit (repeatable)")(
       "per-row", po::value(&per_row), "write each scored row's absolute-mode prediction to this CSV")(
       "verbose,v", po::bool_switch(&verbose), "print the solver's progress");
   po::positional_options_description pos;
@@ -91,6 +92,7 @@ int cmd_validate(int argc, char** argv) {
     FitOptions fo;
     fo.verbose = verbose;
     fo.max_iterations = max_iter;
+    fo.frozen = freeze;
     FitReport rep;
     model = fit_model(sources, model, fo, &rep);
     std::cerr << "kcast: refitted without";

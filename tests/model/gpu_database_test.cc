@@ -61,3 +61,35 @@ TEST(GpuDatabase, ResolvesBoardVariantByProperties) {
 
 }  // namespace
 }  // namespace kcast
+
+#include "calibrate/gpu_database_csv.h"
+
+namespace kcast {
+namespace {
+
+// Every device string CLI.md promises must resolve, to the board it names.
+TEST(ShippedGpuDatabase, ResolvesEveryCliDeviceName) {
+  const GpuDatabase& db = default_gpu_database();
+  EXPECT_GE(db.all().size(), 18u);
+  const std::pair<const char*, const char*> names[] = {
+      {"NVIDIA H100 80GB HBM3", "H100-SXM"},   {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
+      {"NVIDIA A100-PCIE-40GB", "A100-PCIe-40GB"}, {"NVIDIA A100 80GB PCIe", "A100-PCIe-80GB"},
+      {"Tesla V100-PCIE-32GB", "V100-PCIe-32GB"}, {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"},
+      {"Tesla P100-PCIE-16GB", "P100-PCIe-16GB"}, {"Tesla P100-SXM2-16GB", "P100-SXM2"},
+      {"Tesla T4", "T4"}, {"Tesla P4", "P4"}, {"NVIDIA L4", "L4"}, {"NVIDIA L40S", "L40S"},
+      {"NVIDIA H200", "H200"}, {"NVIDIA B200", "B200"}, {"NVIDIA GB200", "GB200"},
+      {"NVIDIA H100 PCIe", "H100-PCIe"}};
+  for (const auto& [device, canonical] : names) EXPECT_EQ(db.resolve(device).name, canonical) << device;
+}
+
+TEST(ShippedGpuDatabase, PeaksAreDenseAndConsistent) {
+  for (const GpuSpec& g : default_gpu_database().all()) {
+    EXPECT_GT(g.sm_count, 0) << g.name;
+    EXPECT_GT(g.dram_bw_gbps, 0) << g.name;
+    // Tensor BF16 is never below SIMT FP32 where both exist (catches unit mix-ups).
+    if (known(g.bf16_tflops)) EXPECT_GT(g.bf16_tflops, g.fp32_tflops) << g.name;
+  }
+}
+
+}  // namespace
+}  // namespace kcast

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The accuracy table of the README: every number scores GPUs the model was NOT fitted on.
+#  BF16 GEMMs: refit the GEMM terms without H100 (then without A100) and score the held-out GPU.
+#  FP32 ops:   refit the FP32 terms without each NeuSight GPU in turn and score it.
+# Both start from the same priors and microbenchmark figures as scripts/fit_default_model.sh.
+# usage: scripts/validate_holdout.sh [KCAST_BINARY] > results.txt
+set -euo pipefail
+cd "$(dirname "$0")/.."
+K=${1:-build/kcast}
+M=data/measured
+BASE=$(mktemp --suffix=.json)
+STAGE1=$(mktemp --suffix=.json)
+trap 'rm -f "$BASE" "$STAGE1"' EXIT
+"$K" calibrate --base data/models/initial.json --microbench data/microbench/*.csv -o "$BASE" 2>/dev/null
+echo "### BF16 GEMMs (aiconfigurator), absolute mode, held-out GPU"
+for h in H100-SXM A100-SXM4-80GB; do
+  "$K" validate --model "$BASE" --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
+    --holdout-gpu "$h" --freeze floor_us --no-transfer --summary | tail -n 1
+done
+echo "### FP8 GEMMs (aiconfigurator, H100; not fitted anywhere: timings include activation quantization)"
+"$K" calibrate --base "$BASE" --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
+  --freeze floor_us -o "$STAGE1" >/dev/null 2>&1
+"$K" validate --model "$STAGE1" --measurements $M/aiconfigurator_h100_fp8.csv --no-transfer --summary | tail -n 1
+echo "### FP32 ops (NeuSight), absolute mode, held-out GPU (A100: both A100 boards held out together)"
+for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-gpu A100-PCIe-80GB"; do
+  # shellcheck disable=SC2086
+  "$K" validate --model "$STAGE1" --measurements $M/neusight_ops.csv --holdout-gpu $h --no-transfer \
+    --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
+    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor
+done

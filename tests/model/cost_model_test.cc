@@ -1,0 +1,127 @@
+#include "model/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include "calibrate/gpu_database_csv.h"
+#include "calibrate/model_file.h"
+
+namespace kcast {
+namespace {
+
+// A hand-made GPU with round numbers, so expected times can be worked out on paper.
+GpuSpec paper_gpu() {
+  GpuSpec g;
+  g.name = "PaperGPU";
+  g.compute_capability = "8.0";
+  g.sm_count = 100;
+  g.boost_clock_mhz = 1000;
+  g.dram_bw_gbps = 1000;
+  g.measured_dram_bw_gbps = 1000;  // sustained = 1000 GB/s = 1e6 bytes/µs... per ms; 1e3 bytes/ns
+  g.measured_launch_us = 2.0;
+  g.l2_mb = 0;
+  g.fp32_tflops = 10;
+  g.bf16_tflops = 100;
+  g.tensor_cores = true;
+  g.measured_gemm_eff[int(DType::bf16)] = 0.5;
+  return g;
+}
+
+CostModel plain_model() {
+  ModelParams p;
+  p[kFloorBlend] = 1.0;  // floor + work, easy to check
+  p[kMemLatencyCycles] = 0.0;
+  return CostModel(p, default_arch_facts());
+}
+
+TEST(CostModel, StreamingKernelIsFloorPlusBytesOverBandwidth) {
+  CostModel m = plain_model();
+  GpuCaps c = m.caps(paper_gpu());
+  Kernel k;
+  k.cls = KernelClass::elementwise;
+  k.bytes = 1e9;  // 1 GB at 1000 GB/s = 1 ms; the ramp is negligible at 10 MB per SM
+  k.flops = 0;
+  KernelPrediction p = m.predict(k, c);
+  EXPECT_NEAR(p.time_us, 2.0 + 1000.0, 1000.0 * 0.001);
+  EXPECT_EQ(p.bound, Bound::memory);
+}
+
+TEST(CostModel, TinyKernelIsLaunchBound) {
+  CostModel m = plain_model();
+  GpuCaps c = m.caps(paper_gpu());
+  Kernel k;
+  k.cls = KernelClass::elementwise;
+  k.bytes = 64;
+  KernelPrediction p = m.predict(k, c);
+  EXPECT_GE(p.time_us, 2.0);
+  EXPECT_LT(p.time_us, 2.5);
+  EXPECT_EQ(p.bound, Bound::launch);
+}
+
+TEST(CostModel, LargeGemmApproachesSustainedTensorRate) {
+  CostModel m = plain_model();
+  GpuCaps c = m.caps(paper_gpu());
+  Kernel k;
+  k.cls = KernelClass::gemm;
+  k.dtype = DType::bf16;
+  k.m = k.n = k.k = 16384;
+  k.derive_from_shape();
+  KernelPrediction p = m.predict(k, c);
+  // 8.8 TFLOP at 50 TFLOP/s sustained (100 peak x 0.5 measured) = 176 ms; tiles divide evenly
+  // into the 100 SMs only approximately, so allow the wave tail and pipeline fill.
+  const double ideal_us = k.flops / 50e6;
+  EXPECT_GT(p.time_us, ideal_us);
+  EXPECT_LT(p.time_us, ideal_us * 1.25);
+  EXPECT_EQ(p.bound, Bound::compute);
+}
+
+TEST(CostModel, PartialLastWaveCostsAFullWave) {
+  CostModel m = plain_model();
+  GpuCaps c = m.caps(paper_gpu());
+  Kernel a, b;
+  a.cls = b.cls = KernelClass::gemm;
+  a.dtype = b.dtype = DType::bf16;
+  // Same K; the second has just over twice the output tiles of the first, so it needs one extra wave.
+  a.m = 128 * 10;
+  a.n = 128 * 10;  // 100 tiles of 128x128 = one wave on 100 SMs
+  a.k = b.k = 8192;
+  b.m = 128 * 10;
+  b.n = 128 * 10 + 128;  // 110 tiles: a second, mostly idle wave
+  a.derive_from_shape();
+  b.derive_from_shape();
+  const double ta = m.predict(a, c).time_us, tb = m.predict(b, c).time_us;
+  EXPECT_GT(tb / ta, 1.5) << "10% more work should cost close to a full extra wave";
+}
+
+TEST(CostModel, MoreBandwidthNeverSlowsAndAtMostDoubles) {
+  CostModel m = plain_model();
+  GpuCaps c = m.caps(paper_gpu());
+  GpuCaps c2 = c;
+  c2.dram_bw_gbps *= 2;
+  for (double bytes : {1e3, 1e5, 1e7, 1e9}) {
+    Kernel k;
+    k.cls = KernelClass::softmax;
+    k.bytes = bytes;
+    const double t1 = m.predict(k, c).time_us, t2 = m.predict(k, c2).time_us;
+    EXPECT_LE(t2, t1);
+    EXPECT_GE(t2, t1 / 2);
+  }
+}
+
+TEST(CostModel, ShippedDatabaseGivesEveryGpuPositiveFiniteTimes) {
+  const LoadedModel& lm = default_model();
+  for (const GpuSpec& g : default_gpu_database().all()) {
+    GpuCaps c = lm.caps_for(g);
+    for (DType d : kAllDTypes) {
+      Kernel k;
+      k.cls = KernelClass::gemm;
+      k.dtype = d;
+      k.m = 4096, k.n = 4096, k.k = 4096;
+      k.derive_from_shape();
+      double t = lm.model.predict(k, c).time_us;
+      EXPECT_TRUE(std::isfinite(t) && t > 0) << g.name << " " << to_string(d);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kcast
