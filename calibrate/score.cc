@@ -93,8 +93,11 @@ std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const Measured
       const double ctx = params.context_overhead(t.kernel.context);
       const double ps = m.model.predict(src.kernel, scaps[src.gpu_index]).time_us;
       const double pt = m.model.predict(t.kernel, tcaps[t.gpu_index]).time_us;
-      const double src_gpu = std::max(src.kernel.duration_us - ctx, 0.05 * src.kernel.duration_us);
-      const double pred = src_gpu * pt / ps + ctx;
+      // The measured duration scales by the ratio of the two predicted measurements (GPU time plus
+      // the context floor), so a floor-dominated kernel barely moves and a long one scales with
+      // the GPU. (Subtracting the fitted floor first fails when the source host's own floor differs
+      // from the fitted one: the excess is then scaled as if it were GPU time.)
+      const double pred = src.kernel.duration_us * (pt + ctx) / (ps + ctx);
       const double err = std::fabs(pred - t.kernel.duration_us) / t.kernel.duration_us;
       g[{sname, tname, std::string(to_string(t.kernel.cls))}].push_back(err);
       g[{sname, tname, "all"}].push_back(err);
