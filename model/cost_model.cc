@@ -45,14 +45,6 @@ double with_floor(double floor, double work, double q) {
   return hi * std::pow(1.0 + std::pow(lo / hi, q), 1.0 / q);
 }
 
-// GEMM operand traffic: DRAM only (no L2 share), plus the memory latency, at the fraction of
-// sustained bandwidth that tiled operand loads reach.
-double dram_time(double bytes, double active_sms, const GpuCaps& g, const ModelParams& p) {
-  if (bytes <= 0) return 0;
-  (void)active_sms;
-  return bytes / (g.dram_bw_gbps * p[kGemmMemEff] * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;
-}
-
 }  // namespace
 
 KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const {
@@ -62,20 +54,24 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   const double kk = double(k.k), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
   // GEMM operands stream from DRAM: benchmark loops and real models rarely find them in L2.
   const double k_fill = g.simt_gemm[int(k.dtype)] ? p[kKFillSimt] : p[kKFill];
+  // Operand traffic without split-K is the same for every tile; split-K adds fp32 partial sums
+  // written and read back by the reduction.
+  const double inv_bw = 1.0 / (g.dram_bw_gbps * p[kGemmMemEff] * 1e3);
+  const double latency = p[kMemLatencyCycles] / g.clock_mhz;
+  const double t_m1 = bytes * inv_bw + latency;
+  const int max_split = g.arch.split_k ? g.arch.max_split_k : 1;
+  const double tiles_b = double(k.batch);
   double best = 1e300, best_c = 0, best_m = 0;
   for (int ti = 0; ti < g.num_tiles; ++ti) {
     const GpuCaps::Tile& t = g.tiles[ti];
-    const double tiles = double(k.batch) * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
-    const double cta_rate = sm_rate * t.eff / t.ctas;
-    const int max_split = g.arch.split_k ? g.arch.max_split_k : 1;
+    const double tiles = tiles_b * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
+    const double work_per_k = 2.0 * t.area * t.ctas / (sm_rate * t.eff);  // µs per k-element per wave
     for (int s = 1; s <= max_split; s *= 2) {
       // Split K only while it fills idle SMs and leaves each split a useful K range.
       if (s > 1 && (tiles * s > 2 * t.slots || kk / s < 128)) break;
       const double waves = std::ceil(tiles * s / t.slots);
-      const double t_c = waves * 2.0 * t.area * (kk / s + k_fill) / cta_rate;
-      // Split-K partial sums (fp32) are written and read back by the reduction.
-      const double active = std::min(tiles * s / t.ctas, double(g.sm_count));
-      const double t_m = dram_time(bytes + (s > 1 ? mn4 * s : 0.0), active, g, p);
+      const double t_c = waves * (kk / s + k_fill) * work_per_k;
+      const double t_m = s == 1 ? t_m1 : (bytes + mn4 * s) * inv_bw + latency;
       const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);
       if (total < best) best = total, best_c = t_c, best_m = t_m;
     }
