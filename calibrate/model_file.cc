@@ -12,12 +12,12 @@ namespace kcast {
 std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::string& file) {
   std::vector<ArchFacts> out;
   try {
-    io::CSVReader<6, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+    io::CSVReader<7, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
         file, std::make_unique<MemoryByteSource>(text));
-    in.read_header(io::ignore_extra_column, "compute_capability", "fp32_gemm_factor", "ctas_per_sm",
-                   "split_k", "max_split_k", "tiles");
-    char *cc, *f32, *ctas, *split, *maxsplit, *tiles;
-    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles)) {
+    in.read_header(io::ignore_extra_column | io::ignore_missing_column, "compute_capability",
+                   "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k");
+    char *cc, *f32, *ctas, *split, *maxsplit, *tiles, *streamk = nullptr;
+    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk)) {
       const unsigned line = in.get_file_line();
       ArchFacts a;
       a.compute_capability = cc ? cc : "";
@@ -26,6 +26,7 @@ std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::stri
       if (parse_int_cell(ctas, CellRef{file, line, "ctas_per_sm"}, v)) a.ctas_per_sm = int(std::max<int64_t>(1, v));
       if (parse_int_cell(split, CellRef{file, line, "split_k"}, v)) a.split_k = v != 0;
       if (parse_int_cell(maxsplit, CellRef{file, line, "max_split_k"}, v)) a.max_split_k = int(std::max<int64_t>(1, v));
+      if (parse_int_cell(streamk, CellRef{file, line, "stream_k"}, v)) a.stream_k = v != 0;
       a.tiles.clear();
       std::stringstream ts(tiles ? tiles : "");
       for (std::string t; std::getline(ts, t, ';');) {

@@ -18,6 +18,7 @@ struct ArchFacts {
   int ctas_per_sm = 1;             // concurrent GEMM CTAs per SM for the large tiles
   bool split_k = true;             // library splits K when output tiles under-fill the GPU
   int max_split_k = 16;
+  bool stream_k = false;           // library balances the last partial wave across SMs (stream-K)
   std::vector<GemmTile> tiles{{256, 128}, {128, 128}, {128, 64}, {64, 64}};
 };
 

@@ -69,7 +69,10 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
     for (int s = 1; s <= max_split; s *= 2) {
       // Split K only while it fills idle SMs and leaves each split a useful K range.
       if (s > 1 && (tiles * s > 2 * t.slots || kk / s < 128)) break;
-      const double waves = std::ceil(tiles * s / t.slots);
+      // A partial last wave costs a full one, unless the library balances it across SMs
+      // (stream-K), where only a fraction of a tile of imbalance remains.
+      const double exact = tiles * s / t.slots;
+      const double waves = g.arch.stream_k ? std::max(1.0, exact) : std::ceil(exact);
       const double t_c = waves * (kk / s + k_fill) * work_per_k;
       const double t_m = s == 1 ? t_m1 : (bytes + mn4 * s) * inv_bw + latency;
       const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);
