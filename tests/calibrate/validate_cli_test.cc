@@ -1,0 +1,62 @@
+// `kcast validate` through the binary: --holdout-gpu refits without the GPU and scores only it, in
+// absolute and transfer mode; JSON carries per-GPU/class statistics.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/predict/predict_fixture.h"
+
+namespace kcast {
+namespace {
+
+using namespace kcast::testing;
+
+// Streaming kernels of several sizes measured on two GPUs with bandwidth-proportional times, plus a
+// shared framework floor: the model can fit this, and the same kernels exist on both GPUs.
+std::string write_measurements() {
+  const std::string path = ::testing::TempDir() + "/validate_meas.csv";
+  std::ofstream o(path);
+  o << "name,class,bytes,duration_us,gpu,context\n";
+  for (int i = 1; i <= 30; ++i) {
+    const double bytes = 1e6 * i * i;
+    o << "copy" << i << ",elementwise," << bytes << "," << 10 + bytes / 1.3e6 << ",A100-SXM4-80GB,rig\n";
+    o << "copy" << i << ",elementwise," << bytes << "," << 10 + bytes / 0.7e6 << ",V100-SXM2-32GB,rig\n";
+  }
+  return path;
+}
+
+TEST(ValidateCli, HoldoutScoresOnlyTheHeldOutGpu) {
+  const std::string meas = write_measurements();
+  const RunResult r = run_kcast("validate --measurements '" + meas + "' --holdout-gpu 'Tesla V100-SXM2-32GB' --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["holdout_gpus"], nlohmann::json::array({"V100-SXM2-32GB"}));
+  std::set<std::string> modes;
+  for (const auto& s : j["scores"]) {
+    EXPECT_EQ(s["gpu"], "V100-SXM2-32GB");
+    modes.insert(s["mode"].get<std::string>());
+    if (s["mode"] == "transfer") EXPECT_EQ(s["source_gpu"], "A100-SXM4-80GB");
+    EXPECT_EQ(s["rows"], 30);
+    EXPECT_GE(s["p90_err"].get<double>(), s["median_err"].get<double>());
+  }
+  EXPECT_EQ(modes, (std::set<std::string>{"absolute", "transfer"}));
+}
+
+TEST(ValidateCli, UnknownHoldoutGpuIsAUsageError) {
+  const std::string meas = write_measurements();
+  const RunResult r = run_kcast("validate --measurements '" + meas + "' --holdout-gpu 'Tesla Z9'", true);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("unknown GPU 'Tesla Z9'"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, HoldingOutAGpuWithoutRowsIsAnError) {
+  const std::string meas = write_measurements();
+  const RunResult r = run_kcast("validate --measurements '" + meas + "' --holdout-gpu T4", true);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("no measured rows on the held-out GPU"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace kcast
