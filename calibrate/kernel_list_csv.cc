@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "calibrate/atomic_file.h"
+#include "calibrate/csv_quote.h"
 #include "calibrate/csv_source.h"
 #include "model/error.h"
 
@@ -117,18 +118,6 @@ void put_int(std::ostream& o, int64_t v, bool zero_is_empty = true) {
   if (v == 0 && zero_is_empty) return;
   o << v;
 }
-void put_str(std::ostream& o, const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) {
-    o << s;
-    return;
-  }
-  o << '"';
-  for (char ch : s) {
-    if (ch == '"') o << '"';
-    o << ch;
-  }
-  o << '"';
-}
 
 }  // namespace
 
@@ -152,7 +141,7 @@ void write_kernel_list(const std::vector<Kernel>& kernels, std::ostream& o) {
   for (int i = 0; i < kNumColumns; ++i) o << (i ? "," : "") << kKernelListColumns[i];
   o << '\n';
   for (const Kernel& k : kernels) {
-    put_str(o, k.name);
+    write_csv_field(o, k.name);
     o << ',' << to_string(k.cls) << ',' << to_string(k.dtype) << ',';
     if (k.has_shape()) o << k.batch;
     o << ',';
@@ -171,13 +160,13 @@ void write_kernel_list(const std::vector<Kernel>& kernels, std::ostream& o) {
     o << ',';
     put_num(o, k.duration_us);
     o << ',';
-    put_str(o, k.gpu);
+    write_csv_field(o, k.gpu);
     o << ',';
     put_num(o, k.start_us);
     o << ',';
     if (k.stream >= 0) o << k.stream;
     o << ',';
-    put_str(o, k.context);
+    write_csv_field(o, k.context);
     o << '\n';
   }
 }

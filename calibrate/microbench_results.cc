@@ -1,6 +1,8 @@
 // Reader, writer and applier of microbenchmark results; see microbench_results.h.
 #include "calibrate/microbench_results.h"
 
+#include "calibrate/csv_quote.h"
+
 #include <charconv>
 #include <cmath>
 #include <initializer_list>
@@ -77,18 +79,6 @@ std::string number(double v) {
   return ec == std::errc() ? std::string(buf, p) : std::string();
 }
 
-void put_str(std::ostream& o, const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos || s.empty()) {
-    o << s;
-    return;
-  }
-  o << '"';
-  for (char ch : s) {
-    if (ch == '"') o << '"';
-    o << ch;
-  }
-  o << '"';
-}
 
 // The figure apply_microbench needs, checked: NaN when absent, InputError when in the wrong unit.
 double summary(const MicrobenchResults& res, std::string_view benchmark, std::string_view dtype,
@@ -146,17 +136,17 @@ void write_microbench_csv(const MicrobenchResults& results, std::ostream& out) {
   for (int i = 0; i < 8; ++i) out << (i ? "," : "") << kMicrobenchColumns[i];
   out << '\n';
   for (const MicrobenchRow& r : results.rows) {
-    put_str(out, r.benchmark);
+    write_csv_field(out, r.benchmark);
     out << ',';
-    put_str(out, r.dtype);
+    write_csv_field(out, r.dtype);
     out << ',';
-    put_str(out, r.size);
+    write_csv_field(out, r.size);
     out << ',' << number(r.value) << ',';
-    put_str(out, r.unit);
+    write_csv_field(out, r.unit);
     out << ',' << number(r.spread) << ',';
-    put_str(out, r.device.empty() ? results.device : r.device);
+    write_csv_field(out, r.device.empty() ? results.device : r.device);
     out << ',';
-    put_str(out, r.notes);
+    write_csv_field(out, r.notes);
     out << '\n';
   }
 }

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "calibrate/csv_quote.h"
 #include "calibrate/gpu_database_csv.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
@@ -33,12 +34,6 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
   return s;
-}
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return o + "\"";
 }
 
 nlohmann::json to_json(const GpuSpec& g) {
@@ -84,11 +79,11 @@ int cmd_gpus(int argc, char** argv) {
     for (const auto& f : kNumbers) std::cout << ',' << f.name;
     std::cout << ",tensor_cores,source,uncertain\n";
     for (const auto* g : rows) {
-      std::cout << csv_cell(g->name) << ',' << csv_cell(join(g->aliases, ";")) << ',' << g->vendor << ','
+      std::cout << csv_field(g->name) << ',' << csv_field(join(g->aliases, ";")) << ',' << g->vendor << ','
                 << g->arch << ',' << g->compute_capability << ',' << g->release_year << ',' << g->sm_count;
       for (const auto& f : kNumbers) std::cout << ',' << num(g->*f.member);
-      std::cout << ',' << (g->tensor_cores ? 1 : 0) << ',' << csv_cell(g->source) << ','
-                << csv_cell(g->uncertain) << "\n";
+      std::cout << ',' << (g->tensor_cores ? 1 : 0) << ',' << csv_field(g->source) << ','
+                << csv_field(g->uncertain) << "\n";
     }
   } else {
     std::printf("%-16s %-9s %-6s %4s %6s %6s %7s %6s %7s %7s %7s %7s\n", "name", "arch", "cc", "SMs",
