@@ -16,7 +16,7 @@ BUILD_DIR="${BUILD_DIR:-build-fuzz}"
 JOBS="${JOBS:-1}"
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -g -O1"
 
-cmake -S . -B "$BUILD_DIR" -G Ninja -DKCAST_FUZZ=ON -DKCAST_BUILD_TESTS=OFF -DKCAST_BUILD_BENCH=OFF \
+cmake -S . -B "$BUILD_DIR" -G Ninja -DKCAST_FUZZ=ON -DKCAST_BUILD_TESTS=OFF -DKCAST_BUILD_BENCH=OFF -DKCAST_BUILD_MICROBENCH=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" >/dev/null
 
