@@ -16,7 +16,9 @@ std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::stri
         file, std::make_unique<MemoryByteSource>(text));
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "compute_capability",
                    "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k");
-    char *cc, *f32, *ctas, *split, *maxsplit, *tiles, *streamk = nullptr;
+    // With ignore_missing_column, fccp leaves a missing column's pointer untouched: start null.
+    char *cc = nullptr, *f32 = nullptr, *ctas = nullptr, *split = nullptr, *maxsplit = nullptr,
+         *tiles = nullptr, *streamk = nullptr;
     while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk)) {
       const unsigned line = in.get_file_line();
       ArchFacts a;
@@ -169,17 +171,19 @@ void save_model(const LoadedModel& m, const std::string& path) {
 }
 
 const LoadedModel& default_model() {
+  // data_file() already prefers $KCAST_DATA_DIR over the compiled-in copy; without any shipped
+  // model the initial parameters stand.
   static const LoadedModel m = [] {
-    std::string_view text = embedded_file("models/default.json");
-    if (const char* dir = std::getenv("KCAST_DATA_DIR"); dir && *dir) {
-      try {
-        LoadedModel lm = load_model(std::string(dir) + "/models/default.json");
-        return lm;
-      } catch (const InputError&) {
-      }
+    if (embedded_file("models/default.json").empty() && !std::getenv("KCAST_DATA_DIR"))
+      return LoadedModel{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "<initial>"};
+    const std::string text = data_file("models/default.json");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(std::string("data/models/default.json: invalid JSON: ") + e.what());
     }
-    if (text.empty()) return LoadedModel{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "<initial>"};
-    LoadedModel lm = model_from_json(nlohmann::json::parse(text), "data/models/default.json");
+    LoadedModel lm = model_from_json(j, "data/models/default.json");
     lm.path = "<default>";
     return lm;
   }();
