@@ -24,7 +24,7 @@ class BatchResidual {
   // values from `base`, and are not differentiated at all.
   BatchResidual(const MeasuredSet& data, const LoadedModel& base, std::vector<int> ctx_of_row,
                 std::vector<double> weight, std::vector<int> free)
-      : data_(data), base_(base), ctx_of_row_(std::move(ctx_of_row)), weight_(std::move(weight)),
+      : data_(data), ctx_of_row_(std::move(ctx_of_row)), weight_(std::move(weight)),
         free_(std::move(free)), model_(base.model) {
     for (const GpuSpec* g : data.gpus) specs_.push_back(base.spec_for(*g));
   }
@@ -60,7 +60,6 @@ class BatchResidual {
 
  private:
   const MeasuredSet& data_;
-  const LoadedModel& base_;
   std::vector<int> ctx_of_row_;
   std::vector<double> weight_;
   std::vector<int> free_;

@@ -26,6 +26,12 @@ ErrorStats summarize(std::vector<double> e) {
   return s;
 }
 
+std::vector<GpuCaps> measured_caps(const MeasuredSet& s, const LoadedModel& m) {
+  std::vector<GpuCaps> caps;
+  for (const GpuSpec* g : s.gpus) caps.push_back(m.caps_for(*g));
+  return caps;
+}
+
 double predicted_as_measured(const LoadedModel& m, const Kernel& k, const GpuCaps& caps) {
   return m.model.predict(k, caps).time_us + m.model.params().context_overhead(k.context);
 }
@@ -45,12 +51,6 @@ void emit(const Groups& g, const std::string& mode, std::vector<ScoreLine>& out)
   for (const auto& [gpu, errs] : all) out.push_back({mode, "", gpu, "all", summarize(errs)});
 }
 
-std::vector<GpuCaps> caps_of(const MeasuredSet& s, const LoadedModel& m) {
-  std::vector<GpuCaps> caps;
-  for (const GpuSpec* g : s.gpus) caps.push_back(m.caps_for(*g));
-  return caps;
-}
-
 // The fields the model reads, plus the context: two rows with the same key are the same kernel.
 using KernelKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, double, double, std::string>;
 KernelKey key_of(const Kernel& k) {
@@ -61,7 +61,7 @@ KernelKey key_of(const Kernel& k) {
 }  // namespace
 
 std::vector<ScoreLine> score_absolute(const MeasuredSet& s, const LoadedModel& m) {
-  const auto caps = caps_of(s, m);
+  const auto caps = measured_caps(s, m);
   Groups g;
   for (const auto& r : s.rows) {
     const double pred = predicted_as_measured(m, r.kernel, caps[r.gpu_index]);
@@ -75,8 +75,8 @@ std::vector<ScoreLine> score_absolute(const MeasuredSet& s, const LoadedModel& m
 
 std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const MeasuredSet& sources,
                                       const LoadedModel& m) {
-  const auto tcaps = caps_of(targets, m);
-  const auto scaps = caps_of(sources, m);
+  const auto tcaps = measured_caps(targets, m);
+  const auto scaps = measured_caps(sources, m);
   std::multimap<KernelKey, size_t> by_key;
   for (size_t i = 0; i < sources.rows.size(); ++i) by_key.emplace(key_of(sources.rows[i].kernel), i);
   // (source, target, class) -> errors

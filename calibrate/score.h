@@ -27,6 +27,9 @@ struct ScoreLine {
 // row's measurement-context floor.
 double predicted_as_measured(const LoadedModel& m, const Kernel& k, const GpuCaps& caps);
 
+// Each GPU of `s` (in MeasuredSet::gpus order) as `m` sees it.
+std::vector<GpuCaps> measured_caps(const MeasuredSet& s, const LoadedModel& m);
+
 // Per (gpu, class) and per gpu ("all") lines for absolute mode.
 std::vector<ScoreLine> score_absolute(const MeasuredSet& s, const LoadedModel& m);
 // Transfer mode: each row of `targets` whose identical kernel (same class, dtype, shape, bytes,

@@ -85,10 +85,12 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   return r;
 }
 
-KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double passes, double flops) const {
+KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double passes, double flops,
+                                      double flop_per_us) const {
   const double bytes = known(k.bytes) ? k.bytes * passes : 0.0;
   const double t_m = memory_time(bytes, g, params_);
-  const double t_c = flops > 0 ? flops / (std::max(g.vector_tflops, 1e-6) * 1e6) : 0.0;
+  const double rate = flop_per_us > 0 ? flop_per_us : std::max(g.vector_tflops, 1e-6) * 1e6;
+  const double t_c = flops > 0 ? flops / rate : 0.0;
   const double work = std::max(t_m, t_c);
   KernelPrediction r;
   r.time_us = with_floor(g.launch_floor_us, work, params_[kFloorBlend]);
@@ -105,11 +107,11 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
       if (k.has_shape()) return gemm(k, g, scale);
       // No shape: FLOPs against the sustained rate.
       const double flops = known(k.flops) ? k.flops : 0.0;
-      return streaming(k, g, 1.0, flops * (g.vector_tflops * 1e6) / (gemm_rate(g, k.dtype) * scale));
+      return streaming(k, g, 1.0, flops, gemm_rate(g, k.dtype) * scale);
     }
     case KernelClass::attention: {
       const double flops = known(k.flops) ? k.flops : 0.0;
-      return streaming(k, g, 1.0, flops * (g.vector_tflops * 1e6) / (gemm_rate(g, k.dtype) * p[kAttnEff]));
+      return streaming(k, g, 1.0, flops, gemm_rate(g, k.dtype) * p[kAttnEff]);
     }
     case KernelClass::softmax:
       return streaming(k, g, 1.0 + p[kSoftmaxPasses] * 0.5, 0);

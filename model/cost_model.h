@@ -38,7 +38,9 @@ class CostModel {
 
  private:
   KernelPrediction gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const;
-  KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double passes, double flops) const;
+  // Bytes (times `passes`) against memory, `flops` against `flop_per_us` (the SIMT rate if 0).
+  KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double passes, double flops,
+                             double flop_per_us = 0) const;
 
   ModelParams params_;
   std::vector<ArchFacts> archs_;

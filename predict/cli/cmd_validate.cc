@@ -30,8 +30,7 @@ void print_table(const std::vector<ScoreLine>& lines, bool only_all) {
 }
 
 void write_per_row(const MeasuredSet& s, const LoadedModel& m, const std::string& path) {
-  std::vector<GpuCaps> caps;
-  for (const GpuSpec* g : s.gpus) caps.push_back(m.caps_for(*g));
+  const std::vector<GpuCaps> caps = measured_caps(s, m);
   write_file_atomically(path, [&](std::ostream& o) {
     o << "gpu,class,dtype,context,batch,m,n,k,flops,bytes,measured_us,predicted_us,bound,rel_err\n";
     char buf[512];
