@@ -9,6 +9,7 @@
 #include "calibrate/model_file.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/e2e_cli_options.h"
 #include "predict/cli/options.h"
 #include "predict/e2e/predictor.h"
 #include "predict/report/per_kernel_csv.h"
@@ -37,22 +38,15 @@ std::vector<std::string> split_gpus(const std::string& s) {
 
 int cmd_predict(int argc, char** argv) {
   po::options_description opts("kcast predict options");
-  std::string kernels, gpus, model, mode = "auto", per_kernel, format = "table", html;
-  bool cuda_graph = false, with_context = false;
-  unsigned threads = 0;
+  std::string kernels, gpus, model, per_kernel, format = "table", html;
+  E2eCliOptions e2e;
   opts.add_options()("kernels", po::value(&kernels)->required(), "kernel list (kcast CSV; '-' = stdin)")(
       "gpu", po::value(&gpus)->required(), "target GPU(s), comma-separated: NAME[,NAME...]")(
       "model", po::value(&model), "model.json (default: the shipped model)")(
-      "mode", po::value(&mode)->default_value("auto"),
-      "auto (transfer where a row was measured), transfer, absolute")(
       "per-kernel", po::value(&per_kernel), "write one row per input row and GPU to this CSV")(
       "format", po::value(&format)->default_value("table"), "table, csv or json")(
-      "html", po::value(&html), "write a self-contained HTML report with charts")(
-      "cuda-graph", po::bool_switch(&cuda_graph),
-      "assume CUDA-graph replay: launch cost shrinks to the graph launch interval, host gaps vanish")(
-      "with-context", po::bool_switch(&with_context),
-      "add the measurement context's framework floor back to rows with a 'context'")(
-      "threads", po::value(&threads)->default_value(0), "worker threads (0: one per GPU up to the core count)");
+      "html", po::value(&html), "write a self-contained HTML report with charts");
+  e2e.add_to(opts);
   po::positional_options_description pos;
   po::variables_map vm;
   if (!parse_options(argc, argv,
@@ -62,12 +56,8 @@ int cmd_predict(int argc, char** argv) {
                      opts, pos, vm))
     return 0;
   const Format fmt = parse_format(format);
-  E2eOptions eo;
-  eo.mode = parse_predict_mode(mode);
-  eo.cuda_graph = cuda_graph;
-  eo.with_context = with_context;
+  E2eOptions eo = e2e.options();
   eo.keep_rows = !per_kernel.empty();
-  eo.max_threads = threads;
 
   const GpuDatabase& db = default_gpu_database();
   std::vector<const GpuSpec*> specs;

@@ -9,6 +9,7 @@
 #include "calibrate/model_file.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/e2e_cli_options.h"
 #include "predict/cli/options.h"
 #include "predict/report/whatif_values.h"
 #include "predict/whatif/whatif.h"
@@ -17,10 +18,10 @@ namespace kcast::cli {
 
 int cmd_whatif(int argc, char** argv) {
   po::options_description opts("kcast whatif options");
-  std::string kernels, gpu, model, mode = "auto", format = "table", html, sweep;
+  std::string kernels, gpu, model, format = "table", html, sweep;
   std::vector<std::string> sets, scales;
-  bool walls = false, cuda_graph = false, with_context = false;
-  unsigned threads = 0;
+  bool walls = false;
+  E2eCliOptions e2e;
   std::string knob_list;
   for (const auto& k : kKnobs) knob_list += (knob_list.empty() ? "" : ", ") + std::string(k.name) + " (" + k.unit + ")";
   opts.add_options()("kernels", po::value(&kernels)->required(), "kernel list (kcast CSV; '-' = stdin)")(
@@ -30,12 +31,9 @@ int cmd_whatif(int argc, char** argv) {
       "scale", po::value(&scales)->composing(), "KNOB=FACTOR (applied after every --set)")(
       "sweep", po::value(&sweep), "KNOB=START:STOP:STEPS, on top of --set/--scale")(
       "walls", po::bool_switch(&walls), "2x compute for compute-bound kernels, 2x bandwidth for memory-bound, both, launch/2")(
-      "mode", po::value(&mode)->default_value("auto"), "auto, transfer or absolute (as in predict)")(
       "format", po::value(&format)->default_value("table"), "table, csv or json")(
-      "html", po::value(&html), "write a self-contained HTML report with charts")(
-      "cuda-graph", po::bool_switch(&cuda_graph), "assume CUDA-graph replay (as in predict)")(
-      "with-context", po::bool_switch(&with_context), "add measurement-context floors (as in predict)")(
-      "threads", po::value(&threads)->default_value(0), "worker threads (0: the core count)");
+      "html", po::value(&html), "write a self-contained HTML report with charts");
+  e2e.add_to(opts);
   po::positional_options_description pos;
   po::variables_map vm;
   if (!parse_options(argc, argv,
@@ -45,11 +43,7 @@ int cmd_whatif(int argc, char** argv) {
                      opts, pos, vm))
     return 0;
   const Format fmt = parse_format(format);
-  E2eOptions eo;
-  eo.mode = parse_predict_mode(mode);
-  eo.cuda_graph = cuda_graph;
-  eo.with_context = with_context;
-  eo.max_threads = threads;
+  const E2eOptions eo = e2e.options();
   WhatifSpec ws;
   for (const auto& s : sets) {
     auto [k, v] = parse_knob_assignment(s, "--set");
