@@ -32,7 +32,8 @@ double gemm_rate(const GpuCaps& g, DType d) {
 double memory_time(double bytes, const GpuCaps& g, const ModelParams& p) {
   if (bytes <= 0) return 0;
   const double l2_share = g.l2_bytes > 0 ? std::min(1.0, 0.5 * g.l2_bytes / bytes) : 0.0;
-  const double bw = 1.0 / ((1 - l2_share) / g.dram_bw_gbps + l2_share / std::max(g.l2_bw_gbps, g.dram_bw_gbps));
+  const double dram = g.dram_bw_gbps * p[kStreamMemEff];
+  const double bw = 1.0 / ((1 - l2_share) / dram + l2_share / std::max(g.l2_bw_gbps, dram));
   return bytes / (bw * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;  // GB/s = 1e3 bytes/µs
 }
 

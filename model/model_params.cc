@@ -24,6 +24,7 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"watts_per_sm_ghz", 1.5, 0.3, 4.0, "board watts per SM per GHz at full math load"},
     {"gemm_mem_eff", 0.8, 0.3, 1.2, "GEMM operand traffic: fraction of sustained DRAM bandwidth"},
     {"floor_blend", 2.0, 1.0, 8.0, "exponent combining floor and work (1 = sum)"},
+    {"stream_mem_eff", 1.0, 0.5, 1.2, "streaming kernels: fraction of sustained DRAM bandwidth"},
 }};
 
 ModelParams::ModelParams() {

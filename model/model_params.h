@@ -32,6 +32,9 @@ enum Param : int {
                      // per SM (T4, L4, L40S) cannot hold boost clock and are derated
   kGemmMemEff,       // fraction of sustained DRAM bandwidth a GEMM's operand traffic reaches
   kFloorBlend,       // how the floor combines with work: (floor^q + work^q)^(1/q); q=1 adds them
+  kStreamMemEff,     // fraction of sustained DRAM bandwidth a framework's streaming kernels
+                     // (elementwise, softmax, norms) reach: a property of the kernels, kept apart from
+                     // mem_eff (a property of the memory system, set by microbenchmarks)
   kNumParams
 };
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Reproduces data/models/default.json in two stages (MODEL-NOTES finding 6: anchor each term where it
 # is identifiable):
-#  1. published microbenchmark figures (data/microbench) become the GPUs' measured capabilities, and
+#  1. published microbenchmark figures (data/microbench) become the GPUs' measured capabilities (and
+#     mem_eff, the DRAM efficiency of GPUs without a measurement, their median), and
 #     the tensor-core GEMM terms (pipeline fill, tile efficiency, split-K, operand bandwidth, floor
 #     blend) are fitted on the BF16 GEMM corpora of A100 and H100;
 #  2. with those frozen, the FP32 per-op corpus (NeuSight: SIMT GEMMs, convolutions, elementwise,
-#     softmax, layer norm on five GPUs) fits the SIMT, streaming and power terms and the per-op
-#     framework floors of that measurement setup.
+#     softmax, layer norm on five GPUs) fits the SIMT, streaming (stream_mem_eff, not mem_eff: the
+#     framework's kernels, not the memory system) and power terms and the per-op framework floors of
+#     that measurement setup.
 # The FP8 corpus is not fitted: its timings include activation quantization (see README accuracy).
 # usage: scripts/fit_default_model.sh [KCAST_BINARY]
 set -euo pipefail
@@ -17,7 +19,8 @@ STAGE1=$(mktemp --suffix=.json)
 trap 'rm -f "$STAGE1"' EXIT
 "$K" calibrate --base data/models/initial.json --microbench data/microbench/*.csv \
   --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
-  --freeze floor_us -o "$STAGE1"
+  --freeze floor_us --freeze mem_eff -o "$STAGE1"
 "$K" calibrate --base "$STAGE1" --measurements $M/neusight_ops.csv \
   --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-  --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor -o data/models/default.json
+  --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff \
+  -o data/models/default.json

@@ -15,11 +15,11 @@ trap 'rm -f "$BASE" "$STAGE1"' EXIT
 echo "### BF16 GEMMs (aiconfigurator), absolute mode, held-out GPU"
 for h in H100-SXM A100-SXM4-80GB; do
   "$K" validate --model "$BASE" --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
-    --holdout-gpu "$h" --freeze floor_us --no-transfer --summary | tail -n 1
+    --holdout-gpu "$h" --freeze floor_us --freeze mem_eff --no-transfer --summary | tail -n 1
 done
 echo "### FP8 GEMMs (aiconfigurator, H100; not fitted anywhere: timings include activation quantization)"
 "$K" calibrate --base "$BASE" --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
-  --freeze floor_us -o "$STAGE1" >/dev/null 2>&1
+  --freeze floor_us --freeze mem_eff -o "$STAGE1" >/dev/null 2>&1
 "$K" validate --model "$STAGE1" --measurements $M/aiconfigurator_h100_fp8.csv --no-transfer --summary | tail -n 1
 echo "### FP32 ops (NeuSight), held-out GPU (A100: both A100 boards held out together); absolute mode,"
 echo "### and transfer mode: the same op measured on another GPU, scaled by the refitted model"
@@ -27,5 +27,5 @@ for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-g
   # shellcheck disable=SC2086
   "$K" validate --model "$STAGE1" --measurements $M/neusight_ops.csv --holdout-gpu $h \
     --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor
+    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff
 done

@@ -4,6 +4,7 @@
 // report; writes the model atomically (a failed run leaves an existing file untouched).
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -11,6 +12,7 @@
 
 #include "calibrate/atomic_file.h"
 #include "calibrate/fit.h"
+#include "calibrate/measured_priors.h"
 #include "calibrate/gpu_database_csv.h"
 #include "calibrate/microbench_results.h"
 #include "calibrate/score.h"
@@ -79,6 +81,11 @@ int cmd_calibrate(int argc, char** argv) {
     model.gpus[gpu.name] = measured_from(spec);
     inputs.push_back(file_provenance(f, r.rows.size()));
     std::cerr << "kcast: microbenchmarks " << f << " -> " << gpu.name << "\n";
+  }
+  if (!microbench.empty() && std::find(freeze.begin(), freeze.end(), "mem_eff") == freeze.end()) {
+    if (auto u = set_mem_eff_from_measured(model, db))
+      std::cerr << "kcast: " << u->param << " = " << u->value << " (median measured/datasheet DRAM bandwidth of "
+                << u->gpus << " measured GPUs; used for GPUs without a measurement)\n";
   }
 
   if (!files.empty()) {
