@@ -44,7 +44,7 @@ TEST(FitModel, RecoversKnownParametersFromSyntheticMeasurements) {
   FitOptions opt;
   // Hold the terms the synthetic data does not pin down at their (true) initial values.
   opt.frozen = {"floor_us", "k_fill", "k_fill_simt", "tile_exp", "mem_latency_cycles", "gemm_mem_eff", "floor_blend",
-                "splitk_us", "watts_per_sm_ghz", "l2_bytes_per_clk"};
+                "splitk_us", "watts_per_sm_ghz", "l2_bytes_per_clk", "stream_mem_eff"};
   FitReport rep;
   LoadedModel fitted = fit_model(data, start, opt, &rep);
   EXPECT_NEAR(fitted.model.params()[kMemEff], 0.72, 0.03) << rep.brief;
