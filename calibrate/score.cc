@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "model/transfer.h"
+
 namespace kcast {
 
 ErrorStats summarize(std::vector<double> e) {
@@ -89,15 +91,12 @@ std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const Measured
       const std::string& sname = sources.gpus[src.gpu_index]->name;
       const std::string& tname = targets.gpus[t.gpu_index]->name;
       if (sname == tname) continue;
-      // Scale the GPU's share of the measurement; the context floor does not move with the GPU.
       const double ctx = params.context_overhead(t.kernel.context);
       const double ps = m.model.predict(src.kernel, scaps[src.gpu_index]).time_us;
       const double pt = m.model.predict(t.kernel, tcaps[t.gpu_index]).time_us;
-      // The measured duration scales by the ratio of the two predicted measurements (GPU time plus
-      // the context floor), so a floor-dominated kernel barely moves and a long one scales with
-      // the GPU. (Subtracting the fitted floor first fails when the source host's own floor differs
-      // from the fitted one: the excess is then scaled as if it were GPU time.)
-      const double pred = src.kernel.duration_us * (pt + ctx) / (ps + ctx);
+      // The same arithmetic `kcast predict --mode transfer --with-context` applies (model/transfer.h).
+      const double pred =
+          transfer_measurement(src.kernel.duration_us, ctx, ps, pt, tcaps[t.gpu_index].launch_floor_us);
       const double err = std::fabs(pred - t.kernel.duration_us) / t.kernel.duration_us;
       g[{sname, tname, std::string(to_string(t.kernel.cls))}].push_back(err);
       g[{sname, tname, "all"}].push_back(err);

@@ -9,7 +9,7 @@
 
 #include "model/error.h"
 #include "predict/e2e/step_time.h"
-#include "predict/e2e/transfer.h"
+#include "model/transfer.h"
 
 namespace kcast {
 
@@ -167,11 +167,12 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
     if (s >= 0) {
       const KernelPrediction& ps = w.source_pred[s][u];
       const double d = k.duration_us;
-      const double d_gpu = measured_gpu_time(d, ctx, w.source_caps[s].launch_floor_us);
-      double t_gpu = transfer_time(d_gpu, ps.time_us, p.time_us, floor_t);
-      if (ps.time_us > 0 && t_gpu > d_gpu * (p.time_us / ps.time_us)) b = Bound::launch;  // held at the floor
-      if (opt.cuda_graph) t_gpu = graph_time(t_gpu, floor_t);
-      t = opt.with_context && ctx > 0 ? d + (t_gpu - d_gpu) : t_gpu;
+      const double m_t = transfer_measurement(d, ctx, ps.time_us, p.time_us, floor_t);
+      if (ps.time_us > 0 && m_t > d * ((p.time_us + ctx) / (ps.time_us + ctx))) b = Bound::launch;  // at the floor
+      const double gpu = measured_gpu_time(m_t, ctx, floor_t);
+      const double t_gpu = opt.cuda_graph ? graph_time(gpu, floor_t) : gpu;
+      // With the context kept, the measurement itself (bit for bit when nothing moves).
+      t = opt.with_context && ctx > 0 ? m_t + (t_gpu - gpu) : t_gpu;
       source_used[s] = 1;
       ++g.transferred_rows;
     } else {

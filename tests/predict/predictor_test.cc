@@ -127,11 +127,18 @@ TEST(Predictor, ContextFloorAddedOnlyWhenAsked) {
   E2eOptions with = opts(PredictMode::absolute);
   with.with_context = true;
   EXPECT_DOUBLE_EQ(predict_one({k}, "L4", with, m).kernel_us, gpu_only + 7.0);
-  // Transfer: 40 us measured in the context -> 33 us on the GPU, scaled by the model ratio.
+  // Transfer: 40 us measured in the context scales by the ratio of the predicted measurements
+  // (GPU time + 7 us); the GPU-only answer drops the 7 us again, the --with-context one keeps it.
   const Kernel t = measured(k, 40.0, "A100-SXM4-80GB");
   const double ms = m.model.predict(t, target("A100-SXM4-80GB", m).caps).time_us;
-  EXPECT_DOUBLE_EQ(predict_one({t}, "L4", opts(PredictMode::transfer), m).kernel_us,
-                   std::max(33.0 * gpu_only / ms, std::min(33.0, target("L4", m).caps.launch_floor_us)));
+  const double on_l4 = 40.0 * (gpu_only + 7.0) / (ms + 7.0);
+  ASSERT_GT(on_l4 - 7.0, target("L4", m).caps.launch_floor_us);  // the floor rule stays out of it
+  EXPECT_NEAR(predict_one({t}, "L4", opts(PredictMode::transfer), m).kernel_us, on_l4 - 7.0, 1e-9);
+  E2eOptions tw = opts(PredictMode::transfer);
+  tw.with_context = true;
+  EXPECT_NEAR(predict_one({t}, "L4", tw, m).kernel_us, on_l4, 1e-9);
+  // Onto its own GPU the measurement comes back exactly.
+  EXPECT_EQ(predict_one({t}, "A100-SXM4-80GB", tw, m).kernel_us, 40.0);
 }
 
 TEST(Predictor, IdenticalKernelsAreDeduplicated) {

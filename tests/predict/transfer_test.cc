@@ -1,5 +1,5 @@
-// Transfer-mode arithmetic (predict/e2e/transfer.h) on hand-built numbers.
-#include "predict/e2e/transfer.h"
+// Transfer-mode arithmetic (model/transfer.h) on hand-built numbers.
+#include "model/transfer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,24 @@
+#include "model/transfer.h"
+
+#include <algorithm>
+
+namespace kcast {
+
+double measured_gpu_time(double d, double context_us, double floor_us) {
+  if (!(context_us > 0)) return d;
+  return std::max(d - context_us, std::min(d, floor_us));
+}
+
+double transfer_measurement(double d, double context_us, double model_source_us, double model_target_us,
+                            double floor_target_us) {
+  const double ctx = context_us > 0 ? context_us : 0.0;
+  const double r = model_source_us > 0 ? (model_target_us + ctx) / (model_source_us + ctx) : 1.0;
+  return std::max(d * r, std::min(d, floor_target_us + ctx));
+}
+
+double graph_time(double t, double floor_us) {
+  const double graph = kGraphLaunchFraction * floor_us;
+  return std::max(std::min(t, graph), t - (floor_us - graph));
+}
+
+}  // namespace kcast

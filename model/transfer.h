@@ -1,0 +1,45 @@
+// Transfer mode: the one definition of moving a measured kernel from its source GPU to a target,
+// used by `kcast predict`/`whatif` (predict/e2e) and scored by `kcast validate` (calibrate/score).
+//
+// A kernel measured on a source GPU is predicted on a target as
+//     t = d * model(target) / model(source)
+// so whatever the model gets wrong about that kernel (a library heuristic, an odd shape) cancels in
+// the ratio. Two refinements, both exact no-ops when source and target are the same GPU:
+//  * Measurement context: rows with a `context` column were timed inside a framework whose floor
+//    ctx (ModelParams::context_overhead) is part of `d`. The measurement scales by the ratio of the
+//    two predicted *measurements*, (model(target) + ctx) / (model(source) + ctx): a floor-dominated
+//    row barely moves and a long one scales with the GPU. (Subtracting ctx first and scaling the rest
+//    fails when the source host's own floor differs from the fitted one: the excess would be scaled
+//    as if it were GPU time.) The GPU-only part is what remains after removing ctx, never less than
+//    the kernel floor: d_gpu = max(d - ctx, min(d, floor)).
+//  * Launch floor: a transferred time never drops below the target's floor (plus ctx), unless the
+//    kernel was measured faster than that itself (then its measurement is the better floor).
+// CUDA graphs: replaying a captured graph shrinks the per-kernel launch cost from the launch floor
+// (the back-to-back launch interval of an empty kernel) to the graph launch interval, which
+// published measurements put at about half of it (te42kyfo/gpu-benches gpu-small-kernels:
+// A100 1.34 vs 2.6 µs, A40 1.09 vs 2.05, L40 0.94 vs 1.64, H200 1.26 vs 2.43).
+#pragma once
+
+namespace kcast {
+
+// Graph launch interval as a fraction of the stream launch interval (see above). A GPU-specific
+// measured figure would be better data; until GpuCaps carries one, this ratio is the documented default.
+inline constexpr double kGraphLaunchFraction = 0.52;
+
+// The target's measurement (same context as the source's, ctx included) of a kernel measured as
+// `d` on the source. model_*_us are GPU-only predictions; model_source_us <= 0 gives ratio 1.
+double transfer_measurement(double d, double context_us, double model_source_us, double model_target_us,
+                            double floor_target_us);
+
+// transfer_measurement without a context: a GPU-only time moved to the target.
+inline double transfer_time(double d_gpu, double model_source_us, double model_target_us, double floor_target_us) {
+  return transfer_measurement(d_gpu, 0.0, model_source_us, model_target_us, floor_target_us);
+}
+
+// GPU-only part of a measured duration `d` taken in a context with floor `context_us`.
+double measured_gpu_time(double d, double context_us, double floor_us);
+
+// A kernel time under CUDA-graph replay: the launch floor replaced by the graph launch interval.
+double graph_time(double t, double floor_us);
+
+}  // namespace kcast
