@@ -4,7 +4,6 @@
 // report; writes the model atomically (a failed run leaves an existing file untouched).
 #include <zlib.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -53,7 +52,8 @@ int cmd_calibrate(int argc, char** argv) {
   int max_iter = 60;
   opts.add_options()("measurements", po::value(&files)->multitoken(),
                      "measured kernel lists (rows with gpu and duration_us)")(
-      "microbench", po::value(&microbench)->multitoken(), "kcast-microbench result CSVs")(
+      "microbench", po::value(&microbench)->multitoken(),
+      "kcast-microbench result CSVs (also set mem_eff, the DRAM efficiency of unmeasured GPUs, to the measured GPUs' median)")(
       "base", po::value(&base_path), "start from this model.json (default: the shipped model)")(
       "output,o", po::value(&out_path)->required(), "model.json to write")(
       "exclude-gpu", po::value(&exclude)->composing(), "ignore measurements on this GPU (repeatable)")(
@@ -82,7 +82,9 @@ int cmd_calibrate(int argc, char** argv) {
     inputs.push_back(file_provenance(f, r.rows.size()));
     std::cerr << "kcast: microbenchmarks " << f << " -> " << gpu.name << "\n";
   }
-  if (!microbench.empty() && std::find(freeze.begin(), freeze.end(), "mem_eff") == freeze.end()) {
+  // Like the per-GPU figures, this is a measurement, not a fitted value: --freeze mem_eff then keeps
+  // it through the fit.
+  if (!microbench.empty()) {
     if (auto u = set_mem_eff_from_measured(model, db))
       std::cerr << "kcast: " << u->param << " = " << u->value << " (median measured/datasheet DRAM bandwidth of "
                 << u->gpus << " measured GPUs; used for GPUs without a measurement)\n";
