@@ -5,21 +5,41 @@
 #include "calibrate/atomic_file.h"
 #include "calibrate/csv_source.h"
 #include "calibrate/embedded_data.h"
+#include "calibrate/gpu_database_csv.h"
 #include "model/error.h"
 
 namespace kcast {
 
+namespace {
+
+// "256x128;128x128": a tile menu cell. Empty is allowed here; the caller decides if it may be.
+std::vector<GemmTile> parse_tiles(const char* cell, const CellRef& where) {
+  std::vector<GemmTile> tiles;
+  std::stringstream ts(cell ? cell : "");
+  for (std::string t; std::getline(ts, t, ';');) {
+    int m = 0, n = 0;
+    char x = 0;
+    std::stringstream one(t);
+    if (!(one >> m >> x >> n) || x != 'x' || m <= 0 || n <= 0)
+      throw InputError(where.where() + ": bad tile '" + t + "' (want MxN)");
+    tiles.push_back({m, n});
+  }
+  return tiles;
+}
+
+}  // namespace
+
 std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::string& file) {
   std::vector<ArchFacts> out;
   try {
-    io::CSVReader<7, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+    io::CSVReader<8, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
         file, std::make_unique<MemoryByteSource>(text));
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "compute_capability",
-                   "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k");
+                   "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k", "simt_tiles");
     // With ignore_missing_column, fccp leaves a missing column's pointer untouched: start null.
     char *cc = nullptr, *f32 = nullptr, *ctas = nullptr, *split = nullptr, *maxsplit = nullptr,
-         *tiles = nullptr, *streamk = nullptr;
-    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk)) {
+         *tiles = nullptr, *streamk = nullptr, *simt = nullptr;
+    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt)) {
       const unsigned line = in.get_file_line();
       ArchFacts a;
       a.compute_capability = cc ? cc : "";
@@ -29,17 +49,9 @@ std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::stri
       if (parse_int_cell(split, CellRef{file, line, "split_k"}, v)) a.split_k = v != 0;
       if (parse_int_cell(maxsplit, CellRef{file, line, "max_split_k"}, v)) a.max_split_k = int(std::max<int64_t>(1, v));
       if (parse_int_cell(streamk, CellRef{file, line, "stream_k"}, v)) a.stream_k = v != 0;
-      a.tiles.clear();
-      std::stringstream ts(tiles ? tiles : "");
-      for (std::string t; std::getline(ts, t, ';');) {
-        int m = 0, n = 0;
-        char x = 0;
-        std::stringstream one(t);
-        if (!(one >> m >> x >> n) || x != 'x' || m <= 0 || n <= 0)
-          throw InputError(CellRef{file, line, "tiles"}.where() + ": bad tile '" + t + "' (want MxN)");
-        a.tiles.push_back({m, n});
-      }
+      a.tiles = parse_tiles(tiles, CellRef{file, line, "tiles"});
       if (a.tiles.empty()) throw InputError(CellRef{file, line, "tiles"}.where() + ": no tiles");
+      a.simt_tiles = parse_tiles(simt, CellRef{file, line, "simt_tiles"});
       out.push_back(std::move(a));
     }
   } catch (const io::error::base& e) {
@@ -53,9 +65,28 @@ const std::vector<ArchFacts>& default_arch_facts() {
   return t;
 }
 
+namespace {
+
+// Sustained DRAM bandwidth is a property of the memory system: a board without a measurement takes
+// the measured figure of a sibling with the same chip generation and the same datasheet memory
+// (V100 PCIe 32GB from the 16GB board, A100 PCIe 40GB from the SXM4 40GB one).
+double sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu) {
+  if (!known(gpu.dram_bw_gbps)) return kUnknown;
+  for (const auto& [name, m] : gpus) {
+    if (!known(m.dram_bw_gbps)) continue;
+    const GpuSpec* sib = default_gpu_database().find(name);
+    if (sib && sib->compute_capability == gpu.compute_capability && sib->dram_bw_gbps == gpu.dram_bw_gbps)
+      return m.dram_bw_gbps;
+  }
+  return kUnknown;
+}
+
+}  // namespace
+
 GpuSpec LoadedModel::spec_for(const GpuSpec& gpu) const {
   GpuSpec s = gpu;
   auto it = gpus.find(gpu.name);
+  if (it == gpus.end() || !known(it->second.dram_bw_gbps)) s.measured_dram_bw_gbps = sibling_dram_bw(gpus, gpu);
   if (it == gpus.end()) return s;
   const GpuMeasured& m = it->second;
   if (known(m.dram_bw_gbps)) s.measured_dram_bw_gbps = m.dram_bw_gbps;

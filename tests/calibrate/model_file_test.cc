@@ -66,3 +66,55 @@ TEST(ModelFile, ShippedDefaultModelLoads) {
 
 }  // namespace
 }  // namespace kcast
+
+namespace kcast {
+namespace {
+
+TEST(ModelFile, BoardWithoutBandwidthMeasurementTakesItsMemorySiblings) {
+  LoadedModel m{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "x"};
+  GpuMeasured v16;
+  v16.dram_bw_gbps = 814;  // V100 PCIe 16GB: same GV100 and 900 GB/s HBM2 as the 32GB board
+  m.gpus["V100-PCIe-16GB"] = v16;
+  const GpuDatabase& db = default_gpu_database();
+  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("V100-PCIe-32GB")).measured_dram_bw_gbps, 814);
+  // Same chip, other memory (SXM2 boards list the same 900 GB/s, so they qualify; a T4 does not).
+  EXPECT_FALSE(known(m.spec_for(db.resolve("T4")).measured_dram_bw_gbps));
+  // Its own measurement wins over a sibling's.
+  GpuMeasured v32;
+  v32.dram_bw_gbps = 850;
+  m.gpus["V100-PCIe-32GB"] = v32;
+  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("V100-PCIe-32GB")).measured_dram_bw_gbps, 850);
+}
+
+}  // namespace
+}  // namespace kcast
+
+namespace kcast {
+namespace {
+
+TEST(ArchFacts, ParsesBothTileMenusAndNamesABadCell) {
+  const std::string text =
+      "compute_capability,arch,fp32_gemm_factor,ctas_per_sm,split_k,max_split_k,stream_k,tiles,simt_tiles,note\n"
+      "7.0,Volta,1.0,1,1,16,0,256x128;128x64,128x128;32x32,n\n"
+      "8.0,Ampere,1.0,1,1,64,0,128x128,,no SIMT menu: the tensor one serves both\n";
+  const auto t = parse_arch_facts(text, "archs.csv");
+  ASSERT_EQ(t.size(), 2u);
+  ASSERT_EQ(t[0].simt_tiles.size(), 2u);
+  EXPECT_EQ(t[0].simt_tiles[1].m, 32);
+  EXPECT_TRUE(t[1].simt_tiles.empty());
+  try {
+    parse_arch_facts(
+        "compute_capability,tiles,simt_tiles\n"
+        "7.0,128x128,128y64\n",
+        "archs.csv");
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("archs.csv"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("simt_tiles"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("128y64"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+}  // namespace kcast
