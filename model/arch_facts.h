@@ -20,6 +20,7 @@ struct ArchFacts {
   int max_split_k = 16;
   bool stream_k = false;           // library balances the last partial wave across SMs (stream-K)
   std::vector<GemmTile> tiles{{256, 128}, {128, 128}, {128, 64}, {64, 64}};
+  std::vector<GemmTile> simt_tiles;  // SGEMM (CUDA-core) tile menu; empty = the same as `tiles`
 };
 
 // Facts for `cc`: exact row, else the same major version, else the fallback ("*") row.

@@ -19,13 +19,16 @@ CostModel::CostModel(ModelParams params, std::vector<ArchFacts> archs)
 
 namespace {
 
-// Sustained GEMM rate for `d` in FLOP/µs; falls back to the SIMT FP32 rate when the GPU has no unit
-// for the dtype (e.g. FP16 on a P4).
-double gemm_rate(const GpuCaps& g, DType d) {
-  double r = g.tensor_tflops[int(d)];
-  if (r <= 0) r = g.tensor_tflops[int(DType::fp32)];
-  return std::max(r, 1e-6) * 1e6;
-}
+// Longest row PyTorch's register-resident warp softmax handles (aten/src/ATen/native/cuda/
+// PersistentSoftmax.cuh: dim <= 1024); a framework fact, not a GPU one.
+constexpr int64_t kWarpSoftmaxMaxRow = 1024;
+
+// The dtype whose GEMM rate `d` gets: its own, or the SIMT FP32 one when the GPU has no unit for it
+// (e.g. FP16 on a P4).
+int gemm_dtype(const GpuCaps& g, DType d) { return g.tensor_tflops[int(d)] > 0 ? int(d) : int(DType::fp32); }
+
+// GEMM rate for `d` in FLOP/µs at boost clock.
+double gemm_rate(const GpuCaps& g, DType d) { return std::max(g.tensor_tflops[gemm_dtype(g, d)], 1e-6) * 1e6; }
 
 // Time (µs) to move `bytes` through DRAM, or through L2 for the share of the working set the L2
 // holds, plus one memory latency: small transfers cannot keep enough bytes in flight to hide it.
@@ -35,6 +38,14 @@ double memory_time(double bytes, const GpuCaps& g, const ModelParams& p) {
   const double dram = g.dram_bw_gbps * p[kStreamMemEff];
   const double bw = 1.0 / ((1 - l2_share) / dram + l2_share / std::max(g.l2_bw_gbps, dram));
   return bytes / (bw * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;  // GB/s = 1e3 bytes/µs
+}
+
+// How much a power-limited clock stretches a kernel's math: one with little work next to the
+// board's boost budget runs mostly at boost, a long one at the sustained clock (fraction `derate`).
+// It depends on the work only, so hardware knobs scale time through the rate alone.
+double power_stretch(double flops, double derate, double boost_flops) {
+  if (derate >= 1 || !(flops > 0)) return 1.0;
+  return 1.0 / (1.0 - (1.0 - derate) * flops / (flops + boost_flops));
 }
 
 // A kernel cannot beat the launch floor, and short kernels pay part of it on top of their work:
@@ -50,7 +61,9 @@ double with_floor(double floor, double work, double q) {
 
 KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const {
   const ModelParams& p = params_;
-  const double sm_rate = gemm_rate(g, k.dtype) * rate_scale / g.sm_count;  // FLOP/µs per SM
+  const int gd = gemm_dtype(g, k.dtype);
+  const double sm_rate = gemm_rate(g, k.dtype) * rate_scale / g.sm_count /  // FLOP/µs per SM
+                         power_stretch(k.gemm_flops(), g.gemm_derate[gd], g.gemm_boost_flops[gd]);
   const double bytes = known(k.bytes) ? k.bytes : k.gemm_bytes();
   const double kk = double(k.k), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
   // GEMM operands stream from DRAM: benchmark loops and real models rarely find them in L2.
@@ -63,8 +76,9 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   const int max_split = g.arch.split_k ? g.arch.max_split_k : 1;
   const double tiles_b = double(k.batch);
   double best = 1e300, best_c = 0, best_m = 0;
-  for (int ti = 0; ti < g.num_tiles; ++ti) {
-    const GpuCaps::Tile& t = g.tiles[ti];
+  const GpuCaps::TileMenu& menu = g.simt_gemm[int(k.dtype)] ? g.simt_tiles : g.tiles;
+  for (int ti = 0; ti < menu.n; ++ti) {
+    const GpuCaps::Tile& t = menu.t[ti];
     const double tiles = tiles_b * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
     const double work_per_k = 2.0 * t.area * t.ctas / (sm_rate * t.eff);  // µs per k-element per wave
     for (int s = 1; s <= max_split; s *= 2) {
@@ -87,11 +101,11 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
 }
 
 KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double passes, double flops,
-                                      double flop_per_us) const {
+                                      double flop_per_us, double derate, double boost_flops) const {
   const double bytes = known(k.bytes) ? k.bytes * passes : 0.0;
   const double t_m = memory_time(bytes, g, params_);
   const double rate = flop_per_us > 0 ? flop_per_us : std::max(g.vector_tflops, 1e-6) * 1e6;
-  const double t_c = flops > 0 ? flops / rate : 0.0;
+  const double t_c = flops > 0 ? flops / rate * power_stretch(flops, derate, boost_flops) : 0.0;
   const double work = std::max(t_m, t_c);
   KernelPrediction r;
   r.time_us = with_floor(g.launch_floor_us, work, params_[kFloorBlend]);
@@ -108,14 +122,21 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
       if (k.has_shape()) return gemm(k, g, scale);
       // No shape: FLOPs against the sustained rate.
       const double flops = known(k.flops) ? k.flops : 0.0;
-      return streaming(k, g, 1.0, flops, gemm_rate(g, k.dtype) * scale);
+      const int gd = gemm_dtype(g, k.dtype);
+      return streaming(k, g, 1.0, flops, gemm_rate(g, k.dtype) * scale, g.gemm_derate[gd], g.gemm_boost_flops[gd]);
     }
     case KernelClass::attention: {
       const double flops = known(k.flops) ? k.flops : 0.0;
-      return streaming(k, g, 1.0, flops, gemm_rate(g, k.dtype) * p[kAttnEff]);
+      const int gd = gemm_dtype(g, k.dtype);
+      return streaming(k, g, 1.0, flops, gemm_rate(g, k.dtype) * p[kAttnEff], g.gemm_derate[gd], g.gemm_boost_flops[gd]);
     }
-    case KernelClass::softmax:
-      return streaming(k, g, 1.0 + p[kSoftmaxPasses] * 0.5, 0);
+    case KernelClass::softmax: {
+      // A row short enough for one warp's registers (PyTorch softmax_warp_forward, up to 1024
+      // elements) is read once; longer rows (cunn_SoftMaxForward) are re-read for the max and the
+      // sum. Without a row length, assume the long-row kernel.
+      const bool one_pass = k.n > 0 && k.n <= kWarpSoftmaxMaxRow;
+      return streaming(k, g, 1.0 + (one_pass ? 0.0 : p[kSoftmaxPasses]) * 0.5, 0);
+    }
     case KernelClass::normalization:
       return streaming(k, g, 1.0 + p[kNormPasses] * 0.5, 0);
     case KernelClass::elementwise: {

@@ -38,9 +38,10 @@ class CostModel {
 
  private:
   KernelPrediction gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const;
-  // Bytes (times `passes`) against memory, `flops` against `flop_per_us` (the SIMT rate if 0).
+  // Bytes (times `passes`) against memory, `flops` against `flop_per_us` (the SIMT rate if 0) at a
+  // boost-clock rate the power limit brings down to `derate` for long kernels.
   KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double passes, double flops,
-                             double flop_per_us = 0) const;
+                             double flop_per_us = 0, double derate = 1, double boost_flops = 0) const;
 
   ModelParams params_;
   std::vector<ArchFacts> archs_;

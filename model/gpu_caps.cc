@@ -23,6 +23,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
                            ? std::min(1.0, g.tdp_w / (c.sm_count * g.boost_clock_mhz * 1e-3 * p[kWattsPerSmGhz]))
                            : 1.0;
   c.power_derate = power;
+
   // SIMT FP32: a measured FMA rate already reflects dual issue and clocks under load.
   const double fp32 = (known(g.fp32_tflops) ? g.fp32_tflops : 0) * power;
   c.vector_tflops = known(g.measured_fp32_tflops) ? g.measured_fp32_tflops : fp32 * c.arch.fp32_gemm_factor;
@@ -31,28 +32,36 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
     double peak = 0, eff = 0;
     if (d == DType::fp32 || !g.has_tensor(d)) {
       // SIMT path: FP32 GEMMs without TF32, FP64 without tensor FP64, FP16 on Pascal.
-      double simt = known(g.peak_tflops(d)) ? g.peak_tflops(d) * power : 0;
-      if (d == DType::tf32) simt = fp32;  // TF32 requested where no tensor unit: runs as FP32
+      double simt = known(g.peak_tflops(d)) ? g.peak_tflops(d) : 0;
+      if (d == DType::tf32) simt = known(g.fp32_tflops) ? g.fp32_tflops : 0;  // no tensor unit: runs as FP32
       if (d == DType::fp32 || d == DType::tf32) simt *= c.arch.fp32_gemm_factor;
       peak = simt;
       eff = p[kEffSimt];
       c.simt_gemm[i] = true;
+      c.gemm_derate[i] = power;
     } else {
       peak = g.peak_tflops(d);
-      eff = known(g.measured_gemm_eff[i]) ? g.measured_gemm_eff[i] * p[kEffOfBest] : p[kEffTensor] * power;
+      const bool measured = known(g.measured_gemm_eff[i]);
+      eff = measured ? g.measured_gemm_eff[i] * p[kEffOfBest] : p[kEffTensor];
+      c.gemm_derate[i] = measured ? 1.0 : power;
     }
     c.tensor_tflops[i] = peak * eff;
+    c.gemm_boost_flops[i] = p[kPowerTauUs] * c.tensor_tflops[i] * 1e6;
   }
-  for (const GemmTile& t : c.arch.tiles) {
-    if (c.num_tiles == 8) break;
-    GpuCaps::Tile& o = c.tiles[c.num_tiles++];
-    o.m = t.m;
-    o.n = t.n;
-    o.area = double(t.m) * t.n;
-    o.eff = std::min(1.0, std::pow(o.area / 16384.0, p[kTileExp]));
-    o.ctas = std::clamp(std::floor(16384.0 / o.area), 1.0, 4.0) * c.arch.ctas_per_sm;
-    o.slots = o.ctas * c.sm_count;
-  }
+  auto fill = [&](const std::vector<GemmTile>& from, double exp, GpuCaps::TileMenu& menu) {
+    for (const GemmTile& t : from) {
+      if (menu.n == 12) break;
+      GpuCaps::Tile& o = menu.t[menu.n++];
+      o.m = t.m;
+      o.n = t.n;
+      o.area = double(t.m) * t.n;
+      o.eff = std::min(1.0, std::pow(o.area / 16384.0, exp));
+      o.ctas = std::clamp(std::floor(16384.0 / o.area), 1.0, 4.0) * c.arch.ctas_per_sm;
+    }
+  };
+  fill(c.arch.tiles, p[kTileExp], c.tiles);
+  fill(c.arch.simt_tiles.empty() ? c.arch.tiles : c.arch.simt_tiles, p[kTileExpSimt], c.simt_tiles);
+  c.set_tile_slots();
   return c;
 }
 

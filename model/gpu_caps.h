@@ -23,17 +23,34 @@ struct GpuCaps {
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
   double power_derate = 1;       // sustained/boost clock under dense math (power limit)
+  // The clock fraction a long GEMM of each dtype settles at: power_derate, or 1 where a measured rate
+  // already includes the power limit. GEMM rates above are at boost clock; the cost model applies
+  // this by duration (a short kernel finishes before the power controller pulls the clock down).
+  double gemm_derate[7] = {1, 1, 1, 1, 1, 1, 1};
+  // The GEMM work (FLOPs) a board does at boost before the limit bites: an energy budget, i.e. a
+  // fixed amount of work (power_tau_us at the GPU's own GEMM rate). Being work, not time, it stays
+  // put under what-if knobs: faster hardware never turns a kernel slower or more than 2x faster.
+  double gemm_boost_flops[7] = {};
   ArchFacts arch;
-  // The GEMM tile menu with what the model needs per tile, derived once here because the GEMM
-  // term is evaluated millions of times per second.
+  // The GEMM tile menus with what the model needs per tile, derived once here because the GEMM
+  // term is evaluated millions of times per second: one for tensor-core GEMMs, one for SIMT
+  // (CUDA-core) SGEMMs, whose library kernels come in other shapes.
   struct Tile {
     double m, n, area;
     double eff;    // per-SM throughput relative to a 128x128 tile
     double ctas;   // CTAs of this tile resident per SM
     double slots;  // ctas * sm_count
   };
-  Tile tiles[8];
-  int num_tiles = 0;
+  struct TileMenu {
+    Tile t[12];
+    int n = 0;
+  };
+  TileMenu tiles, simt_tiles;
+  // Set each tile's resident slots from its CTAs per SM and the SM count (what-if SM scaling).
+  void set_tile_slots() {
+    for (TileMenu* menu : {&tiles, &simt_tiles})
+      for (int i = 0; i < menu->n; ++i) menu->t[i].slots = menu->t[i].ctas * sm_count;
+  }
 };
 
 // `table` is the architecture-facts table (data/archs.csv).

@@ -25,6 +25,8 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"gemm_mem_eff", 0.8, 0.3, 1.2, "GEMM operand traffic: fraction of sustained DRAM bandwidth"},
     {"floor_blend", 2.0, 1.0, 8.0, "exponent combining floor and work (1 = sum)"},
     {"stream_mem_eff", 1.0, 0.5, 1.2, "streaming kernels: fraction of sustained DRAM bandwidth"},
+    {"tile_exp_simt", 0.3, 0.0, 1.0, "small-tile throughput exponent, SIMT SGEMM tiles"},
+    {"power_tau_us", 100.0, 1.0, 1e6, "dense math at boost before the power limit bites (µs)"},
 }};
 
 ModelParams::ModelParams() {

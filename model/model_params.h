@@ -35,6 +35,10 @@ enum Param : int {
   kStreamMemEff,     // fraction of sustained DRAM bandwidth a framework's streaming kernels
                      // (elementwise, softmax, norms) reach: a property of the kernels, kept apart from
                      // mem_eff (a property of the memory system, set by microbenchmarks)
+  kTileExpSimt,      // tile_exp for SIMT SGEMM tiles
+  kPowerTauUs,       // the power limit's boost budget, in µs of dense math at the GPU's own rate: a
+                     // GEMM of W FLOPs runs the fraction W/(W + budget) at the sustained clock (a
+                     // short kernel finishes before the power controller pulls the clock down)
   kNumParams
 };
 

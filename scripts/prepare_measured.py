@@ -86,6 +86,10 @@ def neusight():
                     cls = {"softmax": "softmax", "ln": "normalization"}.get(op, "elementwise")
                     nbytes = 4 * elems * (3 if op in BINARY else 2)
                     row.update({"class": cls, "bytes": nbytes})
+                    if op == "softmax":
+                        # Rows and the reduced length (docs/CLI-EXTENSIONS.md): which softmax
+                        # kernel PyTorch launches depends on the row length.
+                        row.update({"m": B, "n": H})
                 out.append(row)
     write(os.path.join(OUT, "neusight_ops.csv"), out)
 

@@ -41,6 +41,12 @@ Kernel times(Kernel k, double n) {
   return k;
 }
 
+Kernel over_rows(Kernel k, double rows, double row_len) {
+  k.m = int64_t(rows);
+  k.n = int64_t(row_len);
+  return k;
+}
+
 void Section::op(Kernel fwd_kernel, std::vector<Kernel> bwd_kernels) {
   fwd.push_back(std::move(fwd_kernel));
   bwd.push_back(std::move(bwd_kernels));

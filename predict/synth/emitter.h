@@ -23,6 +23,9 @@ Kernel pointwise(const std::string& name, DType dt, double elems, double tensors
                  KernelClass cls = KernelClass::elementwise);
 // The same row standing for `n` identical launches.
 Kernel times(Kernel k, double n);
+// A row-wise reduction (softmax): m = rows, n = the length each row is reduced over
+// (docs/CLI-EXTENSIONS.md), which decides the kernel the framework picks.
+Kernel over_rows(Kernel k, double rows, double row_len);
 
 struct Section {
   std::string prefix;  // prepended to every name: "embed.", "layer.", "head."

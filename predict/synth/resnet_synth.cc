@@ -56,8 +56,9 @@ class ResNetSynth {
     if (train_ && o_.loss) {
       Section& loss = tape_.section("loss.", 1);
       const double n = double(N_) * classes;
-      loss.op(work("cross_entropy aten::_log_softmax", KernelClass::softmax, dt_, 5 * n, 2 * n * e_),
-              {work("cross_entropy aten::_log_softmax_backward_data", KernelClass::softmax, dt_, 4 * n, 3 * n * e_)});
+      loss.op(over_rows(work("cross_entropy aten::_log_softmax", KernelClass::softmax, dt_, 5 * n, 2 * n * e_), double(N_), classes),
+              {over_rows(work("cross_entropy aten::_log_softmax_backward_data", KernelClass::softmax, dt_, 4 * n, 3 * n * e_),
+                         double(N_), classes)});
       loss.op(work("cross_entropy aten::nll_loss_forward", KernelClass::reduction, dt_, double(N_), double(N_) * 12),
               {work("cross_entropy aten::nll_loss_backward", EW, dt_, double(N_), n * e_ + double(N_) * 12)});
     }

@@ -317,13 +317,16 @@ class TransformerSynth {
       }
       const bool upcast = e_ != 4 && (c_.family == Family::llama || (c_.family == Family::opt && dt_ == DType::fp16));
       if (upcast) {
-        s.op(work("attn.softmax aten::_softmax (fp32)", KernelClass::softmax, DType::fp32, 5 * N, N * (e_ + 4)),
-             {work("attn.softmax aten::_softmax_backward_data", KernelClass::softmax, DType::fp32, 4 * N, N * 12)});
+        s.op(over_rows(work("attn.softmax aten::_softmax (fp32)", KernelClass::softmax, DType::fp32, 5 * N, N * (e_ + 4)),
+                       N / S_, S_),
+             {over_rows(work("attn.softmax aten::_softmax_backward_data", KernelClass::softmax, DType::fp32, 4 * N, N * 12),
+                        N / S_, S_)});
         s.op(work("attn.softmax aten::_to_copy", EW, dt_, 0, N * (e_ + 4)),
              {work("attn.softmax aten::_to_copy (backward)", EW, dt_, 0, N * (e_ + 4))});
       } else {
-        s.op(pointwise("attn.softmax aten::_softmax", dt_, N, 2, 5, KernelClass::softmax),
-             {pointwise("attn.softmax aten::_softmax_backward_data", dt_, N, 3, 4, KernelClass::softmax)});
+        s.op(over_rows(pointwise("attn.softmax aten::_softmax", dt_, N, 2, 5, KernelClass::softmax), N / S_, S_),
+             {over_rows(pointwise("attn.softmax aten::_softmax_backward_data", dt_, N, 3, 4, KernelClass::softmax),
+                        N / S_, S_)});
       }
       dropout(s, "attn.dropout", N, c_.attention_dropout);
       s.op(gemm("attn.pv aten::bmm (PV)", dt_, B_ * H_, S_, hd_, S_),
@@ -441,8 +444,9 @@ class TransformerSynth {
     if (cast)  // logits.float()
       s.op(work(name + " aten::_to_copy (fp32)", EW, dt_, 0, n * (e_ + 4)),
            {work(name + " aten::_to_copy (backward)", EW, dt_, 0, n * (e_ + 4))});
-    s.op(work(name + " aten::_log_softmax", KernelClass::softmax, DType::fp32, 5 * n, 8 * n),
-         {work(name + " aten::_log_softmax_backward_data", KernelClass::softmax, DType::fp32, 4 * n, 12 * n)});
+    s.op(over_rows(work(name + " aten::_log_softmax", KernelClass::softmax, DType::fp32, 5 * n, 8 * n), rows, classes),
+         {over_rows(work(name + " aten::_log_softmax_backward_data", KernelClass::softmax, DType::fp32, 4 * n, 12 * n),
+                    rows, classes)});
     s.op(work(name + " aten::nll_loss_forward", KernelClass::reduction, DType::fp32, rows, rows * 12),
          {work(name + " aten::nll_loss_backward", EW, DType::fp32, rows, 4 * n + rows * 12)});
   }

@@ -44,15 +44,17 @@ int tensor_reference(const GpuCaps& caps, const GpuSpec& spec) {
   return -1;
 }
 
+void scale_gemm(GpuCaps& c, int i, double f) { c.tensor_tflops[i] *= f; }
+
 void scale_tensor(GpuCaps& c, const GpuSpec& spec, double f) {
   for (int i = 0; i < 7; ++i)
-    if (is_tensor(spec, i)) c.tensor_tflops[i] *= f;
+    if (is_tensor(spec, i)) scale_gemm(c, i, f);
 }
 
 void scale_simt(GpuCaps& c, const GpuSpec& spec, double f) {
   c.vector_tflops *= f;
   for (int i = 0; i < 7; ++i)
-    if (!is_tensor(spec, i)) c.tensor_tflops[i] *= f;
+    if (!is_tensor(spec, i)) scale_gemm(c, i, f);
 }
 
 void require_positive(double v, Knob k, const std::string& option) {
@@ -64,7 +66,7 @@ void require_positive(double v, Knob k, const std::string& option) {
 
 void scale_compute(GpuCaps& c, double f) {
   c.vector_tflops *= f;
-  for (double& r : c.tensor_tflops) r *= f;
+  for (int i = 0; i < 7; ++i) scale_gemm(c, i, f);
 }
 
 void scale_bandwidth(GpuCaps& c, double f) {
@@ -115,7 +117,7 @@ void set_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double v, const std::stri
       scale_compute(c, double(n) / c.sm_count);
       c.sm_count = n;
       // Wave quantization: the GEMM tiles' resident slots are derived from the SM count.
-      for (int t = 0; t < c.num_tiles; ++t) c.tiles[t].slots = c.tiles[t].ctas * n;
+      c.set_tile_slots();
       return;
     }
     case Knob::clock: {

@@ -125,3 +125,47 @@ TEST(CostModel, ShippedDatabaseGivesEveryGpuPositiveFiniteTimes) {
 
 }  // namespace
 }  // namespace kcast
+
+namespace kcast {
+namespace {
+
+// Ratio of an FP32 (SIMT) GEMM's time on a board whose power budget holds only half the boost
+// clock under dense math to its time without a power limit.
+double power_ratio(int64_t n) {
+  CostModel m = plain_model();
+  GpuSpec free_board = paper_gpu(), limited = paper_gpu();
+  // 100 SMs x 1 GHz x watts_per_sm_ghz: half of that budget leaves half the clock.
+  limited.tdp_w = 0.5 * 100 * 1.0 * m.params()[kWattsPerSmGhz];
+  Kernel k;
+  k.cls = KernelClass::gemm;
+  k.dtype = DType::fp32;
+  k.m = k.n = k.k = n;
+  k.derive_from_shape();
+  return m.predict(k, m.caps(limited)).time_us / m.predict(k, m.caps(free_board)).time_us;
+}
+
+TEST(CostModel, PowerLimitStretchesLongGemmsNotShortOnes) {
+  // A short GEMM finishes on the boost budget; a long one runs at the sustained clock.
+  EXPECT_LT(power_ratio(256), 1.05);
+  EXPECT_NEAR(power_ratio(16384), 2.0, 0.02);
+  EXPECT_GT(power_ratio(2048), power_ratio(512));
+}
+
+TEST(CostModel, ShortSoftmaxRowsAreReadOnce) {
+  CostModel m = plain_model();
+  GpuCaps c = m.caps(paper_gpu());
+  Kernel k;
+  k.cls = KernelClass::softmax;
+  k.bytes = 8.0 * (1 << 27);  // read + write of 128M fp32: memory-bound
+  Kernel short_rows = k, long_rows = k;
+  short_rows.m = (1 << 27) / 512, short_rows.n = 512;
+  long_rows.m = (1 << 27) / 4096, long_rows.n = 4096;
+  const double t_short = m.predict(short_rows, c).time_us, t_long = m.predict(long_rows, c).time_us;
+  const double passes = 1.0 + m.params()[kSoftmaxPasses] * 0.5;
+  EXPECT_NEAR(t_long / t_short, passes, 0.01 * passes);
+  // Without a row length the model assumes the long-row kernel.
+  EXPECT_DOUBLE_EQ(m.predict(k, c).time_us, t_long);
+}
+
+}  // namespace
+}  // namespace kcast

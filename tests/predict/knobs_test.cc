@@ -103,7 +103,8 @@ TEST(Knobs, SmCountChangesWaveQuantization) {
   const GpuCaps before = model().caps_for(spec);
   GpuCaps c = before;
   scale_knob(c, spec, Knob::sm_count, 2, "--scale");
-  for (int t = 0; t < c.num_tiles; ++t) EXPECT_EQ(c.tiles[t].slots, 2 * before.tiles[t].slots);
+  for (int t = 0; t < c.tiles.n; ++t) EXPECT_EQ(c.tiles.t[t].slots, 2 * before.tiles.t[t].slots);
+  for (int t = 0; t < c.simt_tiles.n; ++t) EXPECT_EQ(c.simt_tiles.t[t].slots, 2 * before.simt_tiles.t[t].slots);
   const Kernel big = gemm(8192, 8192, 8192);
   EXPECT_LT(model().model.predict(big, c).time_us, 0.6 * model().model.predict(big, before).time_us);
 }
