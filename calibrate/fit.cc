@@ -15,61 +15,99 @@ namespace kcast {
 
 namespace {
 
+// A board gets its own SGEMM scale only with enough SIMT GEMM rows to pin it down.
+constexpr size_t kMinBoardRows = 50;
+constexpr double kBoardLower = 0.3, kBoardUpper = 3.0;
+
 // One cost function for all rows: the model needs each GPU's capabilities derived from the current
 // parameters, which is cheap once per evaluation and expensive per row. Ceres differentiates it
 // numerically (the tile choice and wave count are piecewise, so there is no useful analytic form).
+// Parameter blocks: the free model parameters; the context floors (if any); the boards' SGEMM
+// scales (if any), each followed by a prior residual that keeps it near 1.
 class BatchResidual {
  public:
   // `free` lists the parameters Ceres moves (its first block, in this order); the others keep their
-  // values from `base`, and are not differentiated at all.
+  // values from `base`, and are not differentiated at all. `board_of_gpu[g]` is GPU g's index in
+  // the board block, or -1.
   BatchResidual(const MeasuredSet& data, const LoadedModel& base, std::vector<int> ctx_of_row,
-                std::vector<double> weight, std::vector<int> free)
-      : data_(data), ctx_of_row_(std::move(ctx_of_row)), weight_(std::move(weight)),
-        free_(std::move(free)), model_(base.model) {
+                std::vector<double> weight, std::vector<int> free, std::vector<int> board_of_gpu, int ctx_block,
+                int board_block)
+      : data_(data), ctx_of_row_(std::move(ctx_of_row)), weight_(std::move(weight)), free_(std::move(free)),
+        board_of_gpu_(std::move(board_of_gpu)), ctx_block_(ctx_block), board_block_(board_block),
+        model_(base.model), rows_of_gpu_(data.gpus.size()) {
     for (const GpuSpec* g : data.gpus) specs_.push_back(base.spec_for(*g));
+    for (size_t i = 0; i < data.rows.size(); ++i) rows_of_gpu_[data.rows[i].gpu_index].push_back(i);
+    for (int b : board_of_gpu_) boards_ += b >= 0;
   }
   void set_delta(double d) { delta_ = d; }
 
   bool operator()(double const* const* p, double* residuals) const {
-    // Numeric differentiation perturbs one parameter at a time; when only a context floor moved,
-    // the GPU-side predictions are unchanged and are reused.
+    // Numeric differentiation perturbs one value at a time: when a context floor moved, the
+    // GPU-side predictions are reused; when one board's scale moved, only its rows are redone.
     const size_t nf = free_.size();
+    const double* board = board_block_ >= 0 ? p[board_block_] : nullptr;
     if (!cached_valid_ || !std::equal(p[0], p[0] + nf, cached_params_.begin())) {
       cached_valid_ = true;
       ModelParams& mp = model_.mutable_params();
       for (size_t i = 0; i < nf; ++i) mp.p[free_[i]] = p[0][i];
-      std::vector<GpuCaps> caps;
-      caps.reserve(specs_.size());
-      for (const auto& s : specs_) caps.push_back(model_.caps(s));
       cached_pred_.resize(data_.rows.size());
-      for (size_t i = 0; i < data_.rows.size(); ++i)
-        cached_pred_[i] = model_.predict(data_.rows[i].kernel, caps[data_.rows[i].gpu_index]).time_us;
+      cached_board_.assign(boards_, 0.0);
+      for (size_t g = 0; g < specs_.size(); ++g) predict_gpu(g, board);
       std::copy(p[0], p[0] + nf, cached_params_.begin());
+    } else if (board) {
+      for (size_t g = 0; g < specs_.size(); ++g)
+        if (board_of_gpu_[g] >= 0 && board[board_of_gpu_[g]] != cached_board_[board_of_gpu_[g]]) predict_gpu(g, board);
     }
     for (size_t i = 0; i < data_.rows.size(); ++i) {
       const auto& r = data_.rows[i];
       double pred = cached_pred_[i];
-      if (ctx_of_row_[i] >= 0) pred += p[1][ctx_of_row_[i]];
+      if (ctx_of_row_[i] >= 0) pred += p[ctx_block_][ctx_of_row_[i]];
       const double e = std::log(std::max(pred, 1e-3)) - std::log(r.kernel.duration_us);
-      // Pseudo-Huber: quadratic near zero, linear in the tails; sign kept for Gauss-Newton.
-      const double rho = 2 * delta_ * delta_ * (std::sqrt(1 + (e / delta_) * (e / delta_)) - 1);
-      residuals[i] = weight_[i] * std::copysign(std::sqrt(rho), e);
+      residuals[i] = weight_[i] * robust(e);
     }
+    // A board's scale is a deviation from the population's eff_simt, not a free per-GPU efficiency:
+    // a prior on log(scale), robust (L1-like) so that eff_simt settles near the median board.
+    for (int b = 0; b < boards_; ++b) residuals[data_.rows.size() + b] = kBoardPriorWeight * robust(std::log(board[b]));
     return true;
   }
 
  private:
+  static constexpr double kBoardPriorWeight = 0.2;  // vs ~1 per (GPU, class) group of rows: weak
+
+  // Pseudo-Huber: quadratic near zero, linear in the tails; sign kept for Gauss-Newton.
+  double robust(double e) const {
+    const double rho = 2 * delta_ * delta_ * (std::sqrt(1 + (e / delta_) * (e / delta_)) - 1);
+    return std::copysign(std::sqrt(rho), e);
+  }
+
+  void predict_gpu(size_t g, const double* board) const {
+    GpuSpec spec = specs_[g];
+    const int b = board_of_gpu_[g];
+    if (b >= 0) spec.measured_sgemm_scale = board[b], cached_board_[b] = board[b];
+    const GpuCaps caps = model_.caps(spec);
+    for (size_t i : rows_of_gpu_[g]) cached_pred_[i] = model_.predict(data_.rows[i].kernel, caps).time_us;
+  }
+
   const MeasuredSet& data_;
   std::vector<int> ctx_of_row_;
   std::vector<double> weight_;
   std::vector<int> free_;
+  std::vector<int> board_of_gpu_;
+  int ctx_block_, board_block_, boards_ = 0;
   std::vector<GpuSpec> specs_;
   mutable CostModel model_;
+  std::vector<std::vector<size_t>> rows_of_gpu_;
   mutable bool cached_valid_ = false;
   mutable std::array<double, kNumParams> cached_params_{};
+  mutable std::vector<double> cached_board_;
   mutable std::vector<double> cached_pred_;
   double delta_ = 0.25;
 };
+
+// Rows that run as SIMT (CUDA-core) GEMMs on their GPU: what a board's SGEMM scale acts on.
+bool is_simt_gemm(const Kernel& k, const GpuCaps& caps) {
+  return (k.cls == KernelClass::gemm || k.cls == KernelClass::conv) && k.has_shape() && caps.simt_gemm[int(k.dtype)];
+}
 
 }  // namespace
 
@@ -107,8 +145,26 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   std::vector<double> weight;
   for (const auto& r : data.rows) weight.push_back(1.0 / std::sqrt(group_n[{r.gpu_index, int(r.kernel.cls)}]));
 
+  // Boards with enough SIMT GEMM rows get their own SGEMM scale (--freeze sgemm_scale: none).
+  const bool fit_boards = std::find(opt.frozen.begin(), opt.frozen.end(), "sgemm_scale") == opt.frozen.end();
+  std::vector<int> board_of_gpu(data.gpus.size(), -1);
+  std::vector<double> board_values;
+  if (fit_boards) {
+    std::vector<size_t> simt_rows(data.gpus.size(), 0);
+    std::vector<GpuCaps> caps;
+    for (const GpuSpec* g : data.gpus) caps.push_back(base.caps_for(*g));
+    for (const auto& r : data.rows) simt_rows[r.gpu_index] += is_simt_gemm(r.kernel, caps[r.gpu_index]);
+    for (size_t g = 0; g < data.gpus.size(); ++g)
+      if (simt_rows[g] >= kMinBoardRows) {
+        board_of_gpu[g] = int(board_values.size());
+        const double start = base.spec_for(*data.gpus[g]).measured_sgemm_scale;
+        board_values.push_back(known(start) ? std::clamp(start, kBoardLower, kBoardUpper) : 1.0);
+      }
+  }
+
   std::vector<bool> is_frozen(kNumParams, false);
   for (const auto& name : opt.frozen) {
+    if (name == "sgemm_scale") continue;
     int idx = -1;
     for (int i = 0; i < kNumParams; ++i)
       if (name == kParamInfo[i].name) idx = i;
@@ -122,21 +178,28 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       free.push_back(i);
       params.push_back(std::clamp(base.model.params().p[i], kParamInfo[i].lower, kParamInfo[i].upper));
     }
-  const bool has_ctx = !contexts.empty();
-  if (free.empty() && !has_ctx) throw InputError("calibrate: every parameter is frozen; nothing to fit");
-  auto* functor = new BatchResidual(data, base, ctx_of_row, weight, free);
+  const bool has_ctx = !contexts.empty(), has_boards = !board_values.empty();
+  if (free.empty() && !has_ctx && !has_boards) throw InputError("calibrate: every parameter is frozen; nothing to fit");
+  const int ctx_block = has_ctx ? 1 : -1, board_block = has_boards ? (has_ctx ? 2 : 1) : -1;
+  auto* functor = new BatchResidual(data, base, ctx_of_row, weight, free, board_of_gpu, ctx_block, board_block);
   functor->set_delta(opt.huber_delta);
   auto* cost = new ceres::DynamicNumericDiffCostFunction<BatchResidual, ceres::FORWARD>(functor);
   // Ceres needs a non-empty first block; with everything frozen it carries one inert value.
   if (params.empty()) params.push_back(0.0);
   cost->AddParameterBlock(int(params.size()));
   if (has_ctx) cost->AddParameterBlock(int(contexts.size()));
-  cost->SetNumResiduals(int(data.rows.size()));
+  if (has_boards) cost->AddParameterBlock(int(board_values.size()));
+  cost->SetNumResiduals(int(data.rows.size() + board_values.size()));
 
   ceres::Problem problem;
   std::vector<double*> blocks{params.data()};
   if (has_ctx) blocks.push_back(ctx_values.data());
+  if (has_boards) blocks.push_back(board_values.data());
   problem.AddResidualBlock(cost, nullptr, blocks);
+  for (size_t b = 0; b < board_values.size(); ++b) {
+    problem.SetParameterLowerBound(board_values.data(), int(b), kBoardLower);
+    problem.SetParameterUpperBound(board_values.data(), int(b), kBoardUpper);
+  }
   if (free.empty()) problem.SetParameterBlockConstant(params.data());
   for (size_t j = 0; j < free.size(); ++j) {
     problem.SetParameterLowerBound(params.data(), int(j), kParamInfo[free[j]].lower);
@@ -164,6 +227,13 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   ModelParams& mp = out.model.mutable_params();
   for (size_t j = 0; j < free.size(); ++j) mp.p[free[j]] = params[j];
   for (size_t i = 0; i < contexts.size(); ++i) mp.context_overhead_us[contexts[i]] = ctx_values[i];
+  for (size_t g = 0; g < data.gpus.size(); ++g) {
+    if (board_of_gpu[g] < 0) continue;
+    GpuMeasured& gm = out.gpus[data.gpus[g]->name];
+    gm.sgemm_scale = board_values[board_of_gpu[g]];
+    const char* note = "sgemm_scale fitted from measured kernels";
+    if (gm.source.find(note) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + std::string(note);
+  }
   if (report) {
     report->brief = summary.BriefReport();
     report->initial_cost = summary.initial_cost;

@@ -93,6 +93,7 @@ GpuSpec LoadedModel::spec_for(const GpuSpec& gpu) const {
   if (known(m.l2_bw_gbps)) s.measured_l2_bw_gbps = m.l2_bw_gbps;
   if (known(m.launch_us)) s.measured_launch_us = m.launch_us;
   if (known(m.fp32_tflops)) s.measured_fp32_tflops = m.fp32_tflops;
+  if (known(m.sgemm_scale)) s.measured_sgemm_scale = m.sgemm_scale;
   for (int i = 0; i < 7; ++i)
     if (known(m.gemm_eff[i])) s.measured_gemm_eff[i] = m.gemm_eff[i];
   if (!m.source.empty()) s.measured_source = m.source;
@@ -139,6 +140,7 @@ LoadedModel model_from_json(const nlohmann::json& j, const std::string& file) {
       gm.l2_bw_gbps = num_or_nan(g, "l2_bw_gbps", file);
       gm.launch_us = num_or_nan(g, "launch_us", file);
       gm.fp32_tflops = num_or_nan(g, "fp32_tflops", file);
+      gm.sgemm_scale = num_or_nan(g, "sgemm_scale", file);
       if (g.contains("gemm_eff")) {
         for (const auto& [dt, v] : g["gemm_eff"].items()) {
           auto d = parse_dtype(dt);
@@ -172,6 +174,7 @@ nlohmann::json model_to_json(const LoadedModel& m) {
     put("l2_bw_gbps", g.l2_bw_gbps);
     put("launch_us", g.launch_us);
     put("fp32_tflops", g.fp32_tflops);
+    put("sgemm_scale", g.sgemm_scale);
     nlohmann::json eff = nlohmann::json::object();
     for (DType d : kAllDTypes)
       if (known(g.gemm_eff[int(d)])) eff[std::string(to_string(d))] = g.gemm_eff[int(d)];

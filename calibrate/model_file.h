@@ -20,6 +20,7 @@ namespace kcast {
 struct GpuMeasured {
   double dram_bw_gbps = kUnknown, l2_bw_gbps = kUnknown, launch_us = kUnknown, fp32_tflops = kUnknown;
   double gemm_eff[7] = {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
+  double sgemm_scale = kUnknown;  // fitted from the board's measured kernels (calibrate/fit.h)
   std::string source;
 };
 

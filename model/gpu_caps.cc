@@ -36,7 +36,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
       if (d == DType::tf32) simt = known(g.fp32_tflops) ? g.fp32_tflops : 0;  // no tensor unit: runs as FP32
       if (d == DType::fp32 || d == DType::tf32) simt *= c.arch.fp32_gemm_factor;
       peak = simt;
-      eff = p[kEffSimt];
+      eff = p[kEffSimt] * (known(g.measured_sgemm_scale) ? g.measured_sgemm_scale : 1.0);
       c.simt_gemm[i] = true;
       c.gemm_derate[i] = power;
     } else {

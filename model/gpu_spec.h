@@ -38,6 +38,9 @@ struct GpuSpec {
   double measured_fp32_tflops = kUnknown;    // FMA-loop throughput
   // Sustained fraction of the datasheet tensor peak in large GEMMs, per dtype (NaN = default).
   double measured_gemm_eff[7] = {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
+  // This board's SIMT (CUDA-core) GEMM efficiency relative to the model's eff_simt, fitted from its
+  // own measured kernels (boards of one chip differ: clocks they hold, cooling, library version).
+  double measured_sgemm_scale = kUnknown;
   std::string measured_source;
 
   // Dense peak for `d` in TFLOP/s; NaN when the GPU lacks the unit.

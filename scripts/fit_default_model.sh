@@ -7,8 +7,9 @@
 #     blend) are fitted on the BF16 GEMM corpora of A100 and H100;
 #  2. with those frozen, the FP32 per-op corpus (NeuSight: SIMT GEMMs, convolutions, elementwise,
 #     softmax, layer norm on five GPUs) fits the SIMT, streaming (stream_mem_eff, not mem_eff: the
-#     framework's kernels, not the memory system) and power terms and the per-op framework floors of
-#     that measurement setup. tile_exp_simt stays at its prior: left free, the per-op corpus (mostly
+#     framework's kernels, not the memory system) and power terms, the per-op framework floors of
+#     that measurement setup, and each measured board's SGEMM scale (model.json gpus.*.sgemm_scale:
+#     its SIMT GEMM efficiency relative to eff_simt, which settles near the median board). tile_exp_simt stays at its prior: left free, the per-op corpus (mostly
 #     small shapes) drives it to 0 and eff_simt down with it, trading the large GEMMs that end-to-end
 #     time depends on for small ones (scripts/validate_e2e.py: A100 5.8% -> 18.9%, V100 15.5% -> 32.4%).
 # The FP8 corpus is not fitted: its timings include activation quantization (see README accuracy).

@@ -84,6 +84,10 @@ int cmd_validate(int argc, char** argv) {
 
   MeasuredSet targets = all, sources = all;
   if (!held.empty()) {
+    // A held-out board's fitted SGEMM scale came from its own measurements: it must not help
+    // predict them (microbenchmark figures stay: they are not the scored data).
+    for (const auto& h : held)
+      if (auto it = model.gpus.find(h); it != model.gpus.end()) it->second.sgemm_scale = kUnknown;
     targets = filter_gpus(all, held, true);
     sources = filter_gpus(all, held, false);
     if (targets.rows.empty()) throw InputError("validate: no measured rows on the held-out GPU(s)");

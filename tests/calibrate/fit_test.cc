@@ -53,6 +53,44 @@ TEST(FitModel, RecoversKnownParametersFromSyntheticMeasurements) {
   EXPECT_LT(rep.final_cost, rep.initial_cost);
 }
 
+// Two boards whose SGEMMs run at different fractions of the shared eff_simt: the fit gives each its
+// own scale, in the true ratio, and the prior keeps them centred on 1 rather than drifting together.
+TEST(FitModel, GivesEachBoardItsOwnSgemmScale) {
+  const GpuDatabase& db = default_gpu_database();
+  LoadedModel truth{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "truth"};
+  truth.gpus["V100-PCIe-32GB"].sgemm_scale = 1.2;
+  MeasuredSet data;
+  data.gpus = {&db.resolve("V100-PCIe-32GB"), &db.resolve("P100-PCIe-16GB")};
+  std::mt19937 rng(11);
+  std::lognormal_distribution<double> noise(0.0, 0.02);
+  std::uniform_int_distribution<int> dim(512, 4096);
+  for (size_t gi = 0; gi < data.gpus.size(); ++gi) {
+    const GpuCaps caps = truth.caps_for(*data.gpus[gi]);
+    for (int i = 0; i < 120; ++i) {
+      Kernel k;
+      k.cls = KernelClass::gemm;
+      k.dtype = DType::fp32;
+      k.m = dim(rng), k.n = dim(rng), k.k = dim(rng);
+      k.derive_from_shape();
+      k.duration_us = predicted_as_measured(truth, k, caps) * noise(rng);
+      data.rows.push_back({k, gi, "synthetic"});
+    }
+  }
+  LoadedModel start{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "start"};
+  FitOptions opt;
+  for (int i = 0; i < kNumParams; ++i)
+    if (i != kEffSimt) opt.frozen.push_back(kParamInfo[i].name);
+  const LoadedModel fitted = fit_model(data, start, opt);
+  const double v100 = fitted.gpus.at("V100-PCIe-32GB").sgemm_scale, p100 = fitted.gpus.at("P100-PCIe-16GB").sgemm_scale;
+  EXPECT_NEAR(v100 / p100, 1.2, 0.03);
+  EXPECT_NEAR(std::sqrt(v100 * p100), 1.0, 0.15);
+  // What the model predicts for each board matches how it was generated.
+  EXPECT_NEAR(fitted.model.params()[kEffSimt] * v100, truth.model.params()[kEffSimt] * 1.2, 0.03);
+  // --freeze sgemm_scale fits no board scale.
+  opt.frozen.push_back("sgemm_scale");
+  EXPECT_EQ(fit_model(data, start, opt).gpus.count("V100-PCIe-32GB"), 0u);
+}
+
 TEST(FitModel, IsDeterministic) {
   const GpuDatabase& db = default_gpu_database();
   MeasuredSet data;

@@ -44,6 +44,31 @@ TEST(ValidateCli, HoldoutScoresOnlyTheHeldOutGpu) {
   EXPECT_EQ(modes, (std::set<std::string>{"absolute", "transfer"}));
 }
 
+// A held-out board's SGEMM scale was fitted from its own measurements; a model that carries one must
+// score the held-out GPU exactly as a model without it.
+TEST(ValidateCli, HeldOutBoardsFittedScaleDoesNotLeak) {
+  const std::string meas = ::testing::TempDir() + "/validate_sgemm.csv";
+  {
+    std::ofstream o(meas);
+    o << "name,class,dtype,m,n,k,duration_us,gpu\n";
+    for (int i = 1; i <= 60; ++i) {
+      const int n = 256 * (1 + i % 8), k = 128 * (1 + i % 5);
+      o << "sgemm,gemm,fp32,1024," << n << "," << k << "," << 2.0 * 1024 * n * k / 10e6 << ",T4\n";
+      o << "sgemm,gemm,fp32,1024," << n << "," << k << "," << 2.0 * 1024 * n * k / 8e6 << ",P4\n";
+    }
+  }
+  auto score = [&](const std::string& model) {
+    const RunResult r = run_kcast("validate --measurements '" + meas + "' --model '" + model +
+                                  "' --holdout-gpu T4 --no-transfer --format json");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    return nlohmann::json::parse(r.out)["scores"][0]["median_err"].get<double>();
+  };
+  const std::string plain = ::testing::TempDir() + "/plain.json", leaky = ::testing::TempDir() + "/leaky.json";
+  std::ofstream(plain) << R"({"format":"kcast-model","version":1})";
+  std::ofstream(leaky) << R"({"format":"kcast-model","version":1,"gpus":{"T4":{"sgemm_scale":2.5}}})";
+  EXPECT_DOUBLE_EQ(score(plain), score(leaky));
+}
+
 TEST(ValidateCli, UnknownHoldoutGpuIsAUsageError) {
   const std::string meas = write_measurements();
   const RunResult r = run_kcast("validate --measurements '" + meas + "' --holdout-gpu 'Tesla Z9'", true);
