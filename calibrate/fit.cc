@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <iostream>
 #include <map>
 
 #include "calibrate/score.h"
@@ -236,6 +237,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   }
   if (report) {
     report->brief = summary.BriefReport();
+    if (opt.verbose) std::cerr << summary.FullReport() << "\n";
     report->initial_cost = summary.initial_cost;
     report->final_cost = summary.final_cost;
     report->iterations = int(summary.iterations.size());
