@@ -10,50 +10,38 @@ namespace kcast::synth {
 
 namespace {
 
-TransformerConfig bert_like(std::string name, int64_t d, int64_t layers, int64_t heads, int64_t ffn, int64_t vocab) {
+// What every family sets: the size of the model and its context.
+TransformerConfig sized(std::string name, Family family, int64_t d, int64_t layers, int64_t heads, int64_t ffn,
+                        int64_t vocab, int64_t ctx, Activation act) {
   TransformerConfig c;
   c.name = std::move(name);
-  c.family = Family::bert;
+  c.family = family;
   c.hidden = d;
   c.layers = layers;
   c.heads = c.kv_heads = heads;
   c.ffn = ffn;
   c.vocab = vocab;
-  c.max_positions = 512;
+  c.max_positions = ctx;
+  c.act = act;
+  return c;
+}
+
+TransformerConfig bert_like(std::string name, int64_t d, int64_t layers, int64_t heads, int64_t ffn, int64_t vocab) {
+  TransformerConfig c = sized(std::move(name), Family::bert, d, layers, heads, ffn, vocab, 512, Activation::gelu);
   c.type_vocab = 2;
   c.causal = false;
-  c.act = Activation::gelu;
   return c;
 }
 
 // HF GPT2LMHeadModel: learned positions, LayerNorm, gelu_new, biases, tied head. The GPT-3 models
 // are this architecture at the GPT-3 paper's sizes with a 2048 context.
 TransformerConfig gpt2_like(std::string name, int64_t d, int64_t layers, int64_t heads, int64_t ctx) {
-  TransformerConfig c;
-  c.name = std::move(name);
-  c.family = Family::gpt2;
-  c.hidden = d;
-  c.layers = layers;
-  c.heads = c.kv_heads = heads;
-  c.ffn = 4 * d;
-  c.vocab = 50257;
-  c.max_positions = ctx;
-  c.act = Activation::gelu_new;
-  return c;
+  return sized(std::move(name), Family::gpt2, d, layers, heads, 4 * d, 50257, ctx, Activation::gelu_new);
 }
 
 TransformerConfig opt_like(std::string name, int64_t d, int64_t layers, int64_t heads, int64_t ffn) {
-  TransformerConfig c;
-  c.name = std::move(name);
-  c.family = Family::opt;
-  c.hidden = d;
-  c.layers = layers;
-  c.heads = c.kv_heads = heads;
-  c.ffn = ffn;
-  c.vocab = 50272;
-  c.max_positions = 2048;
+  TransformerConfig c = sized(std::move(name), Family::opt, d, layers, heads, ffn, 50272, 2048, Activation::relu);
   c.position_offset = 2;
-  c.act = Activation::relu;
   c.hidden_dropout = 0.1;
   c.attention_dropout = 0.0;
   return c;
@@ -61,18 +49,9 @@ TransformerConfig opt_like(std::string name, int64_t d, int64_t layers, int64_t 
 
 TransformerConfig llama_like(std::string name, int64_t layers, int64_t heads, int64_t kv_heads, int64_t ffn,
                              int64_t vocab, int64_t ctx) {
-  TransformerConfig c;
-  c.name = std::move(name);
-  c.family = Family::llama;
-  c.hidden = 4096;
-  c.layers = layers;
-  c.heads = heads;
+  TransformerConfig c = sized(std::move(name), Family::llama, 4096, layers, heads, ffn, vocab, ctx, Activation::silu);
   c.kv_heads = kv_heads;
-  c.ffn = ffn;
-  c.vocab = vocab;
-  c.max_positions = ctx;
   c.gated_mlp = true;
-  c.act = Activation::silu;
   c.norm = NormKind::rms;
   c.positions = PositionKind::rotary;
   c.bias = false;
