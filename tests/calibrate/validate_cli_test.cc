@@ -37,7 +37,9 @@ TEST(ValidateCli, HoldoutScoresOnlyTheHeldOutGpu) {
   for (const auto& s : j["scores"]) {
     EXPECT_EQ(s["gpu"], "V100-SXM2-32GB");
     modes.insert(s["mode"].get<std::string>());
-    if (s["mode"] == "transfer") EXPECT_EQ(s["source_gpu"], "A100-SXM4-80GB");
+    if (s["mode"] == "transfer") {
+      EXPECT_EQ(s["source_gpu"], "A100-SXM4-80GB");
+    }
     EXPECT_EQ(s["rows"], 30);
     EXPECT_GE(s["p90_err"].get<double>(), s["median_err"].get<double>());
   }
