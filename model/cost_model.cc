@@ -113,6 +113,12 @@ KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double 
   return r;
 }
 
+KernelPrediction CostModel::at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale) const {
+  const int gd = gemm_dtype(g, k.dtype);
+  return streaming(k, g, 1.0, known(k.flops) ? k.flops : 0.0, gemm_rate(g, k.dtype) * rate_scale, g.gemm_derate[gd],
+                   g.gemm_boost_flops[gd]);
+}
+
 KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
   const ModelParams& p = params_;
   switch (k.cls) {
@@ -120,16 +126,10 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
     case KernelClass::conv: {
       const double scale = k.cls == KernelClass::conv ? p[kConvEff] : 1.0;
       if (k.has_shape()) return gemm(k, g, scale);
-      // No shape: FLOPs against the sustained rate.
-      const double flops = known(k.flops) ? k.flops : 0.0;
-      const int gd = gemm_dtype(g, k.dtype);
-      return streaming(k, g, 1.0, flops, gemm_rate(g, k.dtype) * scale, g.gemm_derate[gd], g.gemm_boost_flops[gd]);
+      return at_gemm_rate(k, g, scale);  // no shape: FLOPs against the sustained rate
     }
-    case KernelClass::attention: {
-      const double flops = known(k.flops) ? k.flops : 0.0;
-      const int gd = gemm_dtype(g, k.dtype);
-      return streaming(k, g, 1.0, flops, gemm_rate(g, k.dtype) * p[kAttnEff], g.gemm_derate[gd], g.gemm_boost_flops[gd]);
-    }
+    case KernelClass::attention:
+      return at_gemm_rate(k, g, p[kAttnEff]);
     case KernelClass::softmax: {
       // A row short enough for one warp's registers (PyTorch softmax_warp_forward, up to 1024
       // elements) is read once; longer rows (cunn_SoftMaxForward) are re-read for the max and the
