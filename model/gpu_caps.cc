@@ -22,18 +22,16 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   const double power = (known(g.tdp_w) && known(g.boost_clock_mhz))
                            ? std::min(1.0, g.tdp_w / (c.sm_count * g.boost_clock_mhz * 1e-3 * p[kWattsPerSmGhz]))
                            : 1.0;
-  c.power_derate = power;
-
   // SIMT FP32: a measured FMA rate already reflects dual issue and clocks under load.
-  const double fp32 = (known(g.fp32_tflops) ? g.fp32_tflops : 0) * power;
-  c.vector_tflops = known(g.measured_fp32_tflops) ? g.measured_fp32_tflops : fp32 * c.arch.fp32_gemm_factor;
+  const double fp32 = known(g.fp32_tflops) ? g.fp32_tflops : 0;  // at boost clock
+  c.vector_tflops = known(g.measured_fp32_tflops) ? g.measured_fp32_tflops : fp32 * power * c.arch.fp32_gemm_factor;
   for (DType d : kAllDTypes) {
     const int i = int(d);
     double peak = 0, eff = 0;
     if (d == DType::fp32 || !g.has_tensor(d)) {
       // SIMT path: FP32 GEMMs without TF32, FP64 without tensor FP64, FP16 on Pascal.
       double simt = known(g.peak_tflops(d)) ? g.peak_tflops(d) : 0;
-      if (d == DType::tf32) simt = known(g.fp32_tflops) ? g.fp32_tflops : 0;  // no tensor unit: runs as FP32
+      if (d == DType::tf32) simt = fp32;  // TF32 requested where no tensor unit: runs as FP32
       if (d == DType::fp32 || d == DType::tf32) simt *= c.arch.fp32_gemm_factor;
       peak = simt;
       eff = p[kEffSimt] * (known(g.measured_sgemm_scale) ? g.measured_sgemm_scale : 1.0);

@@ -17,15 +17,14 @@ struct GpuCaps {
   double dram_bw_gbps = 1;      // sustained
   double l2_bw_gbps = 1;        // sustained
   double l2_bytes = 0;
-  double tensor_tflops[7] = {};  // sustained GEMM rate per dtype (SIMT rate for fp32/fp64, or
+  double tensor_tflops[7] = {};  // GEMM rate per dtype at boost clock (SIMT rate for fp32/fp64, or
                                  // where no tensor unit exists); 0 = unsupported
   bool simt_gemm[7] = {};        // GEMMs of this dtype run on CUDA cores
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
-  double power_derate = 1;       // sustained/boost clock under dense math (power limit)
-  // The clock fraction a long GEMM of each dtype settles at: power_derate, or 1 where a measured rate
-  // already includes the power limit. GEMM rates above are at boost clock; the cost model applies
-  // this by duration (a short kernel finishes before the power controller pulls the clock down).
+  // The clock fraction a long GEMM of each dtype settles at under the board's power limit, or 1 where
+  // a measured rate already includes it. The cost model applies it by the kernel's work (a short
+  // kernel finishes before the power controller pulls the clock down).
   double gemm_derate[7] = {1, 1, 1, 1, 1, 1, 1};
   // The GEMM work (FLOPs) a board does at boost before the limit bites: an energy budget, i.e. a
   // fixed amount of work (power_tau_us at the GPU's own GEMM rate). Being work, not time, it stays

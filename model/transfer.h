@@ -31,11 +31,6 @@ inline constexpr double kGraphLaunchFraction = 0.52;
 double transfer_measurement(double d, double context_us, double model_source_us, double model_target_us,
                             double floor_target_us);
 
-// transfer_measurement without a context: a GPU-only time moved to the target.
-inline double transfer_time(double d_gpu, double model_source_us, double model_target_us, double floor_target_us) {
-  return transfer_measurement(d_gpu, 0.0, model_source_us, model_target_us, floor_target_us);
-}
-
 // GPU-only part of a measured duration `d` taken in a context with floor `context_us`.
 double measured_gpu_time(double d, double context_us, double floor_us);
 

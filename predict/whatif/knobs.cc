@@ -44,17 +44,15 @@ int tensor_reference(const GpuCaps& caps, const GpuSpec& spec) {
   return -1;
 }
 
-void scale_gemm(GpuCaps& c, int i, double f) { c.tensor_tflops[i] *= f; }
-
 void scale_tensor(GpuCaps& c, const GpuSpec& spec, double f) {
   for (int i = 0; i < 7; ++i)
-    if (is_tensor(spec, i)) scale_gemm(c, i, f);
+    if (is_tensor(spec, i)) c.tensor_tflops[i] *= f;
 }
 
 void scale_simt(GpuCaps& c, const GpuSpec& spec, double f) {
   c.vector_tflops *= f;
   for (int i = 0; i < 7; ++i)
-    if (!is_tensor(spec, i)) scale_gemm(c, i, f);
+    if (!is_tensor(spec, i)) c.tensor_tflops[i] *= f;
 }
 
 void require_positive(double v, Knob k, const std::string& option) {
@@ -66,7 +64,7 @@ void require_positive(double v, Knob k, const std::string& option) {
 
 void scale_compute(GpuCaps& c, double f) {
   c.vector_tflops *= f;
-  for (int i = 0; i < 7; ++i) scale_gemm(c, i, f);
+  for (double& r : c.tensor_tflops) r *= f;
 }
 
 void scale_bandwidth(GpuCaps& c, double f) {
