@@ -54,7 +54,18 @@ double with_floor(double floor, double work, double q) {
   if (work <= 0) return floor;
   if (q <= 1.0001) return floor + work;
   const double hi = std::max(floor, work), lo = std::min(floor, work);
-  return hi * std::pow(1.0 + std::pow(lo / hi, q), 1.0 / q);
+  const double r = lo / hi;
+  // The fitted blend sits at a power of two (8), where squarings and square roots give the same
+  // value as pow() to a few ulps at a fraction of its cost; pow() was half of a prediction's time.
+  const int halvings = q == 2.0 ? 1 : q == 4.0 ? 2 : q == 8.0 ? 3 : 0;
+  if (halvings > 0) {
+    double x = r;
+    for (int i = 0; i < halvings; ++i) x *= x;
+    double y = 1.0 + x;
+    for (int i = 0; i < halvings; ++i) y = std::sqrt(y);
+    return hi * y;
+  }
+  return hi * std::pow(1.0 + std::pow(r, q), 1.0 / q);
 }
 
 }  // namespace

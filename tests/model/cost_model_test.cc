@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "calibrate/gpu_database_csv.h"
 #include "calibrate/model_file.h"
 
@@ -55,6 +57,36 @@ TEST(CostModel, TinyKernelIsLaunchBound) {
   EXPECT_GE(p.time_us, 2.0);
   EXPECT_LT(p.time_us, 2.5);
   EXPECT_EQ(p.bound, Bound::launch);
+}
+
+// The floor blend (floor^q + work^q)^(1/q) has a fast path for q = 2, 4, 8 (the fitted value
+// sits at 8); it must give the closed form, and agree with the general pow() path next to it.
+TEST(CostModel, FloorBlendFastPathMatchesClosedFormAndGeneralPath) {
+  for (double q : {2.0, 4.0, 8.0}) {
+    ModelParams p;
+    p[kFloorBlend] = q;
+    p[kMemLatencyCycles] = 0.0;
+    CostModel fast(p, default_arch_facts());
+    p[kFloorBlend] = q * (1 + 1e-12);  // not a power of two: takes pow()
+    CostModel general(p, default_arch_facts());
+    const GpuCaps cf = fast.caps(paper_gpu()), cg = general.caps(paper_gpu());
+    for (double bytes : {64.0, 1e5, 2e6, 1e7, 1e9}) {
+      Kernel k;
+      k.cls = KernelClass::elementwise;
+      k.bytes = bytes;
+      k.flops = 0;
+      const double t = fast.predict(k, cf).time_us;
+      EXPECT_NEAR(t, general.predict(k, cg).time_us, t * 1e-9) << "q=" << q << " bytes=" << bytes;
+      // Work alone is bytes over the sustained bandwidth (1e3 bytes/µs at 1000 GB/s, times the
+      // streaming share); recover it from a q = 1 model, where time = floor + work.
+      ModelParams s;
+      s[kFloorBlend] = 1.0;
+      s[kMemLatencyCycles] = 0.0;
+      CostModel sum(s, default_arch_facts());
+      const double work = sum.predict(k, sum.caps(paper_gpu())).time_us - 2.0;
+      EXPECT_NEAR(t, std::pow(std::pow(2.0, q) + std::pow(work, q), 1.0 / q), t * 1e-12) << "q=" << q;
+    }
+  }
 }
 
 TEST(CostModel, LargeGemmApproachesSustainedTensorRate) {
