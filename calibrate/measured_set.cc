@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "calibrate/atomic_file.h"
 #include "calibrate/classifier_rules.h"
 #include "calibrate/kernel_list_csv.h"
 
@@ -12,7 +13,9 @@ MeasuredSet read_measurements(const std::vector<std::string>& files, const GpuDa
   KernelListOptions opt{&db, &default_classifier()};
   for (const auto& f : files) {
     s.files.push_back(f);
-    for (Kernel& k : read_kernel_list(f, opt)) {
+    const std::string text = read_file(f);
+    s.digests.push_back(digest_of(f, text));
+    for (Kernel& k : parse_kernel_list(text, f == "-" ? "<stdin>" : f, opt)) {
       if (k.gpu.empty() || !known(k.duration_us)) {
         ++s.skipped;
         continue;
@@ -30,6 +33,7 @@ MeasuredSet read_measurements(const std::vector<std::string>& files, const GpuDa
 MeasuredSet filter_gpus(const MeasuredSet& s, const std::vector<std::string>& names, bool keep) {
   MeasuredSet out;
   out.files = s.files;
+  out.digests = s.digests;
   std::vector<long> remap(s.gpus.size(), -1);
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     bool listed = std::find(names.begin(), names.end(), s.gpus[i]->name) != names.end();

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/file_digest.h"
 #include "calibrate/model_file.h"
 #include "model/gpu_database.h"
 #include "model/kernel.h"
@@ -20,10 +21,12 @@ struct MeasuredSet {
   std::vector<const GpuSpec*> gpus;  // distinct GPUs that appear
   std::vector<MeasuredRow> rows;     // rows with a duration and a GPU
   std::vector<std::string> files;
+  std::vector<FileDigest> digests;  // one per file, of the bytes parsed
   size_t skipped = 0;  // rows without duration_us or gpu
 };
 
-// Reads kernel lists; keeps rows that have both `gpu` and `duration_us`.
+// Reads kernel lists (each once: the digest is of the parsed bytes); keeps rows that have both
+// `gpu` and `duration_us`.
 MeasuredSet read_measurements(const std::vector<std::string>& files, const GpuDatabase& db);
 
 // The same set restricted to rows whose GPU is (keep=true) or is not (keep=false) in `names`.

@@ -2,14 +2,13 @@
 // Microbenchmark results become the GPU's measured capabilities in the model (overriding datasheet
 // defaults); measured kernel lists fit the model's dimensionless parameters with Ceres. Prints a fit
 // report; writes the model atomically (a failed run leaves an existing file untouched).
-#include <zlib.h>
-
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
 
 #include "calibrate/atomic_file.h"
+#include "calibrate/file_digest.h"
 #include "calibrate/fit.h"
 #include "calibrate/measured_priors.h"
 #include "calibrate/gpu_database_csv.h"
@@ -22,14 +21,6 @@
 namespace kcast::cli {
 
 namespace {
-
-nlohmann::json file_provenance(const std::string& path, size_t rows) {
-  const std::string bytes = read_file(path);
-  const uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), uInt(bytes.size()));
-  char hex[16];
-  std::snprintf(hex, sizeof hex, "%08lx", crc);
-  return {{"file", path}, {"crc32", hex}, {"bytes", bytes.size()}, {"rows", rows}};
-}
 
 GpuMeasured measured_from(const GpuSpec& s) {
   GpuMeasured m;
@@ -75,12 +66,13 @@ int cmd_calibrate(int argc, char** argv) {
   nlohmann::json inputs = nlohmann::json::array();
 
   for (const auto& f : microbench) {
-    MicrobenchResults r = read_microbench_csv(f);
+    const std::string text = read_file(f);
+    MicrobenchResults r = parse_microbench_csv(text, f == "-" ? "<stdin>" : f);
     const GpuSpec& gpu = db.resolve(r.device);
     GpuSpec spec = model.spec_for(gpu);
     apply_microbench(r, spec);
     model.gpus[gpu.name] = measured_from(spec);
-    inputs.push_back(file_provenance(f, r.rows.size()));
+    inputs.push_back(provenance_entry(digest_of(f, text), r.rows.size()));
     std::cerr << "kcast: microbenchmarks " << f << " -> " << gpu.name << "\n";
   }
   // Like the per-GPU figures, this is a measurement, not a fitted value: --freeze mem_eff then keeps
@@ -95,10 +87,10 @@ int cmd_calibrate(int argc, char** argv) {
     std::vector<std::string> ex;
     for (const auto& e : exclude) ex.push_back(db.resolve(e).name);
     MeasuredSet data = filter_gpus(read_measurements(files, db), ex, false);
-    for (const auto& f : files) {
+    for (const FileDigest& d : data.digests) {
       size_t n = 0;
-      for (const auto& r : data.rows) n += r.file == f;
-      inputs.push_back(file_provenance(f, n));
+      for (const auto& r : data.rows) n += r.file == d.file;
+      inputs.push_back(provenance_entry(d, n));
     }
     FitOptions fo;
     fo.verbose = verbose;

@@ -2,6 +2,9 @@
 // `kcast predict --model` uses, and the measured figures change that GPU's prediction; a failed
 // calibration leaves an existing model file untouched.
 #include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -67,6 +70,36 @@ TEST(CalibrateCli, FailedCalibrationKeepsTheExistingModelFile) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.out.find("bad_measurements.csv:2: column 'duration_us'"), std::string::npos) << r.out;
   EXPECT_EQ(slurp(out), "precious");
+}
+
+// model.json names its inputs by size and CRC-32 of the bytes that were parsed (each file is
+// read once), with the rows each contributed.
+TEST(CalibrateCli, ProvenanceNamesEachInputBySizeCrcAndRows) {
+  const std::string dir = ::testing::TempDir();
+  const std::string meas = dir + "/prov_measurements.csv";
+  std::ofstream(meas) << "name,class,dtype,bytes,duration_us,gpu\n"
+                         "add,elementwise,fp32,4000000,12.5,T4\n"
+                         "add,elementwise,fp32,40000000,140,T4\n"
+                         "add,elementwise,fp32,400000000,1400,\n";  // no gpu: not a measurement
+  const std::string mb = std::string(KCAST_SOURCE_DIR) + "/data/microbench/" +
+                         fs::directory_iterator(std::string(KCAST_SOURCE_DIR) + "/data/microbench")->path().filename().string();
+  const std::string out = dir + "/prov_model.json";
+  const RunResult r = run_kcast("calibrate --max-iterations 2 --measurements '" + meas + "' --microbench '" + mb +
+                                "' -o '" + out + "'");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json inputs = nlohmann::json::parse(slurp(out))["provenance"]["inputs"];
+  ASSERT_EQ(inputs.size(), 2u);
+  for (const auto& [file, rows] : {std::pair{mb, -1}, std::pair{meas, 2}}) {
+    const std::string bytes = slurp(file);
+    const auto it = std::find_if(inputs.begin(), inputs.end(), [&](const auto& e) { return e["file"] == file; });
+    ASSERT_NE(it, inputs.end()) << file;
+    EXPECT_EQ((*it)["bytes"].template get<size_t>(), bytes.size()) << file;
+    const uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), uInt(bytes.size()));
+    EXPECT_EQ(std::stoul((*it)["crc32"].template get<std::string>(), nullptr, 16), crc) << file;
+    if (rows >= 0) {
+      EXPECT_EQ((*it)["rows"].template get<int>(), rows);
+    }
+  }
 }
 
 }  // namespace
