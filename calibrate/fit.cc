@@ -16,29 +16,37 @@ namespace kcast {
 
 namespace {
 
-// A board gets its own SGEMM scale only with enough SIMT GEMM rows to pin it down.
+// A board gets its own SGEMM scale only with enough SIMT GEMM rows to pin it down, and its own rig
+// scale only with enough rows measured in a context.
 constexpr size_t kMinBoardRows = 50;
 constexpr double kBoardLower = 0.3, kBoardUpper = 3.0;
+constexpr double kRigLower = 0.2, kRigUpper = 5.0;
 
 // One cost function for all rows: the model needs each GPU's capabilities derived from the current
 // parameters, which is cheap once per evaluation and expensive per row. Ceres differentiates it
 // numerically (the tile choice and wave count are piecewise, so there is no useful analytic form).
 // Parameter blocks: the free model parameters; the context floors (if any); the boards' SGEMM
-// scales (if any), each followed by a prior residual that keeps it near 1.
+// scales (if any); the boards' rig scales (if any). Each board or rig scale has a prior residual
+// that keeps it near 1.
+struct BlockLayout {
+  int ctx = -1, board = -1, rig = -1;  // index of each optional block, -1 if absent
+};
+
 class BatchResidual {
  public:
   // `free` lists the parameters Ceres moves (its first block, in this order); the others keep their
-  // values from `base`, and are not differentiated at all. `board_of_gpu[g]` is GPU g's index in
-  // the board block, or -1.
+  // values from `base`, and are not differentiated at all. `board_of_gpu[g]` (`rig_of_gpu[g]`) is
+  // GPU g's index in the board (rig) block, or -1.
   BatchResidual(const MeasuredSet& data, const LoadedModel& base, std::vector<int> ctx_of_row,
-                std::vector<double> weight, std::vector<int> free, std::vector<int> board_of_gpu, int ctx_block,
-                int board_block)
+                std::vector<double> weight, std::vector<int> free, std::vector<int> board_of_gpu,
+                std::vector<int> rig_of_gpu, BlockLayout blocks)
       : data_(data), ctx_of_row_(std::move(ctx_of_row)), weight_(std::move(weight)), free_(std::move(free)),
-        board_of_gpu_(std::move(board_of_gpu)), ctx_block_(ctx_block), board_block_(board_block),
+        board_of_gpu_(std::move(board_of_gpu)), rig_of_gpu_(std::move(rig_of_gpu)), blocks_(blocks),
         model_(base.model), rows_of_gpu_(data.gpus.size()) {
     for (const GpuSpec* g : data.gpus) specs_.push_back(base.spec_for(*g));
     for (size_t i = 0; i < data.rows.size(); ++i) rows_of_gpu_[data.rows[i].gpu_index].push_back(i);
     for (int b : board_of_gpu_) boards_ += b >= 0;
+    for (int b : rig_of_gpu_) rigs_ += b >= 0;
   }
   void set_delta(double d) { delta_ = d; }
 
@@ -46,7 +54,8 @@ class BatchResidual {
     // Numeric differentiation perturbs one value at a time: when a context floor moved, the
     // GPU-side predictions are reused; when one board's scale moved, only its rows are redone.
     const size_t nf = free_.size();
-    const double* board = board_block_ >= 0 ? p[board_block_] : nullptr;
+    const double* board = blocks_.board >= 0 ? p[blocks_.board] : nullptr;
+    const double* rig = blocks_.rig >= 0 ? p[blocks_.rig] : nullptr;
     if (!cached_valid_ || !std::equal(p[0], p[0] + nf, cached_params_.begin())) {
       cached_valid_ = true;
       ModelParams& mp = model_.mutable_params();
@@ -62,13 +71,19 @@ class BatchResidual {
     for (size_t i = 0; i < data_.rows.size(); ++i) {
       const auto& r = data_.rows[i];
       double pred = cached_pred_[i];
-      if (ctx_of_row_[i] >= 0) pred += p[ctx_block_][ctx_of_row_[i]];
+      if (ctx_of_row_[i] >= 0) {
+        const int rb = rig_of_gpu_[r.gpu_index];
+        pred += p[blocks_.ctx][ctx_of_row_[i]] * (rb >= 0 ? rig[rb] : 1.0);
+      }
       const double e = std::log(std::max(pred, 1e-3)) - std::log(r.kernel.duration_us);
       residuals[i] = weight_[i] * robust(e);
     }
     // A board's scale is a deviation from the population's eff_simt, not a free per-GPU efficiency:
     // a prior on log(scale), robust (L1-like) so that eff_simt settles near the median board.
     for (int b = 0; b < boards_; ++b) residuals[data_.rows.size() + b] = kBoardPriorWeight * robust(std::log(board[b]));
+    // Likewise a rig's scale is a deviation from the typical rig, whose floors the context block holds.
+    for (int b = 0; b < rigs_; ++b)
+      residuals[data_.rows.size() + boards_ + b] = kBoardPriorWeight * robust(std::log(rig[b]));
     return true;
   }
 
@@ -93,8 +108,9 @@ class BatchResidual {
   std::vector<int> ctx_of_row_;
   std::vector<double> weight_;
   std::vector<int> free_;
-  std::vector<int> board_of_gpu_;
-  int ctx_block_, board_block_, boards_ = 0;
+  std::vector<int> board_of_gpu_, rig_of_gpu_;
+  BlockLayout blocks_;
+  int boards_ = 0, rigs_ = 0;
   std::vector<GpuSpec> specs_;
   mutable CostModel model_;
   std::vector<std::vector<size_t>> rows_of_gpu_;
@@ -163,9 +179,26 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       }
   }
 
+  // Boards with enough rows measured in a context get their own rig scale (--freeze context_scale:
+  // none): the framework floors of each measurement machine differ (host CPU, driver, framework).
+  const bool fit_rigs = !contexts.empty() &&
+                        std::find(opt.frozen.begin(), opt.frozen.end(), "context_scale") == opt.frozen.end();
+  std::vector<int> rig_of_gpu(data.gpus.size(), -1);
+  std::vector<double> rig_values;
+  if (fit_rigs) {
+    std::vector<size_t> ctx_rows(data.gpus.size(), 0);
+    for (const auto& r : data.rows) ctx_rows[r.gpu_index] += !r.kernel.context.empty();
+    for (size_t g = 0; g < data.gpus.size(); ++g)
+      if (ctx_rows[g] >= kMinBoardRows) {
+        rig_of_gpu[g] = int(rig_values.size());
+        const double start = base.spec_for(*data.gpus[g]).measured_context_scale;
+        rig_values.push_back(known(start) ? std::clamp(start, kRigLower, kRigUpper) : 1.0);
+      }
+  }
+
   std::vector<bool> is_frozen(kNumParams, false);
   for (const auto& name : opt.frozen) {
-    if (name == "sgemm_scale") continue;
+    if (name == "sgemm_scale" || name == "context_scale") continue;
     int idx = -1;
     for (int i = 0; i < kNumParams; ++i)
       if (name == kParamInfo[i].name) idx = i;
@@ -179,10 +212,14 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       free.push_back(i);
       params.push_back(std::clamp(base.model.params().p[i], kParamInfo[i].lower, kParamInfo[i].upper));
     }
-  const bool has_ctx = !contexts.empty(), has_boards = !board_values.empty();
+  const bool has_ctx = !contexts.empty(), has_boards = !board_values.empty(), has_rigs = !rig_values.empty();
   if (free.empty() && !has_ctx && !has_boards) throw InputError("calibrate: every parameter is frozen; nothing to fit");
-  const int ctx_block = has_ctx ? 1 : -1, board_block = has_boards ? (has_ctx ? 2 : 1) : -1;
-  auto* functor = new BatchResidual(data, base, ctx_of_row, weight, free, board_of_gpu, ctx_block, board_block);
+  BlockLayout layout;
+  int next_block = 1;
+  if (has_ctx) layout.ctx = next_block++;
+  if (has_boards) layout.board = next_block++;
+  if (has_rigs) layout.rig = next_block++;
+  auto* functor = new BatchResidual(data, base, ctx_of_row, weight, free, board_of_gpu, rig_of_gpu, layout);
   functor->set_delta(opt.huber_delta);
   auto* cost = new ceres::DynamicNumericDiffCostFunction<BatchResidual, ceres::FORWARD>(functor);
   // Ceres needs a non-empty first block; with everything frozen it carries one inert value.
@@ -190,16 +227,22 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   cost->AddParameterBlock(int(params.size()));
   if (has_ctx) cost->AddParameterBlock(int(contexts.size()));
   if (has_boards) cost->AddParameterBlock(int(board_values.size()));
-  cost->SetNumResiduals(int(data.rows.size() + board_values.size()));
+  if (has_rigs) cost->AddParameterBlock(int(rig_values.size()));
+  cost->SetNumResiduals(int(data.rows.size() + board_values.size() + rig_values.size()));
 
   ceres::Problem problem;
   std::vector<double*> blocks{params.data()};
   if (has_ctx) blocks.push_back(ctx_values.data());
   if (has_boards) blocks.push_back(board_values.data());
+  if (has_rigs) blocks.push_back(rig_values.data());
   problem.AddResidualBlock(cost, nullptr, blocks);
   for (size_t b = 0; b < board_values.size(); ++b) {
     problem.SetParameterLowerBound(board_values.data(), int(b), kBoardLower);
     problem.SetParameterUpperBound(board_values.data(), int(b), kBoardUpper);
+  }
+  for (size_t b = 0; b < rig_values.size(); ++b) {
+    problem.SetParameterLowerBound(rig_values.data(), int(b), kRigLower);
+    problem.SetParameterUpperBound(rig_values.data(), int(b), kRigUpper);
   }
   if (free.empty()) problem.SetParameterBlockConstant(params.data());
   for (size_t j = 0; j < free.size(); ++j) {
@@ -228,12 +271,20 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   ModelParams& mp = out.model.mutable_params();
   for (size_t j = 0; j < free.size(); ++j) mp.p[free[j]] = params[j];
   for (size_t i = 0; i < contexts.size(); ++i) mp.context_overhead_us[contexts[i]] = ctx_values[i];
+  auto note = [](GpuMeasured& gm, const std::string& what) {
+    if (gm.source.find(what) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + what;
+  };
   for (size_t g = 0; g < data.gpus.size(); ++g) {
-    if (board_of_gpu[g] < 0) continue;
-    GpuMeasured& gm = out.gpus[data.gpus[g]->name];
-    gm.sgemm_scale = board_values[board_of_gpu[g]];
-    const char* note = "sgemm_scale fitted from measured kernels";
-    if (gm.source.find(note) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + std::string(note);
+    if (board_of_gpu[g] >= 0) {
+      GpuMeasured& gm = out.gpus[data.gpus[g]->name];
+      gm.sgemm_scale = board_values[board_of_gpu[g]];
+      note(gm, "sgemm_scale fitted from measured kernels");
+    }
+    if (rig_of_gpu[g] >= 0) {
+      GpuMeasured& gm = out.gpus[data.gpus[g]->name];
+      gm.context_scale = rig_values[rig_of_gpu[g]];
+      note(gm, "context_scale fitted from measured kernels");
+    }
   }
   if (report) {
     report->brief = summary.BriefReport();

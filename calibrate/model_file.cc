@@ -94,6 +94,7 @@ GpuSpec LoadedModel::spec_for(const GpuSpec& gpu) const {
   if (known(m.launch_us)) s.measured_launch_us = m.launch_us;
   if (known(m.fp32_tflops)) s.measured_fp32_tflops = m.fp32_tflops;
   if (known(m.sgemm_scale)) s.measured_sgemm_scale = m.sgemm_scale;
+  if (known(m.context_scale)) s.measured_context_scale = m.context_scale;
   for (int i = 0; i < 7; ++i)
     if (known(m.gemm_eff[i])) s.measured_gemm_eff[i] = m.gemm_eff[i];
   if (!m.source.empty()) s.measured_source = m.source;
@@ -141,6 +142,7 @@ LoadedModel model_from_json(const nlohmann::json& j, const std::string& file) {
       gm.launch_us = num_or_nan(g, "launch_us", file);
       gm.fp32_tflops = num_or_nan(g, "fp32_tflops", file);
       gm.sgemm_scale = num_or_nan(g, "sgemm_scale", file);
+      gm.context_scale = num_or_nan(g, "context_scale", file);
       if (g.contains("gemm_eff")) {
         for (const auto& [dt, v] : g["gemm_eff"].items()) {
           auto d = parse_dtype(dt);
@@ -175,6 +177,7 @@ nlohmann::json model_to_json(const LoadedModel& m) {
     put("launch_us", g.launch_us);
     put("fp32_tflops", g.fp32_tflops);
     put("sgemm_scale", g.sgemm_scale);
+    put("context_scale", g.context_scale);
     nlohmann::json eff = nlohmann::json::object();
     for (DType d : kAllDTypes)
       if (known(g.gemm_eff[int(d)])) eff[std::string(to_string(d))] = g.gemm_eff[int(d)];

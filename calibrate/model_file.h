@@ -20,7 +20,8 @@ namespace kcast {
 struct GpuMeasured {
   double dram_bw_gbps = kUnknown, l2_bw_gbps = kUnknown, launch_us = kUnknown, fp32_tflops = kUnknown;
   double gemm_eff[7] = {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
-  double sgemm_scale = kUnknown;  // fitted from the board's measured kernels (calibrate/fit.h)
+  double sgemm_scale = kUnknown;    // fitted from the board's measured kernels (calibrate/fit.h)
+  double context_scale = kUnknown;  // its measurement rig's context floors, fitted likewise
   std::string source;
 };
 

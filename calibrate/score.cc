@@ -35,7 +35,7 @@ std::vector<GpuCaps> measured_caps(const MeasuredSet& s, const LoadedModel& m) {
 }
 
 double predicted_as_measured(const LoadedModel& m, const Kernel& k, const GpuCaps& caps) {
-  return m.model.predict(k, caps).time_us + m.model.params().context_overhead(k.context);
+  return m.model.predict(k, caps).time_us + m.model.params().context_overhead(k.context) * caps.context_scale;
 }
 
 namespace {
@@ -91,12 +91,13 @@ std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const Measured
       const std::string& sname = sources.gpus[src.gpu_index]->name;
       const std::string& tname = targets.gpus[t.gpu_index]->name;
       if (sname == tname) continue;
+      const GpuCaps &sc = scaps[src.gpu_index], &tc = tcaps[t.gpu_index];
       const double ctx = params.context_overhead(t.kernel.context);
-      const double ps = m.model.predict(src.kernel, scaps[src.gpu_index]).time_us;
-      const double pt = m.model.predict(t.kernel, tcaps[t.gpu_index]).time_us;
+      const double ps = m.model.predict(src.kernel, sc).time_us;
+      const double pt = m.model.predict(t.kernel, tc).time_us;
       // The same arithmetic `kcast predict --mode transfer --with-context` applies (model/transfer.h).
-      const double pred =
-          transfer_measurement(src.kernel.duration_us, ctx, ps, pt, tcaps[t.gpu_index].launch_floor_us);
+      const double pred = transfer_measurement(src.kernel.duration_us, ctx * sc.context_scale, ctx * tc.context_scale,
+                                               ps, pt, tc.launch_floor_us);
       const double err = std::fabs(pred - t.kernel.duration_us) / t.kernel.duration_us;
       g[{sname, tname, std::string(to_string(t.kernel.cls))}].push_back(err);
       g[{sname, tname, "all"}].push_back(err);

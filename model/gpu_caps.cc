@@ -17,6 +17,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
                      : p[kL2BytesPerClk] * c.sm_count * c.clock_mhz * 1e-3;  // GB/s
   c.l2_bytes = known(g.l2_mb) ? g.l2_mb * 1e6 : 0;
   c.launch_floor_us = known(g.measured_launch_us) ? g.measured_launch_us : p[kFloorUs];
+  c.context_scale = known(g.measured_context_scale) ? g.measured_context_scale : 1.0;
   // Power limit: the clock a board can hold under dense math when its power budget per SM is
   // below what an SM draws at boost. Measured rates already include it.
   const double power = (known(g.tdp_w) && known(g.boost_clock_mhz))

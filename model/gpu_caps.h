@@ -22,6 +22,7 @@ struct GpuCaps {
   bool simt_gemm[7] = {};        // GEMMs of this dtype run on CUDA cores
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
+  double context_scale = 1;      // the measurement rig's context floors vs the typical rig's
   // The clock fraction a long GEMM of each dtype settles at under the board's power limit, or 1 where
   // a measured rate already includes it. The cost model applies it by the kernel's work (a short
   // kernel finishes before the power controller pulls the clock down).

@@ -41,6 +41,10 @@ struct GpuSpec {
   // This board's SIMT (CUDA-core) GEMM efficiency relative to the model's eff_simt, fitted from its
   // own measured kernels (boards of one chip differ: clocks they hold, cooling, library version).
   double measured_sgemm_scale = kUnknown;
+  // The framework floors of this board's measurement rig (host CPU, driver, framework build)
+  // relative to the typical rig's, fitted from its own measured kernels: multiplies every context
+  // floor (ModelParams::context_overhead) of rows measured on it. Not a GPU capability.
+  double measured_context_scale = kUnknown;
   std::string measured_source;
 
   // Dense peak for `d` in TFLOP/s; NaN when the GPU lacks the unit.

@@ -9,11 +9,12 @@ double measured_gpu_time(double d, double context_us, double floor_us) {
   return std::max(d - context_us, std::min(d, floor_us));
 }
 
-double transfer_measurement(double d, double context_us, double model_source_us, double model_target_us,
-                            double floor_target_us) {
-  const double ctx = context_us > 0 ? context_us : 0.0;
-  const double r = model_source_us > 0 ? (model_target_us + ctx) / (model_source_us + ctx) : 1.0;
-  return std::max(d * r, std::min(d, floor_target_us + ctx));
+double transfer_measurement(double d, double context_source_us, double context_target_us, double model_source_us,
+                            double model_target_us, double floor_target_us) {
+  const double cs = context_source_us > 0 ? context_source_us : 0.0;
+  const double ct = context_target_us > 0 ? context_target_us : 0.0;
+  const double r = model_source_us > 0 ? (model_target_us + ct) / (model_source_us + cs) : 1.0;
+  return std::max(d * r, std::min(d, floor_target_us + ct));
 }
 
 double graph_time(double t, double floor_us) {

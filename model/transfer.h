@@ -6,12 +6,13 @@
 // so whatever the model gets wrong about that kernel (a library heuristic, an odd shape) cancels in
 // the ratio. Two refinements, both exact no-ops when source and target are the same GPU:
 //  * Measurement context: rows with a `context` column were timed inside a framework whose floor
-//    ctx (ModelParams::context_overhead) is part of `d`. The measurement scales by the ratio of the
-//    two predicted *measurements*, (model(target) + ctx) / (model(source) + ctx): a floor-dominated
-//    row barely moves and a long one scales with the GPU. (Subtracting ctx first and scaling the rest
-//    fails when the source host's own floor differs from the fitted one: the excess would be scaled
-//    as if it were GPU time.) The GPU-only part is what remains after removing ctx, never less than
-//    the kernel floor: d_gpu = max(d - ctx, min(d, floor)).
+//    (ModelParams::context_overhead times the rig's GpuCaps::context_scale) is part of `d`. The
+//    measurement scales by the ratio of the two predicted *measurements*,
+//    (model(target) + ctx_t) / (model(source) + ctx_s): a floor-dominated row moves by the ratio of
+//    the two rigs' floors and a long one scales with the GPU. (Subtracting ctx first and scaling the
+//    rest fails when the source host's own floor differs from the fitted one: the excess would be
+//    scaled as if it were GPU time.) The GPU-only part is what remains after removing ctx, never
+//    less than the kernel floor: d_gpu = max(d - ctx, min(d, floor)).
 //  * Launch floor: a transferred time never drops below the target's floor (plus ctx), unless the
 //    kernel was measured faster than that itself (then its measurement is the better floor).
 // CUDA graphs: replaying a captured graph shrinks the per-kernel launch cost from the launch floor
@@ -26,10 +27,11 @@ namespace kcast {
 // measured figure would be better data; until GpuCaps carries one, this ratio is the documented default.
 inline constexpr double kGraphLaunchFraction = 0.52;
 
-// The target's measurement (same context as the source's, ctx included) of a kernel measured as
-// `d` on the source. model_*_us are GPU-only predictions; model_source_us <= 0 gives ratio 1.
-double transfer_measurement(double d, double context_us, double model_source_us, double model_target_us,
-                            double floor_target_us);
+// The target's measurement (same context as the source's, the target rig's floor context_target_us
+// included) of a kernel measured as `d` on the source, whose rig's floor is context_source_us.
+// model_*_us are GPU-only predictions; model_source_us <= 0 gives ratio 1.
+double transfer_measurement(double d, double context_source_us, double context_target_us, double model_source_us,
+                            double model_target_us, double floor_target_us);
 
 // GPU-only part of a measured duration `d` taken in a context with floor `context_us`.
 double measured_gpu_time(double d, double context_us, double floor_us);

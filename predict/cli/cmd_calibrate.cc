@@ -30,6 +30,7 @@ GpuMeasured measured_from(const GpuSpec& s) {
   m.fp32_tflops = s.measured_fp32_tflops;
   for (int i = 0; i < 7; ++i) m.gemm_eff[i] = s.measured_gemm_eff[i];
   m.sgemm_scale = s.measured_sgemm_scale;
+  m.context_scale = s.measured_context_scale;
   m.source = s.measured_source;
   return m;
 }

@@ -37,7 +37,7 @@ void write_per_row(const MeasuredSet& s, const LoadedModel& m, const std::string
     for (const auto& r : s.rows) {
       const Kernel& k = r.kernel;
       const KernelPrediction p = m.model.predict(k, caps[r.gpu_index]);
-      const double pred = p.time_us + m.model.params().context_overhead(k.context);
+      const double pred = p.time_us + m.model.params().context_overhead(k.context) * caps[r.gpu_index].context_scale;
       std::snprintf(buf, sizeof buf, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%.6g,%.6g,%.4f,%.4f,%s,%.5f\n",
                     s.gpus[r.gpu_index]->name.c_str(), std::string(to_string(k.cls)).c_str(),
                     std::string(to_string(k.dtype)).c_str(), k.context.c_str(), (long long)k.batch,
@@ -84,10 +84,11 @@ int cmd_validate(int argc, char** argv) {
 
   MeasuredSet targets = all, sources = all;
   if (!held.empty()) {
-    // A held-out board's fitted SGEMM scale came from its own measurements: it must not help
-    // predict them (microbenchmark figures stay: they are not the scored data).
+    // A held-out board's fitted SGEMM and rig scales came from its own measurements: they must not
+    // help predict them (microbenchmark figures stay: they are not the scored data).
     for (const auto& h : held)
-      if (auto it = model.gpus.find(h); it != model.gpus.end()) it->second.sgemm_scale = kUnknown;
+      if (auto it = model.gpus.find(h); it != model.gpus.end())
+        it->second.sgemm_scale = kUnknown, it->second.context_scale = kUnknown;
     targets = filter_gpus(all, held, true);
     sources = filter_gpus(all, held, false);
     if (targets.rows.empty()) throw InputError("validate: no measured rows on the held-out GPU(s)");

@@ -160,15 +160,18 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
     const Kernel& k = rows[r];
     const uint32_t u = w.uniq.of_row[r];
     const KernelPrediction& p = target_pred[u];
-    const double ctx = w.context_us.empty() ? 0.0 : w.context_us[r];
+    // The row's context floor on the target's rig (and, for a measured row, on the source's).
+    const double ctx_base = w.context_us.empty() ? 0.0 : w.context_us[r];
+    const double ctx = ctx_base * caps.context_scale;
     const int s = w.source_of_row[r];
     double t;
     Bound b = p.bound;
     if (s >= 0) {
       const KernelPrediction& ps = w.source_pred[s][u];
       const double d = k.duration_us;
-      const double m_t = transfer_measurement(d, ctx, ps.time_us, p.time_us, floor_t);
-      if (ps.time_us > 0 && m_t > d * ((p.time_us + ctx) / (ps.time_us + ctx))) b = Bound::launch;  // at the floor
+      const double ctx_s = ctx_base * w.source_caps[s].context_scale;
+      const double m_t = transfer_measurement(d, ctx_s, ctx, ps.time_us, p.time_us, floor_t);
+      if (ps.time_us > 0 && m_t > d * ((p.time_us + ctx) / (ps.time_us + ctx_s))) b = Bound::launch;  // at the floor
       const double gpu = measured_gpu_time(m_t, ctx, floor_t);
       const double t_gpu = opt.cuda_graph ? graph_time(gpu, floor_t) : gpu;
       // With the context kept, the measurement itself (bit for bit when nothing moves).

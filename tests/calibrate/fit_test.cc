@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "calibrate/gpu_database_csv.h"
@@ -89,6 +90,46 @@ TEST(FitModel, GivesEachBoardItsOwnSgemmScale) {
   // --freeze sgemm_scale fits no board scale.
   opt.frozen.push_back("sgemm_scale");
   EXPECT_EQ(fit_model(data, start, opt).gpus.count("V100-PCIe-32GB"), 0u);
+}
+
+// Three boards measured on machines whose framework floors differ (x1.5 and x0.8 of the first): the
+// fit gives each rig its own context scale in the true ratios, centred on the typical rig, and the
+// context floor stays the typical one.
+TEST(FitModel, GivesEachRigItsOwnContextScale) {
+  const GpuDatabase& db = default_gpu_database();
+  LoadedModel truth{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "truth"};
+  truth.model.mutable_params().context_overhead_us["bench"] = 20.0;
+  truth.gpus["P100-PCIe-16GB"].context_scale = 1.5;
+  truth.gpus["T4"].context_scale = 0.8;
+  MeasuredSet data;
+  data.gpus = {&db.resolve("V100-PCIe-32GB"), &db.resolve("P100-PCIe-16GB"), &db.resolve("T4")};
+  std::mt19937 rng(5);
+  std::lognormal_distribution<double> noise(0.0, 0.02);
+  std::uniform_real_distribution<double> log_bytes(3, 9);
+  for (size_t gi = 0; gi < data.gpus.size(); ++gi) {
+    const GpuCaps caps = truth.caps_for(*data.gpus[gi]);
+    for (int i = 0; i < 80; ++i) {
+      Kernel k;
+      k.cls = KernelClass::elementwise;
+      k.context = "bench";
+      k.bytes = std::pow(10.0, log_bytes(rng));
+      k.duration_us = predicted_as_measured(truth, k, caps) * noise(rng);
+      data.rows.push_back({k, gi, "synthetic"});
+    }
+  }
+  LoadedModel start{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "start"};
+  FitOptions opt;
+  for (int i = 0; i < kNumParams; ++i) opt.frozen.push_back(kParamInfo[i].name);  // only floors and rigs move
+  const LoadedModel fitted = fit_model(data, start, opt);
+  const double v100 = fitted.gpus.at("V100-PCIe-32GB").context_scale;
+  const double p100 = fitted.gpus.at("P100-PCIe-16GB").context_scale, t4 = fitted.gpus.at("T4").context_scale;
+  EXPECT_NEAR(p100 / v100, 1.5, 0.05);
+  EXPECT_NEAR(t4 / v100, 0.8, 0.03);
+  EXPECT_NEAR(v100, 1.0, 0.1);  // the median rig is the typical one
+  EXPECT_NEAR(fitted.model.params().context_overhead("bench") * v100, 20.0, 0.6);
+  // --freeze context_scale fits none.
+  opt.frozen.push_back("context_scale");
+  EXPECT_EQ(fit_model(data, start, opt).gpus.count("T4"), 0u);
 }
 
 TEST(FitModel, IsDeterministic) {

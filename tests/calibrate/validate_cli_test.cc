@@ -71,6 +71,30 @@ TEST(ValidateCli, HeldOutBoardsFittedScaleDoesNotLeak) {
   EXPECT_DOUBLE_EQ(score(plain), score(leaky));
 }
 
+// Likewise the held-out board's rig scale (context floors of the machine it was measured in).
+TEST(ValidateCli, HeldOutBoardsRigScaleDoesNotLeak) {
+  const std::string meas = ::testing::TempDir() + "/validate_rig.csv";
+  {
+    std::ofstream o(meas);
+    o << "name,class,dtype,bytes,duration_us,gpu,context\n";
+    for (int i = 1; i <= 60; ++i) {
+      const double bytes = 1e4 * i * i;
+      o << "add,elementwise,fp32," << bytes << "," << 20 + bytes / 250e3 << ",T4,bench\n";
+      o << "add,elementwise,fp32," << bytes << "," << 30 + bytes / 150e3 << ",P4,bench\n";
+    }
+  }
+  auto score = [&](const std::string& model) {
+    const RunResult r = run_kcast("validate --measurements '" + meas + "' --model '" + model +
+                                  "' --holdout-gpu T4 --no-transfer --format json");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    return nlohmann::json::parse(r.out)["scores"][0]["median_err"].get<double>();
+  };
+  const std::string plain = ::testing::TempDir() + "/plain_rig.json", leaky = ::testing::TempDir() + "/leaky_rig.json";
+  std::ofstream(plain) << R"({"format":"kcast-model","version":1})";
+  std::ofstream(leaky) << R"({"format":"kcast-model","version":1,"gpus":{"T4":{"context_scale":3.0}}})";
+  EXPECT_DOUBLE_EQ(score(plain), score(leaky));
+}
+
 TEST(ValidateCli, UnknownHoldoutGpuIsAUsageError) {
   const std::string meas = write_measurements();
   const RunResult r = run_kcast("validate --measurements '" + meas + "' --holdout-gpu 'Tesla Z9'", true);
