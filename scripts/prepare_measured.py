@@ -67,9 +67,12 @@ def neusight():
                        "block_x": r["Block x"], "block_y": r["Block y"], "block_z": r["Block z"]}
                 if op in ("bmm", "linear"):
                     B, M, N, K = (int(r[c]) for c in "BMNK")
+                    # NeuSight names the operands (M x N) . (N x K): N is the reduction, the output
+                    # is M x K. The recorded grids confirm it (for every 128x128 cuBLAS kernel,
+                    # grid = ceil(K/128) x ceil(M/128)), so kcast's n = K and k = N.
                     # linear applies one weight to every batch row: a single GEMM with m = B*M.
                     row.update({"class": "gemm", "batch": B if op == "bmm" else 1,
-                                "m": M if op == "bmm" else B * M, "n": N, "k": K})
+                                "m": M if op == "bmm" else B * M, "n": K, "k": N})
                 elif op == "conv":
                     B, ci, co, ks, hw, st, pad = (int(r[c]) for c in ["B", "Input_Channel", "Output_Channel",
                                                   "Kernel_Szie", "Input_Size", "Stride", "Padding"])
