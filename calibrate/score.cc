@@ -54,6 +54,8 @@ void emit(const Groups& g, const std::string& mode, std::vector<ScoreLine>& out)
 }
 
 // The fields the model reads, plus the context: two rows with the same key are the same kernel.
+// The conv algorithm is left out: each GPU's library may pick another for the same op, and the target's
+// choice is not known to a transfer (the source's kernel is predicted on both GPUs, as in predict).
 using KernelKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, double, double, std::string>;
 KernelKey key_of(const Kernel& k) {
   return {int(k.cls), int(k.dtype), k.batch, k.m, k.n, k.k, known(k.flops) ? k.flops : -1.0,
@@ -94,7 +96,7 @@ std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const Measured
       const GpuCaps &sc = scaps[src.gpu_index], &tc = tcaps[t.gpu_index];
       const double ctx = params.context_overhead(t.kernel.context);
       const double ps = m.model.predict(src.kernel, sc).time_us;
-      const double pt = m.model.predict(t.kernel, tc).time_us;
+      const double pt = m.model.predict(src.kernel, tc).time_us;
       // The same arithmetic `kcast predict --mode transfer --with-context` applies (model/transfer.h).
       const double pred = transfer_measurement(src.kernel.duration_us, ctx * sc.context_scale, ctx * tc.context_scale,
                                                ps, pt, tc.launch_floor_us);

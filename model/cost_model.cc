@@ -48,6 +48,17 @@ double power_stretch(double flops, double derate, double boost_flops) {
   return 1.0 / (1.0 - (1.0 - derate) * flops / (flops + boost_flops));
 }
 
+// A convolution family's throughput relative to implicit GEMM (model/conv_algo.h).
+double conv_gain(const ModelParams& p, ConvAlgo a) {
+  switch (a) {
+    case ConvAlgo::gemm: return p[kConvGemmGain];
+    case ConvAlgo::winograd: return p[kConvWinogradGain];
+    case ConvAlgo::fft: return p[kConvFftGain];
+    case ConvAlgo::legacy: return p[kConvLegacyGain];
+    default: return 1.0;
+  }
+}
+
 // A kernel cannot beat the launch floor, and short kernels pay part of it on top of their work:
 // a smooth maximum (floor^q + work^q)^(1/q) between the sum (q = 1) and the plain max.
 double with_floor(double floor, double work, double q) {
@@ -135,7 +146,7 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
   switch (k.cls) {
     case KernelClass::gemm:
     case KernelClass::conv: {
-      const double scale = k.cls == KernelClass::conv ? p[kConvEff] : 1.0;
+      const double scale = k.cls == KernelClass::conv ? p[kConvEff] * conv_gain(p, k.conv_algo) : 1.0;
       if (k.has_shape()) return gemm(k, g, scale);
       return at_gemm_rate(k, g, scale);  // no shape: FLOPs against the sustained rate
     }

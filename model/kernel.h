@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "model/conv_algo.h"
 #include "model/dtype.h"
 #include "model/kernel_class.h"
 
@@ -19,6 +20,7 @@ struct Kernel {
   KernelClass cls = KernelClass::other;
   bool cls_given = false;  // class came from the file (else from the classifier)
   DType dtype = DType::fp32;
+  ConvAlgo conv_algo = ConvAlgo::implicit;  // conv rows: the cuDNN family, from the kernel name
   // GEMM shape C[m x n] = A[m x k] * B[k x n], `batch` independent products (0 = unknown).
   int64_t batch = 1, m = 0, n = 0, k = 0;
   double flops = kUnknown;  // per invocation, FMA = 2

@@ -15,7 +15,7 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"mem_eff", 0.85, 0.4, 1.0, "DRAM efficiency when not measured"},
     {"mem_latency_cycles", 1500.0, 0.0, 20000.0, "DRAM latency paid once by a memory-bound kernel (cycles)"},
     {"l2_bytes_per_clk", 40.0, 8.0, 128.0, "L2 bytes/clock/SM when not measured"},
-    {"conv_eff", 0.7, 0.1, 1.5, "conv throughput relative to GEMM"},
+    {"conv_eff", 0.7, 0.1, 1.5, "implicit-GEMM conv throughput relative to GEMM"},
     {"attn_eff", 0.6, 0.1, 1.0, "fused attention throughput relative to GEMM peak"},
     {"softmax_passes", 1.0, 0.0, 6.0, "extra DRAM passes in softmax"},
     {"norm_passes", 1.0, 0.0, 6.0, "extra DRAM passes in normalization"},
@@ -27,6 +27,10 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"stream_mem_eff", 1.0, 0.5, 1.2, "streaming kernels: fraction of sustained DRAM bandwidth"},
     {"tile_exp_simt", 0.3, 0.0, 1.0, "small-tile throughput exponent, SIMT SGEMM tiles"},
     {"power_tau_us", 100.0, 1.0, 1e6, "dense math at boost before the power limit bites (µs)"},
+    {"conv_gemm_gain", 1.0, 0.2, 4.0, "cuBLAS-SGEMM conv (1x1, im2col, Winograd-nonfused) throughput / implicit GEMM"},
+    {"conv_winograd_gain", 1.0, 0.2, 4.0, "Winograd conv throughput / implicit GEMM"},
+    {"conv_fft_gain", 1.0, 0.2, 4.0, "FFT conv throughput / implicit GEMM"},
+    {"conv_legacy_gain", 1.0, 0.2, 4.0, "implicit/explicit_convolve_sgemm throughput / implicit GEMM"},
 }};
 
 ModelParams::ModelParams() {

@@ -22,7 +22,7 @@ enum Param : int {
                      // clock cycles (latency in cycles is roughly constant across generations); why
                      // small transfers see less than peak bandwidth
   kL2BytesPerClk,    // L2 bytes/clock/SM, when L2 bandwidth is not measured
-  kConvEff,          // conv throughput relative to a GEMM of the same implicit-GEMM shape
+  kConvEff,          // implicit-GEMM conv throughput relative to a GEMM of the same shape
   kAttnEff,          // fused attention throughput relative to the tensor GEMM peak
   kSoftmaxPasses,    // DRAM passes over the data in softmax beyond one read + one write
   kNormPasses,       // same for layer/batch/RMS norm
@@ -39,6 +39,10 @@ enum Param : int {
   kPowerTauUs,       // the power limit's boost budget, in µs of dense math at the GPU's own rate: a
                      // GEMM of W FLOPs runs the fraction W/(W + budget) at the sustained clock (a
                      // short kernel finishes before the power controller pulls the clock down)
+  kConvGemmGain,     // conv throughput of each cuDNN algorithm family relative to implicit GEMM
+  kConvWinogradGain, // (model/conv_algo.h): Winograd and FFT do fewer multiplications, 1x1/im2col
+  kConvFftGain,      // convolutions are cuBLAS SGEMMs, the pre-Volta convolve_sgemm kernels are slow
+  kConvLegacyGain,
   kNumParams
 };
 

@@ -11,7 +11,7 @@ namespace {
 // The fields CostModel::predict reads. Doubles are compared by bit pattern with every NaN mapped to
 // one pattern, so "unknown" equals "unknown" and no epsilon can merge kernels the model separates.
 struct Key {
-  uint64_t head;  // class and dtype
+  uint64_t head;  // conv algorithm, class and dtype
   int64_t batch, m, n, k;
   uint64_t flops, bytes;
   bool operator==(const Key&) const = default;
@@ -23,7 +23,8 @@ uint64_t bits(double v) {
 }
 
 Key key_of(const Kernel& k) {
-  return Key{uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k, bits(k.flops), bits(k.bytes)};
+  return Key{uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
+             bits(k.flops), bits(k.bytes)};
 }
 
 struct KeyHash {

@@ -151,6 +151,11 @@ TEST(Predictor, IdenticalKernelsAreDeduplicated) {
   Kernel d = a;
   d.dtype = DType::fp16;
   EXPECT_FALSE(same_model_inputs(a, d));
+  // Convolutions of one shape run by different cuDNN families are different kernels to the model.
+  Kernel e = a, f = a;
+  e.cls = f.cls = KernelClass::conv;
+  f.conv_algo = ConvAlgo::winograd;
+  EXPECT_FALSE(same_model_inputs(e, f));
 }
 
 TEST(Predictor, ManyGpusInParallelMatchOneThread) {
