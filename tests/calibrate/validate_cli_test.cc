@@ -46,8 +46,24 @@ TEST(ValidateCli, HoldoutScoresOnlyTheHeldOutGpu) {
   EXPECT_EQ(modes, (std::set<std::string>{"absolute", "transfer"}));
 }
 
-// A held-out board's SGEMM scale was fitted from its own measurements; a model that carries one must
-// score the held-out GPU exactly as a model without it.
+// T4 held out of `meas`, scored with a model that carries nothing for it and with one that carries
+// `t4_fitted` (a fitted per-board value, as JSON): the held-out board's fitted values came from its
+// own measurements, so both must score it identically.
+void expect_holdout_ignores(const std::string& meas, const std::string& t4_fitted, const std::string& tag) {
+  auto score = [&](const std::string& model) {
+    const RunResult r = run_kcast("validate --measurements '" + meas + "' --model '" + model +
+                                  "' --holdout-gpu T4 --no-transfer --format json");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    return nlohmann::json::parse(r.out)["scores"][0]["median_err"].get<double>();
+  };
+  const std::string plain = ::testing::TempDir() + "/plain_" + tag + ".json";
+  const std::string leaky = ::testing::TempDir() + "/leaky_" + tag + ".json";
+  std::ofstream(plain) << R"({"format":"kcast-model","version":1})";
+  std::ofstream(leaky) << R"({"format":"kcast-model","version":1,"gpus":{"T4":)" << t4_fitted << "}}";
+  EXPECT_DOUBLE_EQ(score(plain), score(leaky)) << t4_fitted;
+}
+
+// The SGEMM scale, on FP32 GEMMs.
 TEST(ValidateCli, HeldOutBoardsFittedScaleDoesNotLeak) {
   const std::string meas = ::testing::TempDir() + "/validate_sgemm.csv";
   {
@@ -59,19 +75,10 @@ TEST(ValidateCli, HeldOutBoardsFittedScaleDoesNotLeak) {
       o << "sgemm,gemm,fp32,1024," << n << "," << k << "," << 2.0 * 1024 * n * k / 8e6 << ",P4\n";
     }
   }
-  auto score = [&](const std::string& model) {
-    const RunResult r = run_kcast("validate --measurements '" + meas + "' --model '" + model +
-                                  "' --holdout-gpu T4 --no-transfer --format json");
-    EXPECT_EQ(r.rc, 0) << r.out;
-    return nlohmann::json::parse(r.out)["scores"][0]["median_err"].get<double>();
-  };
-  const std::string plain = ::testing::TempDir() + "/plain.json", leaky = ::testing::TempDir() + "/leaky.json";
-  std::ofstream(plain) << R"({"format":"kcast-model","version":1})";
-  std::ofstream(leaky) << R"({"format":"kcast-model","version":1,"gpus":{"T4":{"sgemm_scale":2.5}}})";
-  EXPECT_DOUBLE_EQ(score(plain), score(leaky));
+  expect_holdout_ignores(meas, R"({"sgemm_scale":2.5})", "sgemm");
 }
 
-// Likewise the held-out board's rig scale (context floors of the machine it was measured in).
+// The rig scale (context floors of the machine the board was measured in), on framework-timed adds.
 TEST(ValidateCli, HeldOutBoardsRigScaleDoesNotLeak) {
   const std::string meas = ::testing::TempDir() + "/validate_rig.csv";
   {
@@ -83,16 +90,7 @@ TEST(ValidateCli, HeldOutBoardsRigScaleDoesNotLeak) {
       o << "add,elementwise,fp32," << bytes << "," << 30 + bytes / 150e3 << ",P4,bench\n";
     }
   }
-  auto score = [&](const std::string& model) {
-    const RunResult r = run_kcast("validate --measurements '" + meas + "' --model '" + model +
-                                  "' --holdout-gpu T4 --no-transfer --format json");
-    EXPECT_EQ(r.rc, 0) << r.out;
-    return nlohmann::json::parse(r.out)["scores"][0]["median_err"].get<double>();
-  };
-  const std::string plain = ::testing::TempDir() + "/plain_rig.json", leaky = ::testing::TempDir() + "/leaky_rig.json";
-  std::ofstream(plain) << R"({"format":"kcast-model","version":1})";
-  std::ofstream(leaky) << R"({"format":"kcast-model","version":1,"gpus":{"T4":{"context_scale":3.0}}})";
-  EXPECT_DOUBLE_EQ(score(plain), score(leaky));
+  expect_holdout_ignores(meas, R"({"context_scale":3.0})", "rig");
 }
 
 TEST(ValidateCli, UnknownHoldoutGpuIsAUsageError) {
