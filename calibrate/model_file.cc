@@ -32,14 +32,15 @@ std::vector<GemmTile> parse_tiles(const char* cell, const CellRef& where) {
 std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::string& file) {
   std::vector<ArchFacts> out;
   try {
-    io::CSVReader<8, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
         file, std::make_unique<MemoryByteSource>(text));
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "compute_capability",
-                   "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k", "simt_tiles");
+                   "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k", "simt_tiles",
+                   "simt_batched_tile");
     // With ignore_missing_column, fccp leaves a missing column's pointer untouched: start null.
     char *cc = nullptr, *f32 = nullptr, *ctas = nullptr, *split = nullptr, *maxsplit = nullptr,
-         *tiles = nullptr, *streamk = nullptr, *simt = nullptr;
-    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt)) {
+         *tiles = nullptr, *streamk = nullptr, *simt = nullptr, *batched = nullptr;
+    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt, batched)) {
       const unsigned line = in.get_file_line();
       ArchFacts a;
       a.compute_capability = cc ? cc : "";
@@ -52,6 +53,10 @@ std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::stri
       a.tiles = parse_tiles(tiles, CellRef{file, line, "tiles"});
       if (a.tiles.empty()) throw InputError(CellRef{file, line, "tiles"}.where() + ": no tiles");
       a.simt_tiles = parse_tiles(simt, CellRef{file, line, "simt_tiles"});
+      const std::vector<GemmTile> one = parse_tiles(batched, CellRef{file, line, "simt_batched_tile"});
+      if (one.size() > 1)
+        throw InputError(CellRef{file, line, "simt_batched_tile"}.where() + ": one tile (MxN) or empty");
+      if (!one.empty()) a.simt_batched = one[0];
       out.push_back(std::move(a));
     }
   } catch (const io::error::base& e) {

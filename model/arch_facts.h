@@ -21,6 +21,10 @@ struct ArchFacts {
   bool stream_k = false;           // library balances the last partial wave across SMs (stream-K)
   std::vector<GemmTile> tiles{{256, 128}, {128, 128}, {128, 64}, {64, 64}};
   std::vector<GemmTile> simt_tiles;  // SGEMM (CUDA-core) tile menu; empty = the same as `tiles`
+  // The one tile cuBLAS runs every batched SGEMM with on this architecture, whatever its shape (m x n
+  // in kcast's orientation; cuBLAS names it the other way round: maxwell_sgemm_128x64_nn is 64x128);
+  // {0, 0} = the library chooses per shape, like single GEMMs.
+  GemmTile simt_batched{0, 0};
 };
 
 // Facts for `cc`: exact row, else the same major version, else the fallback ("*") row.

@@ -98,7 +98,11 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   const int max_split = g.arch.split_k ? g.arch.max_split_k : 1;
   const double tiles_b = double(k.batch);
   double best = 1e300, best_c = 0, best_m = 0;
-  const GpuCaps::TileMenu& menu = g.simt_gemm[int(k.dtype)] ? g.simt_tiles : g.tiles;
+  // SIMT GEMMs choose from their own menu, except batched ones on architectures where cuBLAS runs
+  // every batched SGEMM with one tile (ArchFacts::simt_batched), thin or not.
+  const bool simt = g.simt_gemm[int(k.dtype)];
+  const GpuCaps::TileMenu& menu =
+      !simt ? g.tiles : (k.batch > 1 && g.simt_batched.n > 0 ? g.simt_batched : g.simt_tiles);
   for (int ti = 0; ti < menu.n; ++ti) {
     const GpuCaps::Tile& t = menu.t[ti];
     const double tiles = tiles_b * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);

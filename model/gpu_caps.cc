@@ -60,6 +60,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   };
   fill(c.arch.tiles, p[kTileExp], c.tiles);
   fill(c.arch.simt_tiles.empty() ? c.arch.tiles : c.arch.simt_tiles, p[kTileExpSimt], c.simt_tiles);
+  if (c.arch.simt_batched.m > 0) fill({c.arch.simt_batched}, p[kTileExpSimt], c.simt_batched);
   c.set_tile_slots();
   return c;
 }

@@ -46,9 +46,10 @@ struct GpuCaps {
     int n = 0;
   };
   TileMenu tiles, simt_tiles;
+  TileMenu simt_batched;  // ArchFacts::simt_batched as a one-tile menu; empty where shapes choose
   // Set each tile's resident slots from its CTAs per SM and the SM count (what-if SM scaling).
   void set_tile_slots() {
-    for (TileMenu* menu : {&tiles, &simt_tiles})
+    for (TileMenu* menu : {&tiles, &simt_tiles, &simt_batched})
       for (int i = 0; i < menu->n; ++i) menu->t[i].slots = menu->t[i].ctas * sm_count;
   }
 };

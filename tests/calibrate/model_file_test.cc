@@ -92,6 +92,24 @@ TEST(ModelFile, BoardWithoutBandwidthMeasurementTakesItsMemorySiblings) {
 namespace kcast {
 namespace {
 
+TEST(ArchFacts, BatchedSgemmTileIsOneTileOrNone) {
+  const auto t = parse_arch_facts(
+      "compute_capability,tiles,simt_batched_tile\n"
+      "6.0,128x128,64x128\n"
+      "7.0,128x128,\n",
+      "archs.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].simt_batched.m, 64);
+  EXPECT_EQ(t[0].simt_batched.n, 128);
+  EXPECT_EQ(t[1].simt_batched.m, 0);
+  try {
+    parse_arch_facts("compute_capability,tiles,simt_batched_tile\n8.0,128x128,128x128;64x64\n", "archs.csv");
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("archs.csv:2: column 'simt_batched_tile'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ArchFacts, ParsesBothTileMenusAndNamesABadCell) {
   const std::string text =
       "compute_capability,arch,fp32_gemm_factor,ctas_per_sm,split_k,max_split_k,stream_k,tiles,simt_tiles,note\n"

@@ -89,6 +89,25 @@ TEST(CostModel, FloorBlendFastPathMatchesClosedFormAndGeneralPath) {
   }
 }
 
+// Where cuBLAS runs every batched SGEMM with one tile (A100: ampere_sgemm_128x128_nn), a thin
+// batched GEMM pays for the unused part of that tile; single GEMMs still choose from the menu.
+TEST(CostModel, BatchedSgemmRunsTheArchitecturesOneTile) {
+  CostModel m = plain_model();
+  GpuSpec g = paper_gpu();  // compute capability 8.0: archs.csv gives 128x128 for batched SGEMMs
+  const GpuCaps with = m.caps(g);
+  ASSERT_EQ(with.simt_batched.n, 1);
+  GpuCaps without = with;
+  without.simt_batched.n = 0;
+  Kernel k;
+  k.cls = KernelClass::gemm;
+  k.dtype = DType::fp32;
+  k.batch = 256, k.m = 1024, k.n = 8, k.k = 1024;
+  k.derive_from_shape();
+  EXPECT_GT(m.predict(k, with).time_us, 2.0 * m.predict(k, without).time_us);
+  k.batch = 1;
+  EXPECT_EQ(m.predict(k, with).time_us, m.predict(k, without).time_us);
+}
+
 TEST(CostModel, LargeGemmApproachesSustainedTensorRate) {
   CostModel m = plain_model();
   GpuCaps c = m.caps(paper_gpu());
