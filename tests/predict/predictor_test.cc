@@ -141,6 +141,31 @@ TEST(Predictor, ContextFloorAddedOnlyWhenAsked) {
   EXPECT_EQ(predict_one({t}, "A100-SXM4-80GB", tw, m).kernel_us, 40.0);
 }
 
+// A source GPU measured on a rig with twice the typical framework floors: transfer removes that rig's
+// floor (14 us), and a target without a rig scale of its own gets the typical floor (7 us).
+TEST(Predictor, TransferUsesEachRigsContextFloor) {
+  LoadedModel m = model();
+  m.model.mutable_params().context_overhead_us["bench"] = 7.0;
+  m.gpus["A100-SXM4-80GB"].context_scale = 2.0;
+  Kernel k = streaming(8e6);
+  k.context = "bench";
+  const Kernel t = measured(k, 40.0, "A100-SXM4-80GB");
+  const double ms = m.model.predict(t, target("A100-SXM4-80GB", m).caps).time_us;
+  const double pl4 = m.model.predict(k, target("L4", m).caps).time_us;
+  const double on_l4 = 40.0 * (pl4 + 7.0) / (ms + 14.0);
+  ASSERT_GT(on_l4 - 7.0, target("L4", m).caps.launch_floor_us);
+  E2eOptions tw = opts(PredictMode::transfer);
+  tw.with_context = true;
+  EXPECT_NEAR(predict_one({t}, "L4", tw, m).kernel_us, on_l4, 1e-9);
+  EXPECT_NEAR(predict_one({t}, "L4", opts(PredictMode::transfer), m).kernel_us, on_l4 - 7.0, 1e-9);
+  // Onto its own GPU (and rig) the measurement still comes back exactly; absolute mode with the
+  // context adds that GPU's rig floor.
+  EXPECT_EQ(predict_one({t}, "A100-SXM4-80GB", tw, m).kernel_us, 40.0);
+  E2eOptions aw = opts(PredictMode::absolute);
+  aw.with_context = true;
+  EXPECT_DOUBLE_EQ(predict_one({k}, "A100-SXM4-80GB", aw, m).kernel_us, ms + 14.0);
+}
+
 TEST(Predictor, IdenticalKernelsAreDeduplicated) {
   Kernel a = gemm(1024, 1024, 1024), b = a, c = gemm(1024, 1024, 512);
   b.name = "another_name";
