@@ -19,8 +19,34 @@ namespace {
 // A board gets its own SGEMM scale only with enough SIMT GEMM rows to pin it down, and its own rig
 // scale only with enough rows measured in a context.
 constexpr size_t kMinBoardRows = 50;
-constexpr double kBoardLower = 0.3, kBoardUpper = 3.0;
-constexpr double kRigLower = 0.2, kRigUpper = 5.0;
+
+// A per-GPU scale the fit moves as its own parameter block (a board's SGEMM scale, a rig's context
+// scale): which GPUs have one, their values, the bounds, and where it lives in GpuMeasured.
+struct ScaleBlock {
+  const char* name;                // also the --freeze name that turns the block off
+  double GpuSpec::*spec_field;     // where the model reads it
+  double GpuMeasured::*out_field;  // where the fitted model keeps it
+  double lower, upper;
+  std::vector<int> of_gpu;         // GPU index -> index in `values`, or -1
+  std::vector<double> values;
+};
+
+// Gives every GPU with at least kMinBoardRows rows that `counts` its own value in `b`, started at
+// the base model's (within bounds) or at 1; none when `b` is frozen.
+template <class Counts>
+void select_scales(ScaleBlock& b, const MeasuredSet& data, const LoadedModel& base, const FitOptions& opt,
+                   Counts counts) {
+  b.of_gpu.assign(data.gpus.size(), -1);
+  if (std::find(opt.frozen.begin(), opt.frozen.end(), b.name) != opt.frozen.end()) return;
+  std::vector<size_t> rows(data.gpus.size(), 0);
+  for (const auto& r : data.rows) rows[r.gpu_index] += counts(r);
+  for (size_t g = 0; g < data.gpus.size(); ++g)
+    if (rows[g] >= kMinBoardRows) {
+      b.of_gpu[g] = int(b.values.size());
+      const double start = base.spec_for(*data.gpus[g]).*b.spec_field;
+      b.values.push_back(known(start) ? std::clamp(start, b.lower, b.upper) : 1.0);
+    }
+}
 
 // One cost function for all rows: the model needs each GPU's capabilities derived from the current
 // parameters, which is cheap once per evaluation and expensive per row. Ceres differentiates it
@@ -162,43 +188,19 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   std::vector<double> weight;
   for (const auto& r : data.rows) weight.push_back(1.0 / std::sqrt(group_n[{r.gpu_index, int(r.kernel.cls)}]));
 
-  // Boards with enough SIMT GEMM rows get their own SGEMM scale (--freeze sgemm_scale: none).
-  const bool fit_boards = std::find(opt.frozen.begin(), opt.frozen.end(), "sgemm_scale") == opt.frozen.end();
-  std::vector<int> board_of_gpu(data.gpus.size(), -1);
-  std::vector<double> board_values;
-  if (fit_boards) {
-    std::vector<size_t> simt_rows(data.gpus.size(), 0);
-    std::vector<GpuCaps> caps;
-    for (const GpuSpec* g : data.gpus) caps.push_back(base.caps_for(*g));
-    for (const auto& r : data.rows) simt_rows[r.gpu_index] += is_simt_gemm(r.kernel, caps[r.gpu_index]);
-    for (size_t g = 0; g < data.gpus.size(); ++g)
-      if (simt_rows[g] >= kMinBoardRows) {
-        board_of_gpu[g] = int(board_values.size());
-        const double start = base.spec_for(*data.gpus[g]).measured_sgemm_scale;
-        board_values.push_back(known(start) ? std::clamp(start, kBoardLower, kBoardUpper) : 1.0);
-      }
-  }
-
-  // Boards with enough rows measured in a context get their own rig scale (--freeze context_scale:
-  // none): the framework floors of each measurement machine differ (host CPU, driver, framework).
-  const bool fit_rigs = !contexts.empty() &&
-                        std::find(opt.frozen.begin(), opt.frozen.end(), "context_scale") == opt.frozen.end();
-  std::vector<int> rig_of_gpu(data.gpus.size(), -1);
-  std::vector<double> rig_values;
-  if (fit_rigs) {
-    std::vector<size_t> ctx_rows(data.gpus.size(), 0);
-    for (const auto& r : data.rows) ctx_rows[r.gpu_index] += !r.kernel.context.empty();
-    for (size_t g = 0; g < data.gpus.size(); ++g)
-      if (ctx_rows[g] >= kMinBoardRows) {
-        rig_of_gpu[g] = int(rig_values.size());
-        const double start = base.spec_for(*data.gpus[g]).measured_context_scale;
-        rig_values.push_back(known(start) ? std::clamp(start, kRigLower, kRigUpper) : 1.0);
-      }
-  }
+  // Boards with enough SIMT GEMM rows get their own SGEMM scale; boards with enough rows measured
+  // in a context get their own rig scale (the framework floors of each measurement machine differ:
+  // host CPU, driver, framework).
+  ScaleBlock boards{"sgemm_scale", &GpuSpec::measured_sgemm_scale, &GpuMeasured::sgemm_scale, 0.3, 3.0, {}, {}};
+  ScaleBlock rigs{"context_scale", &GpuSpec::measured_context_scale, &GpuMeasured::context_scale, 0.2, 5.0, {}, {}};
+  std::vector<GpuCaps> base_caps;
+  for (const GpuSpec* g : data.gpus) base_caps.push_back(base.caps_for(*g));
+  select_scales(boards, data, base, opt, [&](const MeasuredRow& r) { return is_simt_gemm(r.kernel, base_caps[r.gpu_index]); });
+  select_scales(rigs, data, base, opt, [](const MeasuredRow& r) { return !r.kernel.context.empty(); });
 
   std::vector<bool> is_frozen(kNumParams, false);
   for (const auto& name : opt.frozen) {
-    if (name == "sgemm_scale" || name == "context_scale") continue;
+    if (name == boards.name || name == rigs.name) continue;
     int idx = -1;
     for (int i = 0; i < kNumParams; ++i)
       if (name == kParamInfo[i].name) idx = i;
@@ -212,38 +214,35 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       free.push_back(i);
       params.push_back(std::clamp(base.model.params().p[i], kParamInfo[i].lower, kParamInfo[i].upper));
     }
-  const bool has_ctx = !contexts.empty(), has_boards = !board_values.empty(), has_rigs = !rig_values.empty();
+  const bool has_ctx = !contexts.empty(), has_boards = !boards.values.empty(), has_rigs = !rigs.values.empty();
   if (free.empty() && !has_ctx && !has_boards) throw InputError("calibrate: every parameter is frozen; nothing to fit");
   BlockLayout layout;
   int next_block = 1;
   if (has_ctx) layout.ctx = next_block++;
   if (has_boards) layout.board = next_block++;
   if (has_rigs) layout.rig = next_block++;
-  auto* functor = new BatchResidual(data, base, ctx_of_row, weight, free, board_of_gpu, rig_of_gpu, layout);
+  auto* functor = new BatchResidual(data, base, ctx_of_row, weight, free, boards.of_gpu, rigs.of_gpu, layout);
   functor->set_delta(opt.huber_delta);
   auto* cost = new ceres::DynamicNumericDiffCostFunction<BatchResidual, ceres::FORWARD>(functor);
   // Ceres needs a non-empty first block; with everything frozen it carries one inert value.
   if (params.empty()) params.push_back(0.0);
   cost->AddParameterBlock(int(params.size()));
   if (has_ctx) cost->AddParameterBlock(int(contexts.size()));
-  if (has_boards) cost->AddParameterBlock(int(board_values.size()));
-  if (has_rigs) cost->AddParameterBlock(int(rig_values.size()));
-  cost->SetNumResiduals(int(data.rows.size() + board_values.size() + rig_values.size()));
+  if (has_boards) cost->AddParameterBlock(int(boards.values.size()));
+  if (has_rigs) cost->AddParameterBlock(int(rigs.values.size()));
+  cost->SetNumResiduals(int(data.rows.size() + boards.values.size() + rigs.values.size()));
 
   ceres::Problem problem;
   std::vector<double*> blocks{params.data()};
   if (has_ctx) blocks.push_back(ctx_values.data());
-  if (has_boards) blocks.push_back(board_values.data());
-  if (has_rigs) blocks.push_back(rig_values.data());
+  if (has_boards) blocks.push_back(boards.values.data());
+  if (has_rigs) blocks.push_back(rigs.values.data());
   problem.AddResidualBlock(cost, nullptr, blocks);
-  for (size_t b = 0; b < board_values.size(); ++b) {
-    problem.SetParameterLowerBound(board_values.data(), int(b), kBoardLower);
-    problem.SetParameterUpperBound(board_values.data(), int(b), kBoardUpper);
-  }
-  for (size_t b = 0; b < rig_values.size(); ++b) {
-    problem.SetParameterLowerBound(rig_values.data(), int(b), kRigLower);
-    problem.SetParameterUpperBound(rig_values.data(), int(b), kRigUpper);
-  }
+  for (ScaleBlock* b : {&boards, &rigs})
+    for (size_t i = 0; i < b->values.size(); ++i) {
+      problem.SetParameterLowerBound(b->values.data(), int(i), b->lower);
+      problem.SetParameterUpperBound(b->values.data(), int(i), b->upper);
+    }
   if (free.empty()) problem.SetParameterBlockConstant(params.data());
   for (size_t j = 0; j < free.size(); ++j) {
     problem.SetParameterLowerBound(params.data(), int(j), kParamInfo[free[j]].lower);
@@ -271,21 +270,14 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   ModelParams& mp = out.model.mutable_params();
   for (size_t j = 0; j < free.size(); ++j) mp.p[free[j]] = params[j];
   for (size_t i = 0; i < contexts.size(); ++i) mp.context_overhead_us[contexts[i]] = ctx_values[i];
-  auto note = [](GpuMeasured& gm, const std::string& what) {
-    if (gm.source.find(what) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + what;
-  };
-  for (size_t g = 0; g < data.gpus.size(); ++g) {
-    if (board_of_gpu[g] >= 0) {
+  for (const ScaleBlock* b : {&boards, &rigs})
+    for (size_t g = 0; g < data.gpus.size(); ++g) {
+      if (b->of_gpu[g] < 0) continue;
       GpuMeasured& gm = out.gpus[data.gpus[g]->name];
-      gm.sgemm_scale = board_values[board_of_gpu[g]];
-      note(gm, "sgemm_scale fitted from measured kernels");
+      gm.*b->out_field = b->values[b->of_gpu[g]];
+      const std::string note = std::string(b->name) + " fitted from measured kernels";
+      if (gm.source.find(note) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + note;
     }
-    if (rig_of_gpu[g] >= 0) {
-      GpuMeasured& gm = out.gpus[data.gpus[g]->name];
-      gm.context_scale = rig_values[rig_of_gpu[g]];
-      note(gm, "context_scale fitted from measured kernels");
-    }
-  }
   if (report) {
     report->brief = summary.BriefReport();
     if (opt.verbose) std::cerr << summary.FullReport() << "\n";
