@@ -1,8 +1,8 @@
-#include <algorithm>
 #include "calibrate/file_digest.h"
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kcast {

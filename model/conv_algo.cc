@@ -2,45 +2,38 @@
 
 #include <algorithm>
 #include <cctype>
-#include <string>
 
 namespace kcast {
 
 namespace {
 
-bool has(const std::string& s, std::string_view what) { return s.find(what) != std::string::npos; }
+// Case-insensitive search for a lowercase pattern; no copy of the name, which the kernel-list reader
+// passes for every conv row. Returns the position or npos.
+size_t find_ci(std::string_view s, std::string_view what) {
+  const auto at = std::search(s.begin(), s.end(), what.begin(), what.end(),
+                              [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  return at == s.end() ? std::string_view::npos : size_t(at - s.begin());
+}
+bool has(std::string_view s, std::string_view what) { return find_ci(s, what) != std::string_view::npos; }
 
 // A cuBLAS SGEMM kernel (cuDNN's GEMM algorithm calls cuBLAS): maxwell_sgemm_128x64_nn,
 // volta_sgemm_..., ampere_sgemm_..., sm80_..._sgemm_...; cuDNN's own kernels say scudnn.
-bool is_cublas_sgemm(const std::string& s) {
-  const size_t at = s.find("_sgemm_");
-  if (at == std::string::npos || has(s, "cudnn") || has(s, "convolve")) return false;
-  const std::string_view head(s.data(), at);
+bool is_cublas_sgemm(std::string_view s) {
+  const size_t at = find_ci(s, "_sgemm_");
+  if (at == std::string_view::npos || has(s, "cudnn") || has(s, "convolve")) return false;
   for (std::string_view arch : {"maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "sm"})
-    if (head.rfind(arch, 0) == 0) return true;
+    if (find_ci(s.substr(0, at), arch) == 0) return true;
   return false;
 }
 
 }  // namespace
 
-ConvAlgo conv_algo_of(std::string_view kernel_name) {
-  std::string s(kernel_name);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (has(s, "winograd")) return ConvAlgo::winograd;
-  if (has(s, "fft") || has(s, "gcgemm")) return ConvAlgo::fft;  // cuDNN FFT: complex GEMMs between transforms
-  if (has(s, "implicit_convolve_sgemm") || has(s, "explicit_convolve_sgemm")) return ConvAlgo::legacy;
-  if (is_cublas_sgemm(s)) return ConvAlgo::gemm;
+ConvAlgo conv_algo_of(std::string_view name) {
+  if (has(name, "winograd")) return ConvAlgo::winograd;
+  if (has(name, "fft") || has(name, "gcgemm")) return ConvAlgo::fft;  // cuDNN FFT: complex GEMMs between transforms
+  if (has(name, "implicit_convolve_sgemm") || has(name, "explicit_convolve_sgemm")) return ConvAlgo::legacy;
+  if (is_cublas_sgemm(name)) return ConvAlgo::gemm;
   return ConvAlgo::implicit;
-}
-
-std::string_view to_string(ConvAlgo a) {
-  switch (a) {
-    case ConvAlgo::gemm: return "gemm";
-    case ConvAlgo::winograd: return "winograd";
-    case ConvAlgo::fft: return "fft";
-    case ConvAlgo::legacy: return "legacy";
-    default: return "implicit";
-  }
 }
 
 }  // namespace kcast
