@@ -34,8 +34,12 @@ std::vector<GpuCaps> measured_caps(const MeasuredSet& s, const LoadedModel& m) {
   return caps;
 }
 
+double context_floor_us(const LoadedModel& m, const Kernel& k, const GpuCaps& caps) {
+  return m.model.params().context_overhead(k.context) * caps.context_scale;
+}
+
 double predicted_as_measured(const LoadedModel& m, const Kernel& k, const GpuCaps& caps) {
-  return m.model.predict(k, caps).time_us + m.model.params().context_overhead(k.context) * caps.context_scale;
+  return m.model.predict(k, caps).time_us + context_floor_us(m, k, caps);
 }
 
 namespace {
@@ -85,7 +89,6 @@ std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const Measured
   for (size_t i = 0; i < sources.rows.size(); ++i) by_key.emplace(key_of(sources.rows[i].kernel), i);
   // (source, target, class) -> errors
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> g;
-  const auto& params = m.model.params();
   for (const auto& t : targets.rows) {
     auto [lo, hi] = by_key.equal_range(key_of(t.kernel));
     for (auto it = lo; it != hi; ++it) {
@@ -94,12 +97,11 @@ std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const Measured
       const std::string& tname = targets.gpus[t.gpu_index]->name;
       if (sname == tname) continue;
       const GpuCaps &sc = scaps[src.gpu_index], &tc = tcaps[t.gpu_index];
-      const double ctx = params.context_overhead(t.kernel.context);
       const double ps = m.model.predict(src.kernel, sc).time_us;
       const double pt = m.model.predict(src.kernel, tc).time_us;
       // The same arithmetic `kcast predict --mode transfer --with-context` applies (model/transfer.h).
-      const double pred = transfer_measurement(src.kernel.duration_us, ctx * sc.context_scale, ctx * tc.context_scale,
-                                               ps, pt, tc.launch_floor_us);
+      const double pred = transfer_measurement(src.kernel.duration_us, context_floor_us(m, src.kernel, sc),
+                                               context_floor_us(m, src.kernel, tc), ps, pt, tc.launch_floor_us);
       const double err = std::fabs(pred - t.kernel.duration_us) / t.kernel.duration_us;
       g[{sname, tname, std::string(to_string(t.kernel.cls))}].push_back(err);
       g[{sname, tname, "all"}].push_back(err);

@@ -23,6 +23,8 @@ struct ScoreLine {
   ErrorStats stats;
 };
 
+// The row's measurement-context floor on the rig of the GPU `caps` describes.
+double context_floor_us(const LoadedModel& m, const Kernel& k, const GpuCaps& caps);
 // Predicted duration of a measured row as the measurement saw it: the GPU's kernel time plus the
 // row's measurement-context floor.
 double predicted_as_measured(const LoadedModel& m, const Kernel& k, const GpuCaps& caps);

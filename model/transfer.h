@@ -27,6 +27,11 @@ namespace kcast {
 // measured figure would be better data; until GpuCaps carries one, this ratio is the documented default.
 inline constexpr double kGraphLaunchFraction = 0.52;
 
+// The ratio a measurement scales by: (model(target) + ctx_t) / (model(source) + ctx_s); 1 when the
+// source prediction is missing (model_source_us <= 0).
+double transfer_ratio(double context_source_us, double context_target_us, double model_source_us,
+                      double model_target_us);
+
 // The target's measurement (same context as the source's, the target rig's floor context_target_us
 // included) of a kernel measured as `d` on the source, whose rig's floor is context_source_us.
 // model_*_us are GPU-only predictions; model_source_us <= 0 gives ratio 1.

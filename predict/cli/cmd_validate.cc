@@ -37,7 +37,7 @@ void write_per_row(const MeasuredSet& s, const LoadedModel& m, const std::string
     for (const auto& r : s.rows) {
       const Kernel& k = r.kernel;
       const KernelPrediction p = m.model.predict(k, caps[r.gpu_index]);
-      const double pred = p.time_us + m.model.params().context_overhead(k.context) * caps[r.gpu_index].context_scale;
+      const double pred = p.time_us + context_floor_us(m, k, caps[r.gpu_index]);
       std::snprintf(buf, sizeof buf, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%.6g,%.6g,%.4f,%.4f,%s,%.5f\n",
                     s.gpus[r.gpu_index]->name.c_str(), std::string(to_string(k.cls)).c_str(),
                     std::string(to_string(k.dtype)).c_str(), k.context.c_str(), (long long)k.batch,

@@ -171,7 +171,7 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
       const double d = k.duration_us;
       const double ctx_s = ctx_base * w.source_caps[s].context_scale;
       const double m_t = transfer_measurement(d, ctx_s, ctx, ps.time_us, p.time_us, floor_t);
-      if (ps.time_us > 0 && m_t > d * ((p.time_us + ctx) / (ps.time_us + ctx_s))) b = Bound::launch;  // at the floor
+      if (m_t > d * transfer_ratio(ctx_s, ctx, ps.time_us, p.time_us)) b = Bound::launch;  // held at the floor
       const double gpu = measured_gpu_time(m_t, ctx, floor_t);
       const double t_gpu = opt.cuda_graph ? graph_time(gpu, floor_t) : gpu;
       // With the context kept, the measurement itself (bit for bit when nothing moves).
