@@ -88,8 +88,9 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
                          power_stretch(k.gemm_flops(), g.gemm_derate[gd], g.gemm_boost_flops[gd]);
   const double bytes = known(k.bytes) ? k.bytes : k.gemm_bytes();
   const double kk = double(k.k), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
+  const bool simt = g.simt_gemm[int(k.dtype)];
+  const double k_fill = simt ? p[kKFillSimt] : p[kKFill];
   // GEMM operands stream from DRAM: benchmark loops and real models rarely find them in L2.
-  const double k_fill = g.simt_gemm[int(k.dtype)] ? p[kKFillSimt] : p[kKFill];
   // Operand traffic without split-K is the same for every tile; split-K adds fp32 partial sums
   // written and read back by the reduction.
   const double inv_bw = 1.0 / (g.dram_bw_gbps * p[kGemmMemEff] * 1e3);
@@ -100,7 +101,6 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   double best = 1e300, best_c = 0, best_m = 0;
   // SIMT GEMMs choose from their own menu, except batched ones on architectures where cuBLAS runs
   // every batched SGEMM with one tile (ArchFacts::simt_batched), thin or not.
-  const bool simt = g.simt_gemm[int(k.dtype)];
   const GpuCaps::TileMenu& menu =
       !simt ? g.tiles : (k.batch > 1 && g.simt_batched.n > 0 ? g.simt_batched : g.simt_tiles);
   for (int ti = 0; ti < menu.n; ++ti) {
