@@ -6,6 +6,7 @@
 #include "calibrate/csv_source.h"
 #include "calibrate/embedded_data.h"
 #include "calibrate/gpu_database_csv.h"
+#include "calibrate/json_input.h"
 #include "model/error.h"
 
 namespace kcast {
@@ -198,13 +199,7 @@ nlohmann::json model_to_json(const LoadedModel& m) {
 
 LoadedModel load_model(const std::string& path) {
   const std::string text = read_file(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
-  }
-  return model_from_json(j, path);
+  return model_from_json(parse_json_input(text, path), path);
 }
 
 void save_model(const LoadedModel& m, const std::string& path) {
@@ -219,13 +214,7 @@ const LoadedModel& default_model() {
     if (embedded_file("models/default.json").empty() && !std::getenv("KCAST_DATA_DIR"))
       return LoadedModel{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "<initial>"};
     const std::string text = data_file("models/default.json");
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(std::string("data/models/default.json: invalid JSON: ") + e.what());
-    }
-    LoadedModel lm = model_from_json(j, "data/models/default.json");
+    LoadedModel lm = model_from_json(parse_json_input(text, "data/models/default.json"), "data/models/default.json");
     lm.path = "<default>";
     return lm;
   }();

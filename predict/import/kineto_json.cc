@@ -15,6 +15,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "calibrate/json_input.h"
 #include "model/error.h"
 #include "predict/import/import.h"
 #include "predict/import/import_util.h"
@@ -316,14 +317,7 @@ struct Launch {
 
 void import_json(const std::string& text, const std::string& file, const ImportOptions& opt,
                  KernelSink& sink) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string msg = e.what();
-    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-    throw InputError(file + ": invalid JSON (byte " + std::to_string(e.byte) + "): " + msg);
-  }
+  const json root = parse_json_input(text, file);
   const json* events = nullptr;
   if (root.is_array()) {
     events = &root;

@@ -49,6 +49,16 @@ TEST(ModelFile, RejectsWrongFormatAndBadJsonNamingTheFile) {
     std::ofstream(path) << "{\"format\": \"kcast-model\", ";
   }
   EXPECT_THROW(load_model(path), InputError);
+  // A number too large for a double is an input error naming the file, not an internal error.
+  {
+    std::ofstream(path) << R"({"format":"kcast-model","version":1,"params":{"floor_us":1e99999}})";
+  }
+  try {
+    load_model(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": invalid JSON"), std::string::npos) << e.what();
+  }
   std::remove(path.c_str());
 }
 

@@ -178,6 +178,9 @@ TEST(KinetoJson, BadInputsNameTheFileAndPlace) {
                           "ts.json", c.opt, out);
       },
       {"ts.json: traceEvents[1]", "'ts'"});
+  // A number too large for a double (found by the fuzzer: it escaped as an exception).
+  expect_input_error([&] { parse_kineto_json(R"({"deviceProperties":[{"totalGlobalMem": 42314694e5536}]})", "big.json", c.opt, out); },
+                     {"big.json: invalid JSON", "number overflow"});
   expect_input_error([&] { parse_kineto_json(R"({"traceEvents":[1]})", "n.json", c.opt, out); },
                      {"n.json: traceEvents[0]", "not an object"});
   expect_input_error([&] { parse_kineto_json(R"({"events":[]})", "o.json", c.opt, out); },

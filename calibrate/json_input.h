@@ -1,0 +1,13 @@
+// Parsing a JSON input file (model.json, a PyTorch profiler trace, a Hugging Face config): every
+// way the parser can reject the text - a syntax error, a number too large for a double - becomes an
+// InputError naming the file (and the byte, for syntax errors), never an escaped exception.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kcast {
+
+nlohmann::json parse_json_input(const std::string& text, const std::string& file);
+
+}  // namespace kcast
