@@ -152,6 +152,34 @@ bool is_simt_gemm(const Kernel& k, const GpuCaps& caps) {
   return (k.cls == KernelClass::gemm || k.cls == KernelClass::conv) && k.has_shape() && caps.simt_gemm[int(k.dtype)];
 }
 
+// kSimtChoiceEff, measured: over the SGEMMs whose names record the tile their GPU ran, the median
+// ratio of the model's time with the menu's best tile to its time with the named one (compute-bound
+// rows well above the floor, where the ratio is the tiles' alone). Left as is without enough rows.
+void measure_simt_choice(LoadedModel& m, const MeasuredSet& data) {
+  ModelParams& mp = m.model.mutable_params();
+  const double before = mp[kSimtChoiceEff];
+  mp[kSimtChoiceEff] = 1.0;  // the menu's best tile itself, for the comparison
+  std::vector<GpuCaps> caps;
+  for (const GpuSpec* g : data.gpus) caps.push_back(m.caps_for(*g));
+  std::vector<double> ratios;
+  for (const auto& r : data.rows) {
+    const GpuCaps& c = caps[r.gpu_index];
+    const Kernel& k = r.kernel;
+    if (k.cls != KernelClass::gemm || !is_simt_gemm(k, c) || !k.tile.known() || !c.arch.runs(k.tile.family)) continue;
+    const KernelPrediction named = m.model.predict(k, c);
+    if (named.bound != Bound::compute || named.time_us < 4 * c.launch_floor_us) continue;
+    Kernel unnamed = k;
+    unnamed.tile = {};
+    ratios.push_back(m.model.predict(unnamed, c).time_us / named.time_us);
+  }
+  if (ratios.size() < kMinBoardRows) {
+    mp[kSimtChoiceEff] = before;
+    return;
+  }
+  std::nth_element(ratios.begin(), ratios.begin() + long(ratios.size() / 2), ratios.end());
+  mp[kSimtChoiceEff] = std::clamp(ratios[ratios.size() / 2], kParamInfo[kSimtChoiceEff].lower, 1.0);
+}
+
 }  // namespace
 
 LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const FitOptions& opt,
@@ -207,6 +235,12 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
     if (idx < 0) throw InputError("calibrate: unknown parameter '" + name + "' to freeze");
     is_frozen[idx] = true;
   }
+  // simt_choice_eff is measured after the fit, never fitted: a named tile does not depend on it.
+  // Measured before the fit too, so that SGEMM rows without a named tile are fitted with it.
+  const bool measure_choice = !is_frozen[kSimtChoiceEff];
+  is_frozen[kSimtChoiceEff] = true;
+  LoadedModel start = base;
+  if (measure_choice) measure_simt_choice(start, data);
   std::vector<int> free;
   std::vector<double> params;
   for (int i = 0; i < kNumParams; ++i)
@@ -221,7 +255,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   if (has_ctx) layout.ctx = next_block++;
   if (has_boards) layout.board = next_block++;
   if (has_rigs) layout.rig = next_block++;
-  auto* functor = new BatchResidual(data, base, ctx_of_row, weight, free, boards.of_gpu, rigs.of_gpu, layout);
+  auto* functor = new BatchResidual(data, start, ctx_of_row, weight, free, boards.of_gpu, rigs.of_gpu, layout);
   functor->set_delta(opt.huber_delta);
   auto* cost = new ceres::DynamicNumericDiffCostFunction<BatchResidual, ceres::FORWARD>(functor);
   // Ceres needs a non-empty first block; with everything frozen it carries one inert value.
@@ -266,7 +300,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   ceres::Solver::Summary summary;
   ceres::Solve(so, &problem, &summary);
 
-  LoadedModel out = base;
+  LoadedModel out = start;
   ModelParams& mp = out.model.mutable_params();
   for (size_t j = 0; j < free.size(); ++j) mp.p[free[j]] = params[j];
   for (size_t i = 0; i < contexts.size(); ++i) mp.context_overhead_us[contexts[i]] = ctx_values[i];
@@ -278,6 +312,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       const std::string note = std::string(b->name) + " fitted from measured kernels";
       if (gm.source.find(note) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + note;
     }
+  if (measure_choice) measure_simt_choice(out, data);
   if (report) {
     report->brief = summary.BriefReport();
     if (opt.verbose) std::cerr << summary.FullReport() << "\n";

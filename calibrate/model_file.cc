@@ -28,20 +28,33 @@ std::vector<GemmTile> parse_tiles(const char* cell, const CellRef& where) {
   return tiles;
 }
 
+// "volta;turing" -> the families' bits (ArchFacts::sgemm_families); empty = none.
+uint32_t parse_sgemm_families(const char* cell, const CellRef& where) {
+  uint32_t bits = 0;
+  std::stringstream ts(cell ? cell : "");
+  for (std::string f; std::getline(ts, f, ';');) {
+    const SgemmFamily fam = sgemm_family_named(f);
+    if (fam == SgemmFamily::none)
+      throw InputError(where.where() + ": unknown SGEMM kernel family '" + f + "' (maxwell, volta, turing, ampere)");
+    bits |= 1u << unsigned(fam);
+  }
+  return bits;
+}
+
 }  // namespace
 
 std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::string& file) {
   std::vector<ArchFacts> out;
   try {
-    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+    io::CSVReader<10, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
         file, std::make_unique<MemoryByteSource>(text));
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "compute_capability",
                    "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k", "simt_tiles",
-                   "simt_batched_tile");
+                   "simt_batched_tile", "sgemm_families");
     // With ignore_missing_column, fccp leaves a missing column's pointer untouched: start null.
     char *cc = nullptr, *f32 = nullptr, *ctas = nullptr, *split = nullptr, *maxsplit = nullptr,
-         *tiles = nullptr, *streamk = nullptr, *simt = nullptr, *batched = nullptr;
-    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt, batched)) {
+         *tiles = nullptr, *streamk = nullptr, *simt = nullptr, *batched = nullptr, *families = nullptr;
+    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt, batched, families)) {
       const unsigned line = in.get_file_line();
       ArchFacts a;
       a.compute_capability = cc ? cc : "";
@@ -58,6 +71,7 @@ std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::stri
       if (one.size() > 1)
         throw InputError(CellRef{file, line, "simt_batched_tile"}.where() + ": one tile (MxN) or empty");
       if (!one.empty()) a.simt_batched = one[0];
+      a.sgemm_families = parse_sgemm_families(families, CellRef{file, line, "sgemm_families"});
       out.push_back(std::move(a));
     }
   } catch (const io::error::base& e) {

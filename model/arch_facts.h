@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "model/sgemm_name.h"
+
 namespace kcast {
 
 struct GemmTile {
@@ -25,6 +27,10 @@ struct ArchFacts {
   // in kcast's orientation; cuBLAS names it the other way round: maxwell_sgemm_128x64_nn is 64x128);
   // {0, 0} = the library chooses per shape, like single GEMMs.
   GemmTile simt_batched{0, 0};
+  // The cuBLAS SGEMM kernel families this architecture runs (bit i = SgemmFamily i): a measured
+  // kernel of one of them ran the tile its name records, so that tile replaces the menu's choice.
+  uint32_t sgemm_families = 0;
+  bool runs(SgemmFamily f) const { return f != SgemmFamily::none && (sgemm_families >> unsigned(f) & 1u); }
 };
 
 // Facts for `cc`: exact row, else the same major version, else the fallback ("*") row.

@@ -5,6 +5,23 @@
 
 namespace kcast {
 
+GpuCaps::Tile GpuCaps::make_tile(int m, int n, double tile_exp) const {
+  Tile o;
+  o.m = m;
+  o.n = n;
+  o.area = double(m) * n;
+  o.eff = std::min(1.0, std::pow(o.area / 16384.0, tile_exp));
+  o.ctas = std::clamp(std::floor(16384.0 / o.area), 1.0, 4.0) * arch.ctas_per_sm;
+  o.slots = o.ctas * sm_count;
+  return o;
+}
+
+GpuCaps::Tile GpuCaps::simt_tile(int m, int n, double tile_exp) const {
+  for (int i = 0; i < simt_tiles.n; ++i)
+    if (simt_tiles.t[i].m == m && simt_tiles.t[i].n == n) return simt_tiles.t[i];
+  return make_tile(m, n, tile_exp);
+}
+
 GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<ArchFacts>& table) {
   GpuCaps c;
   c.name = g.name;
@@ -50,12 +67,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   auto fill = [&](const std::vector<GemmTile>& from, double exp, GpuCaps::TileMenu& menu) {
     for (const GemmTile& t : from) {
       if (menu.n == 12) break;
-      GpuCaps::Tile& o = menu.t[menu.n++];
-      o.m = t.m;
-      o.n = t.n;
-      o.area = double(t.m) * t.n;
-      o.eff = std::min(1.0, std::pow(o.area / 16384.0, exp));
-      o.ctas = std::clamp(std::floor(16384.0 / o.area), 1.0, 4.0) * c.arch.ctas_per_sm;
+      menu.t[menu.n++] = c.make_tile(t.m, t.n, exp);
     }
   };
   fill(c.arch.tiles, p[kTileExp], c.tiles);

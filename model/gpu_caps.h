@@ -47,6 +47,11 @@ struct GpuCaps {
   };
   TileMenu tiles, simt_tiles;
   TileMenu simt_batched;  // ArchFacts::simt_batched as a one-tile menu; empty where shapes choose
+  // One tile of m x n at per-SM throughput (area/16384)^tile_exp (capped at 1), with its CTAs per
+  // SM and slots on this GPU.
+  Tile make_tile(int m, int n, double tile_exp) const;
+  // The SIMT tile m x n: the menu's entry if it has one (already derived), else made here.
+  Tile simt_tile(int m, int n, double tile_exp) const;
   // Set each tile's resident slots from its CTAs per SM and the SM count (what-if SM scaling).
   void set_tile_slots() {
     for (TileMenu* menu : {&tiles, &simt_tiles, &simt_batched})

@@ -31,6 +31,7 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"conv_winograd_gain", 1.0, 0.2, 4.0, "Winograd conv throughput / implicit GEMM"},
     {"conv_fft_gain", 1.0, 0.2, 4.0, "FFT conv throughput / implicit GEMM"},
     {"conv_legacy_gain", 1.0, 0.2, 4.0, "implicit/explicit_convolve_sgemm throughput / implicit GEMM"},
+    {"simt_choice_eff", 1.0, 0.3, 1.0, "SGEMM without a named tile: library choice / best tile throughput (measured, not fitted)"},
 }};
 
 ModelParams::ModelParams() {

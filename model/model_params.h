@@ -43,6 +43,10 @@ enum Param : int {
   kConvWinogradGain, // (model/conv_algo.h): Winograd and FFT do fewer multiplications, 1x1/im2col
   kConvFftGain,      // convolutions are cuBLAS SGEMMs, the pre-Volta convolve_sgemm kernels are slow
   kConvLegacyGain,
+  kSimtChoiceEff,    // an SGEMM whose tile is not known (no cuBLAS name, or another architecture's)
+                     // runs at this fraction of the menu's best tile: the library's heuristic does not
+                     // always pick it. Not fitted: kcast calibrate measures it as the median best-tile /
+                     // named-tile compute ratio over the measured SGEMMs whose names record their tile
   kNumParams
 };
 

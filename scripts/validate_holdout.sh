@@ -27,5 +27,5 @@ for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-g
   # shellcheck disable=SC2086
   "$K" validate --model "$STAGE1" --measurements $M/neusight_ops.csv --holdout-gpu $h \
     --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff --freeze tile_exp_simt
+    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff
 done

@@ -1,5 +1,6 @@
 #include "predict/e2e/kernel_dedupe.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <unordered_map>
@@ -23,7 +24,12 @@ uint64_t bits(double v) {
 }
 
 Key key_of(const Kernel& k) {
-  return Key{uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
+  // The named SGEMM tile (11 bits each side: extents up to 1024) and, with it, the grid's z extent
+  // (its K split, up to 4096) keep kernels that ran differently apart.
+  const uint64_t split = k.tile.known() ? uint64_t(std::clamp<int64_t>(k.grid[2], 0, 4096)) : 0;
+  const uint64_t tile = split << 25 | uint64_t(k.tile.family) << 22 | uint64_t(k.tile.m & 0x7ff) << 11 |
+                        uint64_t(k.tile.n & 0x7ff);
+  return Key{tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
              bits(k.flops), bits(k.bytes)};
 }
 

@@ -149,6 +149,36 @@ TEST(FitModel, IsDeterministic) {
   for (int i = 0; i < kNumParams; ++i) EXPECT_EQ(a.model.params().p[i], b.model.params().p[i]) << kParamInfo[i].name;
 }
 
+// simt_choice_eff is measured, not fitted: if cuBLAS ran every measured SGEMM with a 64x64 tile
+// where the menu's best is 128x128 (square shapes whose waves come out equal for both), the
+// library's choice runs at the small tile's per-SM throughput, (4096/16384)^tile_exp_simt.
+TEST(FitModel, MeasuresTheLibrarysTileChoiceFromNamedSgemms) {
+  const GpuDatabase& db = default_gpu_database();
+  LoadedModel truth{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "truth"};
+  MeasuredSet data;
+  data.gpus = {&db.resolve("V100-PCIe-32GB")};
+  const GpuCaps caps = truth.caps_for(*data.gpus[0]);
+  for (int i = 1; i <= 60; ++i) {
+    Kernel k;
+    k.name = "volta_sgemm_64x64_nn";
+    k.cls = KernelClass::gemm;
+    k.tile = sgemm_tile_of(k.name);
+    k.m = k.n = 4096;
+    k.k = 256 * i;
+    k.derive_from_shape();
+    k.duration_us = truth.model.predict(k, caps).time_us;
+    data.rows.push_back({k, 0, "synthetic"});
+  }
+  FitOptions opt;
+  opt.frozen = {"sgemm_scale"};
+  const LoadedModel fitted = fit_model(data, truth, opt);
+  const double expected = std::pow(4096.0 / 16384.0, fitted.model.params()[kTileExpSimt]);
+  EXPECT_NEAR(fitted.model.params()[kSimtChoiceEff], expected, 0.02);
+  // Frozen, it keeps the base model's value.
+  opt.frozen.push_back("simt_choice_eff");
+  EXPECT_EQ(fit_model(data, truth, opt).model.params()[kSimtChoiceEff], truth.model.params()[kSimtChoiceEff]);
+}
+
 TEST(Summarize, MedianMeanAndP90) {
   ErrorStats s = summarize({0.1, 0.3, 0.2, 0.5, 0.4, 0.0, 0.6, 0.7, 0.8, 0.9, 1.0});
   EXPECT_EQ(s.rows, 11u);

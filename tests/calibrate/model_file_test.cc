@@ -120,6 +120,30 @@ TEST(ArchFacts, BatchedSgemmTileIsOneTileOrNone) {
   }
 }
 
+// Which cuBLAS SGEMM kernel families an architecture runs: a list, empty for none; an unknown
+// family is an error naming the file, line and column.
+TEST(ArchFacts, SgemmFamiliesAreAListOfKnownNames) {
+  const auto t = parse_arch_facts(
+      "compute_capability,tiles,sgemm_families\n"
+      "7.5,128x128,volta;turing\n"
+      "9.0,128x128,\n",
+      "archs.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_TRUE(t[0].runs(SgemmFamily::volta));
+  EXPECT_TRUE(t[0].runs(SgemmFamily::turing));
+  EXPECT_FALSE(t[0].runs(SgemmFamily::ampere));
+  EXPECT_FALSE(t[0].runs(SgemmFamily::none));
+  EXPECT_EQ(t[1].sgemm_families, 0u);
+  try {
+    parse_arch_facts("compute_capability,tiles,sgemm_families\n8.0,128x128,ampere;hopper\n", "archs.csv");
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("archs.csv:2: column 'sgemm_families'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("hopper"), std::string::npos) << msg;
+  }
+}
+
 TEST(ArchFacts, ParsesBothTileMenusAndNamesABadCell) {
   const std::string text =
       "compute_capability,arch,fp32_gemm_factor,ctas_per_sm,split_k,max_split_k,stream_k,tiles,simt_tiles,note\n"

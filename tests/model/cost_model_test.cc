@@ -143,6 +143,32 @@ TEST(CostModel, PartialLastWaveCostsAFullWave) {
   EXPECT_GT(tb / ta, 1.5) << "10% more work should cost close to a full extra wave";
 }
 
+// A SIMT SGEMM's last wave costs what its busiest SM holds: 100 CTAs of a 64x64 tile (4 fit per SM)
+// on 100 SMs run one per SM, each with the whole SM, in a quarter of the time 400 take; 101 put a
+// second CTA on one SM (half of the 400's time).
+TEST(CostModel, SgemmLastWaveCostsWhatItsBusiestSmHolds) {
+  CostModel m = plain_model();
+  GpuSpec g = paper_gpu();
+  g.compute_capability = "7.0";  // volta_sgemm names apply
+  g.measured_dram_bw_gbps = g.dram_bw_gbps = 1e6;  // compute-bound throughout
+  const GpuCaps c = m.caps(g);
+  auto time_of = [&](int64_t tiles_m, int64_t tiles_n) {
+    Kernel k;
+    k.name = "volta_sgemm_64x64_nn";
+    k.cls = KernelClass::gemm;
+    k.dtype = DType::fp32;
+    k.tile = sgemm_tile_of(k.name);
+    k.m = 64 * tiles_m, k.n = 64 * tiles_n, k.k = 65536;
+    k.grid[0] = tiles_n, k.grid[1] = tiles_m, k.grid[2] = 1;  // as traced: no K split
+    k.derive_from_shape();
+    return m.predict(k, c).time_us - g.measured_launch_us;
+  };
+  const double t400 = time_of(20, 20), t100 = time_of(10, 10), t101 = time_of(101, 1);
+  EXPECT_NEAR(t100, t400 / 4, t400 * 0.01);
+  EXPECT_NEAR(t101, t400 / 2, t400 * 0.01);
+  // Tensor-core GEMMs keep the full-wave rule (PartialLastWaveCostsAFullWave).
+}
+
 TEST(CostModel, MoreBandwidthNeverSlowsAndAtMostDoubles) {
   CostModel m = plain_model();
   GpuCaps c = m.caps(paper_gpu());

@@ -181,6 +181,17 @@ TEST(Predictor, IdenticalKernelsAreDeduplicated) {
   e.cls = f.cls = KernelClass::conv;
   f.conv_algo = ConvAlgo::winograd;
   EXPECT_FALSE(same_model_inputs(e, f));
+  // So are SGEMMs of one shape that ran different named tiles, or split K differently.
+  Kernel g = a, h = a;
+  g.name = "volta_sgemm_128x64_nn", h.name = "volta_sgemm_64x64_nn";
+  g.tile = sgemm_tile_of(g.name), h.tile = sgemm_tile_of(h.name);
+  EXPECT_FALSE(same_model_inputs(g, h));
+  Kernel i = g;
+  i.grid[2] = 4;
+  EXPECT_FALSE(same_model_inputs(g, i));
+  Kernel j = a;
+  j.grid[2] = 4;  // without a named tile the grid does not enter the model
+  EXPECT_TRUE(same_model_inputs(a, j));
 }
 
 TEST(Predictor, ManyGpusInParallelMatchOneThread) {
