@@ -132,11 +132,11 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
       // larger share of the SM (A100: a sliced 128x32 SGEMM of 100 CTAs, one per SM, runs at 61% of
       // the SIMT peak). Tensor-core GEMMs keep the full-wave rule, which their corpora fit better
       // (held-out H100 BF16 median 9.0% against 14.8% with the shared rule).
+      // (Full waves plus the last one's busiest SM come to ceil(CTAs / SMs) / CTAs-per-SM waves.)
       const double exact = tiles * s / t.slots;
-      const double full = std::floor(exact), rest = tiles * s - full * t.slots;
       const double waves = g.arch.stream_k ? std::max(1.0, exact)
-                           : !simt || rest <= 0 ? std::ceil(exact)
-                                                : full + std::ceil(rest / g.sm_count) / t.ctas;
+                           : simt          ? std::ceil(tiles * s / g.sm_count) / t.ctas
+                                           : std::ceil(exact);
       const double t_c = waves * (kk / s + k_fill) * work_per_k;
       const double t_m = s == 1 ? t_m1 : (bytes + mn4 * s) * inv_bw + latency;
       const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);
