@@ -4,6 +4,7 @@
 
 #include "model/cost_model.h"
 #include "calibrate/model_file.h"
+#include "tests/model/compute_bound_gpu.h"
 
 namespace kcast {
 namespace {
@@ -27,15 +28,7 @@ TEST(ConvAlgo, FamiliesFromKernelNames) {
 
 // A family's gain scales a compute-bound convolution's rate: twice the gain, half the time.
 TEST(ConvAlgo, GainScalesAComputeBoundConvolution) {
-  GpuSpec g;
-  g.name = "ConvGPU";
-  g.compute_capability = "8.0";
-  g.sm_count = 100;
-  g.boost_clock_mhz = 1000;
-  g.dram_bw_gbps = 1e5;  // memory never binds
-  g.measured_dram_bw_gbps = 1e5;
-  g.measured_launch_us = 1.0;
-  g.fp32_tflops = 10;
+  const GpuSpec g = testing::compute_bound_gpu("8.0", 100);
   ModelParams p;
   p[kFloorBlend] = 1.0;
   p[kConvWinogradGain] = 2.0;

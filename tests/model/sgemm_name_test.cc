@@ -4,6 +4,7 @@
 
 #include "calibrate/model_file.h"
 #include "model/cost_model.h"
+#include "tests/model/compute_bound_gpu.h"
 
 namespace kcast {
 namespace {
@@ -34,18 +35,7 @@ TEST(SgemmName, NamesWithoutAKnownTileGiveNone) {
   }
 }
 
-GpuSpec round_gpu(const char* cc) {
-  GpuSpec g;
-  g.name = "RoundGPU";
-  g.compute_capability = cc;
-  g.sm_count = 80;
-  g.boost_clock_mhz = 1000;
-  g.dram_bw_gbps = 1e5;  // memory never binds
-  g.measured_dram_bw_gbps = 1e5;
-  g.measured_launch_us = 1.0;
-  g.fp32_tflops = 10;
-  return g;
-}
+GpuSpec round_gpu(const char* cc) { return testing::compute_bound_gpu(cc, 80); }
 
 Kernel big_sgemm(const char* name) {
   Kernel k;
