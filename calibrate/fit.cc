@@ -152,32 +152,47 @@ bool is_simt_gemm(const Kernel& k, const GpuCaps& caps) {
   return (k.cls == KernelClass::gemm || k.cls == KernelClass::conv) && k.has_shape() && caps.simt_gemm[int(k.dtype)];
 }
 
-// kSimtChoiceEff, measured: over the SGEMMs whose names record the tile their GPU ran, the median
-// ratio of the model's time with the menu's best tile to its time with the named one (compute-bound
-// rows well above the floor, where the ratio is the tiles' alone). Left as is without enough rows.
-void measure_simt_choice(LoadedModel& m, const MeasuredSet& data) {
+// The median of `v` (which it reorders); `fallback` when it has fewer than kMinBoardRows values.
+double median_or(std::vector<double>& v, double fallback) {
+  if (v.size() < kMinBoardRows) return fallback;
+  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// The library-choice ratios, measured rather than fitted, each kept as it was without enough rows:
+//  * kSimtChoiceEff: over the SGEMMs whose names record the tile their GPU ran, the median ratio of
+//    the model's time with the menu's best tile to its time with the named one (compute-bound rows
+//    well above the floor, where the ratio is the tiles' alone);
+//  * kConvChoiceGain: the median family gain (conv_*_gain; implicit GEMM 1) of the CUDA-core
+//    convolutions whose names say which cuDNN algorithm ran.
+void measure_library_choices(LoadedModel& m, const MeasuredSet& data, bool simt_choice, bool conv_choice) {
   ModelParams& mp = m.model.mutable_params();
   const double before = mp[kSimtChoiceEff];
   mp[kSimtChoiceEff] = 1.0;  // the menu's best tile itself, for the comparison
   std::vector<GpuCaps> caps;
   for (const GpuSpec* g : data.gpus) caps.push_back(m.caps_for(*g));
-  std::vector<double> ratios;
+  std::vector<double> tile_ratios, conv_gains;
   for (const auto& r : data.rows) {
     const GpuCaps& c = caps[r.gpu_index];
     const Kernel& k = r.kernel;
-    if (k.cls != KernelClass::gemm || !is_simt_gemm(k, c) || !k.tile.known() || !c.arch.runs(k.tile.family)) continue;
+    if (!is_simt_gemm(k, c)) continue;
+    if (k.cls == KernelClass::conv) {
+      const double gain[] = {1.0, mp[kConvGemmGain], mp[kConvWinogradGain], mp[kConvFftGain], mp[kConvLegacyGain]};
+      if (k.conv_algo != ConvAlgo::unknown) conv_gains.push_back(gain[int(k.conv_algo)]);
+      continue;
+    }
+    if (!simt_choice || !k.tile.known() || !c.arch.runs(k.tile.family)) continue;
     const KernelPrediction named = m.model.predict(k, c);
     if (named.bound != Bound::compute || named.time_us < 4 * c.launch_floor_us) continue;
     Kernel unnamed = k;
     unnamed.tile = {};
-    ratios.push_back(m.model.predict(unnamed, c).time_us / named.time_us);
+    tile_ratios.push_back(m.model.predict(unnamed, c).time_us / named.time_us);
   }
-  if (ratios.size() < kMinBoardRows) {
-    mp[kSimtChoiceEff] = before;
-    return;
-  }
-  std::nth_element(ratios.begin(), ratios.begin() + long(ratios.size() / 2), ratios.end());
-  mp[kSimtChoiceEff] = std::clamp(ratios[ratios.size() / 2], kParamInfo[kSimtChoiceEff].lower, 1.0);
+  mp[kSimtChoiceEff] = simt_choice ? std::clamp(median_or(tile_ratios, before), kParamInfo[kSimtChoiceEff].lower, 1.0)
+                                   : before;
+  if (conv_choice)
+    mp[kConvChoiceGain] = std::clamp(median_or(conv_gains, mp[kConvChoiceGain]), kParamInfo[kConvChoiceGain].lower,
+                                     kParamInfo[kConvChoiceGain].upper);
 }
 
 }  // namespace
@@ -235,12 +250,13 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
     if (idx < 0) throw InputError("calibrate: unknown parameter '" + name + "' to freeze");
     is_frozen[idx] = true;
   }
-  // simt_choice_eff is measured after the fit, never fitted: a named tile does not depend on it.
-  // Measured before the fit too, so that SGEMM rows without a named tile are fitted with it.
-  const bool measure_choice = !is_frozen[kSimtChoiceEff];
-  is_frozen[kSimtChoiceEff] = true;
+  // The library-choice ratios are measured after the fit, never fitted (the rows they are measured
+  // on do not depend on them); measured before it too, so that rows without a named tile or cuDNN
+  // algorithm are fitted with them.
+  const bool measure_tiles = !is_frozen[kSimtChoiceEff], measure_convs = !is_frozen[kConvChoiceGain];
+  is_frozen[kSimtChoiceEff] = is_frozen[kConvChoiceGain] = true;
   LoadedModel start = base;
-  if (measure_choice) measure_simt_choice(start, data);
+  measure_library_choices(start, data, measure_tiles, measure_convs);
   std::vector<int> free;
   std::vector<double> params;
   for (int i = 0; i < kNumParams; ++i)
@@ -312,7 +328,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       const std::string note = std::string(b->name) + " fitted from measured kernels";
       if (gm.source.find(note) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + note;
     }
-  if (measure_choice) measure_simt_choice(out, data);
+  measure_library_choices(out, data, measure_tiles, measure_convs);
   if (report) {
     report->brief = summary.BriefReport();
     if (opt.verbose) std::cerr << summary.FullReport() << "\n";

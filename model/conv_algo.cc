@@ -33,7 +33,10 @@ ConvAlgo conv_algo_of(std::string_view name) {
   if (has(name, "fft") || has(name, "gcgemm")) return ConvAlgo::fft;  // cuDNN FFT: complex GEMMs between transforms
   if (has(name, "implicit_convolve_sgemm") || has(name, "explicit_convolve_sgemm")) return ConvAlgo::legacy;
   if (is_cublas_sgemm(name)) return ConvAlgo::gemm;
-  return ConvAlgo::implicit;
+  // cuDNN's own implicit-GEMM kernels (precomputed_convolve_sgemm is the pre-Volta one).
+  if (has(name, "scudnn") || has(name, "implicit_gemm") || has(name, "fprop") || has(name, "convolve"))
+    return ConvAlgo::implicit;
+  return ConvAlgo::unknown;
 }
 
 }  // namespace kcast

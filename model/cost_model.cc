@@ -49,8 +49,9 @@ double power_stretch(double flops, double derate, double boost_flops) {
 }
 
 // A convolution family's throughput relative to implicit GEMM (model/conv_algo.h).
-double conv_gain(const ModelParams& p, ConvAlgo a) {
+double conv_gain(const ModelParams& p, ConvAlgo a, bool simt) {
   switch (a) {
+    case ConvAlgo::unknown: return simt ? p[kConvChoiceGain] : 1.0;
     case ConvAlgo::gemm: return p[kConvGemmGain];
     case ConvAlgo::winograd: return p[kConvWinogradGain];
     case ConvAlgo::fft: return p[kConvFftGain];
@@ -173,7 +174,8 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
   switch (k.cls) {
     case KernelClass::gemm:
     case KernelClass::conv: {
-      const double scale = k.cls == KernelClass::conv ? p[kConvEff] * conv_gain(p, k.conv_algo) : 1.0;
+      const double scale =
+          k.cls == KernelClass::conv ? p[kConvEff] * conv_gain(p, k.conv_algo, g.simt_gemm[int(k.dtype)]) : 1.0;
       if (k.has_shape()) return gemm(k, g, scale);
       return at_gemm_rate(k, g, scale);  // no shape: FLOPs against the sustained rate
     }

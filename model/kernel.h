@@ -21,7 +21,7 @@ struct Kernel {
   KernelClass cls = KernelClass::other;
   bool cls_given = false;  // class came from the file (else from the classifier)
   DType dtype = DType::fp32;
-  ConvAlgo conv_algo = ConvAlgo::implicit;  // conv rows: the cuDNN family, from the kernel name
+  ConvAlgo conv_algo = ConvAlgo::unknown;  // conv rows: the cuDNN family, from the kernel name
   SgemmTile tile;  // gemm rows: the cuBLAS SGEMM tile the name records (model/sgemm_name.h), if any
   // GEMM shape C[m x n] = A[m x k] * B[k x n], `batch` independent products (0 = unknown).
   int64_t batch = 1, m = 0, n = 0, k = 0;

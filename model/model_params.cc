@@ -32,6 +32,7 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"conv_fft_gain", 1.0, 0.2, 4.0, "FFT conv throughput / implicit GEMM"},
     {"conv_legacy_gain", 1.0, 0.2, 4.0, "implicit/explicit_convolve_sgemm throughput / implicit GEMM"},
     {"simt_choice_eff", 1.0, 0.3, 1.0, "SGEMM without a named tile: library choice / best tile throughput (measured, not fitted)"},
+    {"conv_choice_gain", 1.0, 0.2, 4.0, "SIMT conv without a known cuDNN algorithm: median family gain (measured, not fitted)"},
 }};
 
 ModelParams::ModelParams() {

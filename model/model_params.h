@@ -47,6 +47,9 @@ enum Param : int {
                      // runs at this fraction of the menu's best tile: the library's heuristic does not
                      // always pick it. Not fitted: kcast calibrate measures it as the median best-tile /
                      // named-tile compute ratio over the measured SGEMMs whose names record their tile
+  kConvChoiceGain,   // a CUDA-core convolution whose cuDNN algorithm is not known runs at this gain (relative
+                     // to implicit GEMM): measured by kcast calibrate as the median gain of the measured
+                     // FP32 convolutions' families, not fitted
   kNumParams
 };
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The accuracy table of the README: every number scores GPUs the model was NOT fitted on.
 #  BF16 GEMMs: refit the GEMM terms without H100 (then without A100) and score the held-out GPU.
-#  FP32 ops:   refit the FP32 terms without each NeuSight GPU in turn and score it.
+#  FP32 ops:   refit the FP32 terms without each NeuSight GPU in turn and score it, with its kernel names
+#              (the tile and cuDNN algorithm its library chose) and again without them.
 # Both start from the same priors and microbenchmark figures as scripts/fit_default_model.sh.
 # usage: scripts/validate_holdout.sh [KCAST_BINARY] > results.txt
 set -euo pipefail
@@ -26,6 +27,14 @@ echo "### and transfer mode: the same op measured on another GPU, scaled by the 
 for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-gpu A100-PCIe-80GB"; do
   # shellcheck disable=SC2086
   "$K" validate --model "$STAGE1" --measurements $M/neusight_ops.csv --holdout-gpu $h \
+    --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
+    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff
+done
+echo "### FP32 ops (NeuSight), held-out GPU scored without its own kernel names (--without-names: no SGEMM"
+echo "### tile or cuDNN algorithm read from them, as for a GPU with no trace of its own); absolute mode"
+for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-gpu A100-PCIe-80GB"; do
+  # shellcheck disable=SC2086
+  "$K" validate --model "$STAGE1" --measurements $M/neusight_ops.csv --holdout-gpu $h --without-names --no-transfer \
     --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
     --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff
 done

@@ -55,7 +55,7 @@ int cmd_validate(int argc, char** argv) {
   std::vector<std::string> files, holdout, freeze;
   std::string model_path, format = "table";
   std::string per_row;
-  bool summary_only = false, verbose = false, no_transfer = false;
+  bool summary_only = false, verbose = false, no_transfer = false, without_names = false;
   int max_iter = 60;
   opts.add_options()("measurements", po::value(&files)->multitoken()->required(),
                      "measured kernel lists (rows with gpu and duration_us)")(
@@ -67,6 +67,9 @@ int cmd_validate(int argc, char** argv) {
       "max-iterations", po::value(&max_iter)->default_value(60), "refit iterations with --holdout-gpu")(
       "freeze", po::value(&freeze)->composing(), "keep this parameter fixed in the refit (repeatable)")(
       "per-row", po::value(&per_row), "write each scored row's absolute-mode prediction to this CSV")(
+      "without-names", po::bool_switch(&without_names),
+      "score the scored rows as if their kernel names were unknown: no SGEMM tile from the name, no cuDNN "
+      "algorithm (what a GPU with no trace of its own gets); the fit keeps them")(
       "verbose,v", po::bool_switch(&verbose), "print the solver's progress");
   po::positional_options_description pos;
   po::variables_map vm;
@@ -104,6 +107,10 @@ int cmd_validate(int argc, char** argv) {
     std::cerr << " on " << sources.rows.size() << " rows in " << rep.seconds << " s (" << rep.iterations
               << " iterations)\n";
   }
+  // The scored GPU's own kernel names say which tile (and cuDNN algorithm) its library chose: a
+  // prediction for a GPU without a trace of its own has no such names.
+  if (without_names)
+    for (auto& r : targets.rows) r.kernel.tile = {}, r.kernel.conv_algo = ConvAlgo::unknown;
   if (!per_row.empty()) write_per_row(targets, model, per_row);
   std::vector<ScoreLine> lines = score_absolute(targets, model);
   if (!no_transfer) {

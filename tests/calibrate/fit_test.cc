@@ -179,6 +179,33 @@ TEST(FitModel, MeasuresTheLibrarysTileChoiceFromNamedSgemms) {
   EXPECT_EQ(fit_model(data, truth, opt).model.params()[kSimtChoiceEff], truth.model.params()[kSimtChoiceEff]);
 }
 
+// conv_choice_gain is measured, not fitted: the median family gain of the CUDA-core convolutions
+// whose algorithm is known (here 30 Winograd, 20 implicit GEMM, 10 cuBLAS: the Winograd gain).
+TEST(FitModel, MeasuresTheMedianConvolutionFamilyGain) {
+  const GpuDatabase& db = default_gpu_database();
+  LoadedModel truth{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "truth"};
+  truth.model.mutable_params()[kConvWinogradGain] = 1.7;
+  truth.model.mutable_params()[kConvGemmGain] = 1.3;
+  MeasuredSet data;
+  data.gpus = {&db.resolve("V100-PCIe-32GB")};
+  const GpuCaps caps = truth.caps_for(*data.gpus[0]);
+  for (int i = 0; i < 60; ++i) {
+    Kernel k;
+    k.cls = KernelClass::conv;
+    k.conv_algo = i < 30 ? ConvAlgo::winograd : i < 50 ? ConvAlgo::implicit : ConvAlgo::gemm;
+    k.m = 4096 + 64 * i, k.n = 256, k.k = 2304;
+    k.derive_from_shape();
+    k.duration_us = truth.model.predict(k, caps).time_us;
+    data.rows.push_back({k, 0, "synthetic"});
+  }
+  FitOptions opt;
+  opt.frozen = {"sgemm_scale"};
+  for (int i = 0; i < kNumParams; ++i)
+    if (i != kConvChoiceGain && i != kConvEff) opt.frozen.push_back(kParamInfo[i].name);
+  const LoadedModel fitted = fit_model(data, truth, opt);
+  EXPECT_DOUBLE_EQ(fitted.model.params()[kConvChoiceGain], 1.7);
+}
+
 TEST(Summarize, MedianMeanAndP90) {
   ErrorStats s = summarize({0.1, 0.3, 0.2, 0.5, 0.4, 0.0, 0.6, 0.7, 0.8, 0.9, 1.0});
   EXPECT_EQ(s.rows, 11u);

@@ -2,9 +2,12 @@
 // absolute and transfer mode; JSON carries per-GPU/class statistics.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
+#include <vector>
 
 #include "tests/predict/predict_fixture.h"
 
@@ -91,6 +94,40 @@ TEST(ValidateCli, HeldOutBoardsRigScaleDoesNotLeak) {
     }
   }
   expect_holdout_ignores(meas, R"({"context_scale":3.0})", "rig");
+}
+
+// --without-names scores rows as a GPU without a trace of its own sees them: a named SGEMM is
+// predicted like the same shape without a name, while by default its name's tile counts.
+TEST(ValidateCli, WithoutNamesScoresNamedSgemmsAsUnnamed) {
+  const std::string meas = ::testing::TempDir() + "/validate_names.csv";
+  {
+    std::ofstream o(meas);
+    o << "name,class,dtype,m,n,k,grid_x,grid_y,grid_z,duration_us,gpu\n";
+    o << "volta_sgemm_32x32_sliced1x4_tn,gemm,fp32,4096,4096,4096,128,128,1,9000,V100-PCIe-32GB\n";
+    o << "sgemm,gemm,fp32,4096,4096,4096,128,128,1,9000,V100-PCIe-32GB\n";
+  }
+  auto predicted = [&](const std::string& extra) {
+    const std::string rows = ::testing::TempDir() + "/validate_names_rows.csv";
+    const RunResult r = run_kcast("validate --measurements '" + meas + "' --no-transfer --per-row '" + rows + "' " + extra);
+    EXPECT_EQ(r.rc, 0) << r.out;
+    std::ifstream in(rows);
+    std::string line;
+    std::getline(in, line);  // header; predicted_us is the 12th column
+    std::vector<double> out;
+    while (std::getline(in, line)) {
+      std::stringstream ss(line);
+      std::string cell;
+      for (int c = 0; c < 12; ++c) std::getline(ss, cell, ',');
+      out.push_back(std::stod(cell));
+    }
+    return out;
+  };
+  const std::vector<double> named = predicted(""), blind = predicted("--without-names");
+  ASSERT_EQ(named.size(), 2u);
+  ASSERT_EQ(blind.size(), 2u);
+  EXPECT_GT(std::fabs(named[0] / named[1] - 1.0), 0.01);  // by default the name's small tile counts
+  EXPECT_EQ(blind[0], blind[1]);
+  EXPECT_EQ(blind[1], named[1]);
 }
 
 TEST(ValidateCli, UnknownHoldoutGpuIsAUsageError) {
