@@ -177,8 +177,7 @@ void measure_library_choices(LoadedModel& m, const MeasuredSet& data, bool simt_
     const Kernel& k = r.kernel;
     if (!is_simt_gemm(k, c)) continue;
     if (k.cls == KernelClass::conv) {
-      const double gain[] = {1.0, mp[kConvGemmGain], mp[kConvWinogradGain], mp[kConvFftGain], mp[kConvLegacyGain]};
-      if (k.conv_algo != ConvAlgo::unknown) conv_gains.push_back(gain[int(k.conv_algo)]);
+      if (k.conv_algo != ConvAlgo::unknown) conv_gains.push_back(conv_gain(mp, k.conv_algo, true));
       continue;
     }
     if (!simt_choice || !k.tile.known() || !c.arch.runs(k.tile.family)) continue;

@@ -48,18 +48,6 @@ double power_stretch(double flops, double derate, double boost_flops) {
   return 1.0 / (1.0 - (1.0 - derate) * flops / (flops + boost_flops));
 }
 
-// A convolution family's throughput relative to implicit GEMM (model/conv_algo.h).
-double conv_gain(const ModelParams& p, ConvAlgo a, bool simt) {
-  switch (a) {
-    case ConvAlgo::unknown: return simt ? p[kConvChoiceGain] : 1.0;
-    case ConvAlgo::gemm: return p[kConvGemmGain];
-    case ConvAlgo::winograd: return p[kConvWinogradGain];
-    case ConvAlgo::fft: return p[kConvFftGain];
-    case ConvAlgo::legacy: return p[kConvLegacyGain];
-    default: return 1.0;
-  }
-}
-
 // A kernel cannot beat the launch floor, and short kernels pay part of it on top of their work:
 // a smooth maximum (floor^q + work^q)^(1/q) between the sum (q = 1) and the plain max.
 double with_floor(double floor, double work, double q) {
@@ -81,6 +69,17 @@ double with_floor(double floor, double work, double q) {
 }
 
 }  // namespace
+
+double conv_gain(const ModelParams& p, ConvAlgo a, bool simt) {
+  switch (a) {
+    case ConvAlgo::unknown: return simt ? p[kConvChoiceGain] : 1.0;
+    case ConvAlgo::gemm: return p[kConvGemmGain];
+    case ConvAlgo::winograd: return p[kConvWinogradGain];
+    case ConvAlgo::fft: return p[kConvFftGain];
+    case ConvAlgo::legacy: return p[kConvLegacyGain];
+    default: return 1.0;
+  }
+}
 
 KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const {
   const ModelParams& p = params_;

@@ -25,6 +25,10 @@ struct KernelPrediction {
   Bound bound = Bound::launch;
 };
 
+// A convolution family's throughput relative to implicit GEMM (model/conv_algo.h); `simt`: the conv
+// runs on CUDA cores (an unknown family's gain differs there).
+double conv_gain(const ModelParams& p, ConvAlgo a, bool simt);
+
 class CostModel {
  public:
   CostModel(ModelParams params, std::vector<ArchFacts> archs);
