@@ -169,8 +169,7 @@ void measure_library_choices(LoadedModel& m, const MeasuredSet& data, bool simt_
   ModelParams& mp = m.model.mutable_params();
   const double before = mp[kSimtChoiceEff];
   mp[kSimtChoiceEff] = 1.0;  // the menu's best tile itself, for the comparison
-  std::vector<GpuCaps> caps;
-  for (const GpuSpec* g : data.gpus) caps.push_back(m.caps_for(*g));
+  const std::vector<GpuCaps> caps = measured_caps(data, m);
   std::vector<double> tile_ratios, conv_gains;
   for (const auto& r : data.rows) {
     const GpuCaps& c = caps[r.gpu_index];
