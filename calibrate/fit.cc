@@ -127,7 +127,11 @@ class BatchResidual {
     const int b = board_of_gpu_[g];
     if (b >= 0) spec.measured_sgemm_scale = board[b], cached_board_[b] = board[b];
     const GpuCaps caps = model_.caps(spec);
-    for (size_t i : rows_of_gpu_[g]) cached_pred_[i] = model_.predict(data_.rows[i].kernel, caps).time_us;
+    // A context's extra kernel per op (CostModel::context_pass_us) is GPU work measured with the row.
+    for (size_t i : rows_of_gpu_[g]) {
+      const Kernel& k = data_.rows[i].kernel;
+      cached_pred_[i] = model_.predict(k, caps).time_us + model_.context_pass_us(k, caps);
+    }
   }
 
   const MeasuredSet& data_;

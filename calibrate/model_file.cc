@@ -151,6 +151,15 @@ LoadedModel model_from_json(const nlohmann::json& j, const std::string& file) {
       p.context_overhead_us[ctx] = v.get<double>();
     }
   }
+  if (j.contains("context_a_pass_bytes")) {
+    const auto& cj = j["context_a_pass_bytes"];
+    if (!cj.is_object()) throw InputError(file + ": 'context_a_pass_bytes' must be an object");
+    for (const auto& [ctx, v] : cj.items()) {
+      if (!v.is_number() || !(v.get<double>() >= 0))
+        throw InputError(file + ": context_a_pass_bytes." + ctx + " must be a non-negative number");
+      p.context_a_pass_bytes[ctx] = v.get<double>();
+    }
+  }
   LoadedModel m{CostModel(p, default_arch_facts()), {}, j.value("provenance", nlohmann::json::object()),
                 j.value("fit", nlohmann::json::object()), file};
   if (j.contains("gpus")) {
@@ -186,6 +195,7 @@ nlohmann::json model_to_json(const LoadedModel& m) {
   for (int i = 0; i < kNumParams; ++i) pj[kParamInfo[i].name] = m.model.params().p[i];
   j["params"] = pj;
   j["context_overhead_us"] = m.model.params().context_overhead_us;
+  if (!m.model.params().context_a_pass_bytes.empty()) j["context_a_pass_bytes"] = m.model.params().context_a_pass_bytes;
   nlohmann::json gj = nlohmann::json::object();
   for (const auto& [name, g] : m.gpus) {
     nlohmann::json o;

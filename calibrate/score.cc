@@ -35,7 +35,7 @@ std::vector<GpuCaps> measured_caps(const MeasuredSet& s, const LoadedModel& m) {
 }
 
 double context_floor_us(const LoadedModel& m, const Kernel& k, const GpuCaps& caps) {
-  return m.model.params().context_overhead(k.context) * caps.context_scale;
+  return m.model.params().context_overhead(k.context) * caps.context_scale + m.model.context_pass_us(k, caps);
 }
 
 double predicted_as_measured(const LoadedModel& m, const Kernel& k, const GpuCaps& caps) {

@@ -23,7 +23,8 @@ struct ScoreLine {
   ErrorStats stats;
 };
 
-// The row's measurement-context floor on the rig of the GPU `caps` describes.
+// The row's measurement-context floor on the rig of the GPU `caps` describes, plus the extra kernel
+// its context's op runs on that GPU (CostModel::context_pass_us), if any.
 double context_floor_us(const LoadedModel& m, const Kernel& k, const GpuCaps& caps);
 // Predicted duration of a measured row as the measurement saw it: the GPU's kernel time plus the
 // row's measurement-context floor.

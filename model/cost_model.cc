@@ -168,6 +168,16 @@ KernelPrediction CostModel::at_gemm_rate(const Kernel& k, const GpuCaps& g, doub
                    g.gemm_boost_flops[gd]);
 }
 
+double CostModel::context_pass_us(const Kernel& k, const GpuCaps& g) const {
+  if (params_.context_a_pass_bytes.empty() || k.context.empty() || !k.has_shape()) return 0.0;
+  const double per_element = params_.context_a_pass(k.context);
+  if (!(per_element > 0)) return 0.0;
+  Kernel pass;
+  pass.cls = KernelClass::elementwise;
+  pass.bytes = per_element * double(k.batch) * double(k.m) * double(k.k);
+  return streaming(pass, g, 1.0, 0).time_us;
+}
+
 KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
   const ModelParams& p = params_;
   switch (k.cls) {

@@ -35,6 +35,9 @@ class CostModel {
 
   KernelPrediction predict(const Kernel& k, const GpuCaps& gpu) const;
   GpuCaps caps(const GpuSpec& gpu) const { return derive_caps(gpu, params_, archs_); }
+  // The extra kernel a GEMM's measurement context runs in each op (ModelParams::context_a_pass_bytes):
+  // a streaming pass over its A operand, launch floor included; 0 where the context has none.
+  double context_pass_us(const Kernel& k, const GpuCaps& gpu) const;
 
   const ModelParams& params() const { return params_; }
   ModelParams& mutable_params() { return params_; }

@@ -65,6 +65,11 @@ struct ModelParams {
   // Framework/host floor per measurement context (FORMATS.md extension column `context`): added to
   // every kernel measured in that context, never part of a GPU's own prediction.
   std::map<std::string, double> context_overhead_us;
+  // Bytes per element of the GEMM's A operand (batch x m x k) that one more kernel streams in every op
+  // measured in that context: a measurement setup whose op is more than the GEMM, e.g. aiconfigurator's
+  // FP8 GEMM, which quantizes its BF16 activation per token first (read 2 bytes, write 1). Data about
+  // the setup, never fitted; like the floor, never part of a GPU's own prediction.
+  std::map<std::string, double> context_a_pass_bytes;
 
   ModelParams();  // initial values
   double operator[](Param i) const { return p[i]; }
@@ -72,6 +77,10 @@ struct ModelParams {
   double context_overhead(const std::string& ctx) const {
     auto it = context_overhead_us.find(ctx);
     return it == context_overhead_us.end() ? 0.0 : it->second;
+  }
+  double context_a_pass(const std::string& ctx) const {
+    auto it = context_a_pass_bytes.find(ctx);
+    return it == context_a_pass_bytes.end() ? 0.0 : it->second;
   }
 };
 

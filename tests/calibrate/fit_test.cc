@@ -54,6 +54,47 @@ TEST(FitModel, RecoversKnownParametersFromSyntheticMeasurements) {
   EXPECT_LT(rep.final_cost, rep.initial_cost);
 }
 
+// GEMMs measured in a context whose op also streams the activation (5 bytes per A element, as
+// aiconfigurator's FP8 op quantizes it first): the fit charges that kernel to the op, not to the GEMM
+// rate, so the SGEMM efficiency comes back true (ignoring it would put the pass into eff_simt).
+TEST(FitModel, ChargesAContextsOperandPassToTheOpNotTheGemmRate) {
+  const GpuDatabase& db = default_gpu_database();
+  LoadedModel truth{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "truth"};
+  truth.model.mutable_params()[kEffSimt] = 0.61;
+  truth.model.mutable_params().context_a_pass_bytes["bench:q"] = 5;
+  MeasuredSet data;
+  data.gpus = {&db.resolve("V100-PCIe-32GB"), &db.resolve("T4")};
+  std::mt19937 rng(11);
+  std::lognormal_distribution<double> noise(0.0, 0.02);
+  std::uniform_int_distribution<int> big(1024, 8192), thin(16, 96);
+  double pass_share = 0;
+  for (size_t gi = 0; gi < data.gpus.size(); ++gi) {
+    const GpuCaps caps = truth.caps_for(*data.gpus[gi]);
+    for (int i = 0; i < 120; ++i) {
+      Kernel k;
+      k.context = "bench:q";
+      k.cls = KernelClass::gemm;
+      k.m = big(rng), k.n = thin(rng), k.k = big(rng);
+      k.derive_from_shape();
+      const double op = predicted_as_measured(truth, k, caps);
+      pass_share += truth.model.context_pass_us(k, caps) / op;
+      k.duration_us = op * noise(rng);
+      data.rows.push_back({k, gi, "synthetic"});
+    }
+  }
+  ASSERT_GT(pass_share / double(data.rows.size()), 0.15);  // the pass is a real part of these ops
+  LoadedModel start{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "start"};
+  start.model.mutable_params().context_a_pass_bytes = truth.model.params().context_a_pass_bytes;
+  FitOptions opt;
+  opt.frozen = {"floor_us", "k_fill", "k_fill_simt", "tile_exp", "tile_exp_simt", "mem_latency_cycles", "gemm_mem_eff",
+                "floor_blend", "splitk_us", "watts_per_sm_ghz", "l2_bytes_per_clk", "stream_mem_eff", "mem_eff",
+                "power_tau_us"};
+  FitReport rep;
+  LoadedModel fitted = fit_model(data, start, opt, &rep);
+  EXPECT_NEAR(fitted.model.params()[kEffSimt], 0.61, 0.02) << rep.brief;
+  EXPECT_DOUBLE_EQ(fitted.model.params().context_a_pass("bench:q"), 5.0);  // data, kept as given
+}
+
 // Two boards whose SGEMMs run at different fractions of the shared eff_simt: the fit gives each its
 // own scale, in the true ratio, and the prior keeps them centred on 1 rather than drifting together.
 TEST(FitModel, GivesEachBoardItsOwnSgemmScale) {

@@ -15,6 +15,7 @@ TEST(ModelFile, RoundTripsParamsContextsAndGpuOverrides) {
   LoadedModel m{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "x"};
   m.model.mutable_params()[kEffSimt] = 0.6543;
   m.model.mutable_params().context_overhead_us["neusight:add"] = 21.5;
+  m.model.mutable_params().context_a_pass_bytes["aiconfigurator:fp8"] = 5;
   GpuMeasured g;
   g.dram_bw_gbps = 1234;
   g.gemm_eff[int(DType::bf16)] = 0.77;
@@ -25,6 +26,8 @@ TEST(ModelFile, RoundTripsParamsContextsAndGpuOverrides) {
   LoadedModel back = load_model(path);
   EXPECT_DOUBLE_EQ(back.model.params()[kEffSimt], 0.6543);
   EXPECT_DOUBLE_EQ(back.model.params().context_overhead("neusight:add"), 21.5);
+  EXPECT_DOUBLE_EQ(back.model.params().context_a_pass("aiconfigurator:fp8"), 5.0);
+  EXPECT_DOUBLE_EQ(back.model.params().context_a_pass("neusight:add"), 0.0);
   ASSERT_EQ(back.gpus.count("T4"), 1u);
   EXPECT_DOUBLE_EQ(back.gpus["T4"].dram_bw_gbps, 1234);
   EXPECT_DOUBLE_EQ(back.gpus["T4"].gemm_eff[int(DType::bf16)], 0.77);
@@ -58,6 +61,20 @@ TEST(ModelFile, RejectsWrongFormatAndBadJsonNamingTheFile) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(path + ": invalid JSON"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(ModelFile, RejectsANegativeOperandPassNamingTheContext) {
+  const std::string path = ::testing::TempDir() + "/pass.json";
+  {
+    std::ofstream(path) << R"({"format":"kcast-model","version":1,"context_a_pass_bytes":{"bench:fp8":-3}})";
+  }
+  try {
+    load_model(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": context_a_pass_bytes.bench:fp8"), std::string::npos) << e.what();
   }
   std::remove(path.c_str());
 }

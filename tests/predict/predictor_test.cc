@@ -166,6 +166,46 @@ TEST(Predictor, TransferUsesEachRigsContextFloor) {
   EXPECT_DOUBLE_EQ(predict_one({k}, "A100-SXM4-80GB", aw, m).kernel_us, ms + 14.0);
 }
 
+// A context whose op streams the GEMM's activation once more (aiconfigurator's FP8 GEMM quantizes it
+// per token first): that kernel is part of the measured op on each GPU, like the floor, and never of
+// the GPU-only answer.
+TEST(Predictor, ContextOperandPassIsPartOfTheMeasuredOp) {
+  LoadedModel m = model();
+  m.model.mutable_params().context_a_pass_bytes["bench:fp8"] = 5;
+  Kernel k = gemm(4096, 4096, 8192, DType::fp8);
+  k.context = "bench:fp8";
+  const GpuCaps h100 = target("H100-SXM", m).caps, a100 = target("A100-SXM4-80GB", m).caps;
+  const double gpu_only = m.model.predict(k, h100).time_us;
+  const double pass = m.model.context_pass_us(k, h100);
+  // A separate kernel: at least the launch floor; 5 bytes per A element take longer than 1 does.
+  EXPECT_GT(pass, h100.launch_floor_us);
+  LoadedModel one = m;
+  one.model.mutable_params().context_a_pass_bytes["bench:fp8"] = 1;
+  EXPECT_GT(pass, one.model.context_pass_us(k, h100));
+  // No pass outside that context, nor for a row without a GEMM shape.
+  Kernel other = k;
+  other.context = "bench";
+  EXPECT_EQ(m.model.context_pass_us(other, h100), 0.0);
+  Kernel shapeless = streaming(1e8);
+  shapeless.context = "bench:fp8";
+  EXPECT_EQ(m.model.context_pass_us(shapeless, h100), 0.0);
+
+  EXPECT_DOUBLE_EQ(predict_one({k}, "H100-SXM", opts(PredictMode::absolute), m).kernel_us, gpu_only);
+  E2eOptions with = opts(PredictMode::absolute);
+  with.with_context = true;
+  EXPECT_DOUBLE_EQ(predict_one({k}, "H100-SXM", with, m).kernel_us, gpu_only + pass);
+  // Transfer scales the whole op and drops the target's pass from the GPU-only answer.
+  const Kernel t = measured(k, 900.0, "H100-SXM");
+  const double pa = m.model.predict(k, a100).time_us, pass_a = m.model.context_pass_us(k, a100);
+  const double op_on_a100 = 900.0 * (pa + pass_a) / (gpu_only + pass);
+  EXPECT_NEAR(predict_one({t}, "A100-SXM4-80GB", opts(PredictMode::transfer), m).kernel_us, op_on_a100 - pass_a,
+              1e-9);
+  E2eOptions tw = opts(PredictMode::transfer);
+  tw.with_context = true;
+  EXPECT_NEAR(predict_one({t}, "A100-SXM4-80GB", tw, m).kernel_us, op_on_a100, 1e-9);
+  EXPECT_EQ(predict_one({t}, "H100-SXM", tw, m).kernel_us, 900.0);
+}
+
 TEST(Predictor, IdenticalKernelsAreDeduplicated) {
   Kernel a = gemm(1024, 1024, 1024), b = a, c = gemm(1024, 1024, 512);
   b.name = "another_name";
