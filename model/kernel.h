@@ -41,10 +41,12 @@ struct Kernel {
 
   bool has_shape() const { return m > 0 && n > 0 && k > 0; }
   double gemm_flops() const { return 2.0 * double(batch) * double(m) * double(n) * double(k); }
-  // Each operand read once, C written once.
+  // Each operand read once, C written once. An FP8 GEMM accumulates wide and writes a 16-bit C
+  // (BF16/FP16: cuBLASLt's FP8 matmuls as Transformer Engine, torch._scaled_mm and the serving
+  // stacks' scaled_mm call them); other dtypes write C in their own type.
   double gemm_bytes() const {
-    return double(batch) * (double(m) * double(k) + double(k) * double(n) + double(m) * double(n)) *
-           dtype_bytes(dtype);
+    const double in = dtype_bytes(dtype), out = dtype == DType::fp8 ? 2.0 : in;
+    return double(batch) * ((double(m) * double(k) + double(k) * double(n)) * in + double(m) * double(n) * out);
   }
   // Fill flops/bytes from the GEMM shape where the file left them empty.
   void derive_from_shape() {

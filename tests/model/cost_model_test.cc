@@ -125,6 +125,31 @@ TEST(CostModel, LargeGemmApproachesSustainedTensorRate) {
   EXPECT_EQ(p.bound, Bound::compute);
 }
 
+// An FP8 GEMM reads 1-byte operands but writes a 16-bit C: with a short K the output dominates, so
+// it is memory-bound at nearly the BF16 GEMM's time (half of it if C were FP8 too).
+TEST(CostModel, Fp8GemmWritesASixteenBitResult) {
+  Kernel k;
+  k.cls = KernelClass::gemm;
+  k.dtype = DType::fp8;
+  k.m = k.n = 8192;
+  k.k = 16;
+  EXPECT_DOUBLE_EQ(k.gemm_bytes(), 8192.0 * 16 * 2 + 8192.0 * 8192 * 2);
+  GpuSpec g = paper_gpu();
+  g.fp8_tflops = 200;
+  g.measured_gemm_eff[int(DType::fp8)] = 0.5;
+  g.measured_dram_bw_gbps = 250;  // the output stream, not the pipeline fill of a 16-deep K, bounds it
+  CostModel m = plain_model();
+  const GpuCaps c = m.caps(g);
+  Kernel b = k;
+  b.dtype = DType::bf16;
+  k.derive_from_shape(), b.derive_from_shape();
+  const KernelPrediction p8 = m.predict(k, c), p16 = m.predict(b, c);
+  EXPECT_EQ(p8.bound, Bound::memory);
+  EXPECT_EQ(p16.bound, Bound::memory);
+  EXPECT_GT(p8.time_us, 0.95 * p16.time_us);
+  EXPECT_LE(p8.time_us, p16.time_us);
+}
+
 TEST(CostModel, PartialLastWaveCostsAFullWave) {
   CostModel m = plain_model();
   GpuCaps c = m.caps(paper_gpu());
