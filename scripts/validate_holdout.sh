@@ -18,7 +18,7 @@ for h in H100-SXM A100-SXM4-80GB; do
   "$K" validate --model "$BASE" --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
     --holdout-gpu "$h" --freeze floor_us --freeze mem_eff --no-transfer --summary | tail -n 1
 done
-echo "### FP8 GEMMs (aiconfigurator, H100; not fitted anywhere: timings include activation quantization)"
+echo "### FP8 GEMMs (aiconfigurator, H100; not fitted anywhere; each op = per-token activation quantize + FP8 GEMM, context_a_pass_bytes)"
 "$K" calibrate --base "$BASE" --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
   --freeze floor_us --freeze mem_eff -o "$STAGE1" >/dev/null 2>&1
 "$K" validate --model "$STAGE1" --measurements $M/aiconfigurator_h100_fp8.csv --no-transfer --summary | tail -n 1

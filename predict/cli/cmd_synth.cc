@@ -45,7 +45,7 @@ int cmd_synth(int argc, char** argv) {
       "seq", po::value<int64_t>(), "sequence length (default: the model's context; BERT 512)")(
       "mode", po::value(&mode)->default_value("infer"),
       "infer (forward) or train (forward + backward + optimizer step)")(
-      "dtype", po::value(&dtype), "fp32, tf32, fp16 or bf16 (default: bf16 for llama models, fp32 otherwise)")(
+      "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, or fp8 (transformer inference: FP8 projections) (default: bf16 for llama models, fp32 otherwise)")(
       "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
       "optimizer", po::value(&optimizer)->default_value("adam"), "adam, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
       "head", po::value(&head)->default_value("auto"),

@@ -33,6 +33,10 @@ class TransformerSynth {
   TransformerSynth(const TransformerConfig& c, const SynthOptions& o)
       : c_(c), o_(o), train_(o.mode == Mode::train) {
     dt_ = o.dtype.value_or(c.default_dtype);
+    // FP8 serving (vLLM/sglang FP8 checkpoints): the blocks' projections run FP8 GEMMs on FP8
+    // weights, each after a per-token quantization of its BF16 input; everything else stays BF16.
+    fp8_ = dt_ == DType::fp8;
+    if (fp8_) dt_ = DType::bf16;
     e_ = dtype_bytes(dt_);
     B_ = o.batch ? o.batch : 1;
     S_ = o.seq ? o.seq : c.max_positions;
@@ -50,7 +54,9 @@ class TransformerSynth {
 
   std::vector<Kernel> run() {
     embeddings(tape_.section("embed.", 1));
+    in_layer_ = true;
     layer(tape_.section("layer.", double(c_.layers)));
+    in_layer_ = false;
     head(tape_.section("head.", 1));
     if (train_ && o_.loss) loss(tape_.section("loss.", 1));
     return tape_.assemble(o_.mode, o_.optimizer, dt_);
@@ -67,6 +73,8 @@ class TransformerSynth {
   int64_t d_, H_, Hkv_, hd_;
   HeadKind head_;
   bool flash_;
+  bool fp8_ = false;      // --dtype fp8 (inference only): FP8 projections inside the blocks
+  bool in_layer_ = false;  // emitting the repeated block (FP8 serving keeps embeddings and heads BF16)
   Tape tape_;
 
   // ---- building blocks -------------------------------------------------------------------
@@ -75,6 +83,20 @@ class TransformerSynth {
   void linear(Section& s, const std::string& name, double rows, int64_t in, int64_t out, bool bias,
               double n = 1, bool register_params = true) {
     const int64_t r = int64_t(rows);
+    if (register_params)
+      for (double i = 0; i < n; ++i) {
+        s.param(in * out);
+        if (bias) s.param(out);
+      }
+    if (fp8_ && in_layer_) {
+      // sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant: an amax pass and a scale-and-cast
+      // pass over each BF16 row, FP8 out, one FP32 scale per row; then the scaled FP8 GEMM (BF16 C).
+      s.op(times(work(name + " per_token_quant_fp8", EW, DType::bf16, 3 * rows * double(in),
+                      rows * double(in) * (2 + 2 + 1) + 4 * rows),
+                 n));
+      s.op(times(gemm(name + " fp8_scaled_mm", DType::fp8, 1, r, out, in), n));
+      return;
+    }
     std::vector<Kernel> bwd{times(gemm(name + " aten::mm (dgrad)", dt_, 1, r, in, out), n),
                             times(gemm(name + " aten::mm (wgrad)", dt_, 1, out, in, r), n)};
     if (bias)
@@ -82,11 +104,6 @@ class TransformerSynth {
                                (rows * double(out) + double(out)) * e_),
                           n));
     s.op(times(gemm(name + (bias ? " aten::addmm" : " aten::mm"), dt_, 1, r, out, in), n), std::move(bwd));
-    if (register_params)
-      for (double i = 0; i < n; ++i) {
-        s.param(in * out);
-        if (bias) s.param(out);
-      }
   }
 
   Kernel accumulate(const std::string& name, double elems, double n = 1) {
@@ -469,9 +486,12 @@ class TransformerSynth {
 std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const SynthOptions& opt) {
   if (opt.batch < 0) throw InputError("option '--batch': must be positive");
   if (opt.seq < 0) throw InputError("option '--seq': must be positive");
-  if (opt.dtype && (*opt.dtype == DType::fp8 || *opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
+  if (opt.dtype && (*opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
-                     " is not supported by synth (fp32, tf32, fp16, bf16)");
+                     " is not supported by synth (fp32, tf32, fp16, bf16; fp8 for --mode infer)");
+  if (opt.dtype == DType::fp8 && opt.mode == Mode::train)
+    throw InputError("option '--dtype': fp8 is synthesized for --mode infer (FP8 serving: FP8 projections, "
+                     "BF16 elsewhere); FP8 training recipes are not modelled, use bf16");
   if (cfg.family != Family::bert && (opt.head == HeadKind::classifier || opt.head == HeadKind::pretraining))
     throw InputError("option '--head': the classifier and pretraining heads are for encoder (BERT) models");
   if (cfg.family == Family::bert && opt.head == HeadKind::lm)

@@ -209,6 +209,25 @@ TEST(CostModel, MoreBandwidthNeverSlowsAndAtMostDoubles) {
   }
 }
 
+// FP8 where the GPU has no FP8 units runs on its 16-bit tensor cores (weight-only FP8 kernels), not on
+// CUDA cores: on an A100 a large FP8 GEMM takes about the BF16 time; on an H100 it is faster than BF16.
+TEST(CostModel, Fp8WithoutFp8UnitsRunsOnSixteenBitTensorCores) {
+  const LoadedModel& lm = default_model();
+  auto time_of = [&](const char* gpu, DType d) {
+    Kernel k;
+    k.cls = KernelClass::gemm;
+    k.dtype = d;
+    k.m = k.n = k.k = 8192;
+    k.derive_from_shape();
+    return lm.model.predict(k, lm.caps_for(default_gpu_database().resolve(gpu))).time_us;
+  };
+  const double a8 = time_of("A100-SXM4-80GB", DType::fp8), a16 = time_of("A100-SXM4-80GB", DType::bf16);
+  EXPECT_GT(a8, 0.9 * a16);
+  EXPECT_LT(a8, 1.1 * a16);
+  EXPECT_GT(time_of("A100-SXM4-80GB", DType::fp32), 3 * a8);  // SIMT FP32 is far slower
+  EXPECT_LT(time_of("H100-SXM", DType::fp8), 0.8 * time_of("H100-SXM", DType::bf16));
+}
+
 TEST(CostModel, ShippedDatabaseGivesEveryGpuPositiveFiniteTimes) {
   const LoadedModel& lm = default_model();
   for (const GpuSpec& g : default_gpu_database().all()) {

@@ -105,6 +105,41 @@ TEST(SynthTransformer, InferenceGemmFlopsAreTwiceParamsTimesTokens) {
   EXPECT_EQ(qk->dtype, DType::bf16);  // llama default
 }
 
+// FP8 serving: the same GEMM work as BF16 (2 x params x tokens plus attention), but the blocks'
+// projections are FP8 GEMMs, each after a per-token quantization of its BF16 input (one per
+// projection launch); attention, norms, embeddings and the LM head stay BF16.
+TEST(SynthTransformer, Fp8InferenceQuantizesEachBlockProjection) {
+  SynthOptions o;
+  o.seq = 2048;
+  const auto bf = synthesize("llama3-8b", o);
+  o.dtype = DType::fp8;
+  const auto ks = synthesize("llama3-8b", o);
+  EXPECT_NEAR(total_flops(ks, {KernelClass::gemm}) / total_flops(bf, {KernelClass::gemm}), 1.0, 1e-12);
+  const double L = 32, d = 4096, kvd = 1024, F = 14336, T = 2048;
+  double fp8_flops = 0, quant_launches = 0, quant_bytes = 0;
+  for (const auto& k : ks) {
+    if (k.dtype == DType::fp8) {
+      EXPECT_EQ(k.cls, KernelClass::gemm) << k.name;
+      EXPECT_EQ(k.name.rfind("layer.", 0), 0u) << k.name;
+      fp8_flops += k.flops * k.count;
+    }
+    if (k.name.find("per_token_quant_fp8") != std::string::npos) {
+      quant_launches += k.count;
+      quant_bytes += k.bytes * k.count;
+    }
+  }
+  EXPECT_NEAR(fp8_flops / (2 * T * L * (2 * d * d + 2 * d * kvd + 3 * d * F)), 1.0, 1e-12);
+  // q, k, v, o, gate, up, down: seven launches per layer; inputs d wide except down_proj's F.
+  EXPECT_DOUBLE_EQ(quant_launches, 7 * L);
+  EXPECT_NEAR(quant_bytes / (L * (6 * T * d + T * F) * 5), 1.0, 1e-3);
+  const Kernel* qk = find(ks, "layer.attn.qk aten::bmm (QK^T)");
+  ASSERT_NE(qk, nullptr);
+  EXPECT_EQ(qk->dtype, DType::bf16);
+  const Kernel* head = find(ks, "head.lm_head aten::mm");
+  ASSERT_NE(head, nullptr);
+  EXPECT_EQ(head->dtype, DType::bf16);
+}
+
 TEST(SynthTransformer, LinearShapesAndBackwardGemms) {
   SynthOptions o;
   o.mode = Mode::train;
@@ -367,6 +402,12 @@ TEST(SynthOptionsTest, BadOptionsNameTheOption) {
   EXPECT_NE(error_of([&] { synthesize("gpt2-large", o); }).find("'--seq'"), std::string::npos);
   o.seq = 0;
   o.dtype = DType::fp8;
+  o.mode = Mode::train;  // FP8 is synthesized for serving (inference) only
+  EXPECT_NE(error_of([&] { synthesize("bert-large", o); }).find("'--dtype': fp8 is synthesized for --mode infer"),
+            std::string::npos);
+  o.mode = Mode::infer;
+  EXPECT_NE(error_of([&] { synthesize("resnet50", o); }).find("'--dtype'"), std::string::npos);
+  o.dtype = DType::int8;
   EXPECT_NE(error_of([&] { synthesize("bert-large", o); }).find("'--dtype'"), std::string::npos);
   o.dtype.reset();
   o.heads = 7;
