@@ -30,6 +30,10 @@ struct ArchFacts {
   // The cuBLAS SGEMM kernel families this architecture runs (bit i = SgemmFamily i): a measured
   // kernel of one of them ran the tile its name records, so that tile replaces the menu's choice.
   uint32_t sgemm_families = 0;
+  // Its SGEMMs slow down when each CTA runs a long K range (params simt_long_k_exp): measured on both
+  // Pascal boards (P100, P4: 2-3x from 4096 to 65536 elements of K per CTA at equal work per CTA, the
+  // same whether the range is long from K itself or from less split-K), not on Volta or Ampere.
+  bool simt_long_k = false;
   bool runs(SgemmFamily f) const { return f != SgemmFamily::none && (sgemm_families >> unsigned(f) & 1u); }
 };
 

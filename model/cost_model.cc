@@ -23,6 +23,10 @@ namespace {
 // PersistentSoftmax.cuh: dim <= 1024); a framework fact, not a GPU one.
 constexpr int64_t kWarpSoftmaxMaxRow = 1024;
 
+// Where the long-K slowdown of ArchFacts::simt_long_k begins: the knee both Pascal boards show
+// (K per CTA, elements).
+constexpr double kLongKElements = 4096;
+
 // The dtype whose GEMM rate `d` gets: its own, or the SIMT FP32 one when the GPU has no unit for it
 // (e.g. FP16 on a P4).
 int gemm_dtype(const GpuCaps& g, DType d) { return g.tensor_tflops[int(d)] > 0 ? int(d) : int(DType::fp32); }
@@ -106,6 +110,12 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   // (convolutions: cuDNN's choice is in their fitted family rates).
   const bool unnamed_sgemm = simt && !named && k.cls == KernelClass::gemm;
   const double sm_rate = unnamed_sgemm ? sm_rate_named * p[kSimtChoiceEff] : sm_rate_named;
+  // Architectures whose cuBLAS SGEMMs slow down over long per-CTA K ranges (ArchFacts::simt_long_k);
+  // cuDNN's convolution kernels on them show no such trend (fitting them in made both boards' convs worse).
+  const double long_k_exp = simt && g.arch.simt_long_k && k.cls == KernelClass::gemm ? p[kSimtLongKExp] : 0.0;
+  auto long_k = [long_k_exp](double k_range) {
+    return long_k_exp > 0 && k_range > kLongKElements ? std::pow(k_range / kLongKElements, long_k_exp) : 1.0;
+  };
   const int first_split = named_split > 0 ? named_split : 1;
   const int max_split = named_split > 0 ? named_split : g.arch.split_k ? g.arch.max_split_k : 1;
   const double tiles_b = double(k.batch);
@@ -124,8 +134,10 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
     const double tiles = tiles_b * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
     const double work_per_k = 2.0 * t.area * t.ctas / (sm_rate * t.eff);  // µs per k-element per wave
     for (int s = first_split; s <= max_split; s *= 2) {
-      // Split K only while it fills idle SMs and leaves each split a useful K range.
-      if (s > 1 && named_split == 0 && (tiles * s > 2 * t.slots || kk / s < 128)) break;
+      // Split K only while it fills idle SMs (or, where long per-CTA K ranges are slow, shortens one
+      // beyond the knee) and leaves each split a useful K range.
+      const bool fills = tiles * s <= 2 * t.slots || long_k(kk / (s / 2)) > 1.0;
+      if (s > 1 && named_split == 0 && (!fills || kk / s < 128)) break;
       // A partial last wave costs a full one, unless the library balances it across SMs
       // (stream-K), where only a fraction of a tile of imbalance remains. A SIMT SGEMM's last wave
       // costs what its busiest SM holds: with fewer of its small CTAs resident than fit, each gets a
@@ -137,7 +149,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
       const double waves = g.arch.stream_k ? std::max(1.0, exact)
                            : simt          ? std::ceil(tiles * s / g.sm_count) / t.ctas
                                            : std::ceil(exact);
-      const double t_c = waves * (kk / s + k_fill) * work_per_k;
+      const double t_c = waves * (kk / s + k_fill) * work_per_k * long_k(kk / s);
       const double t_m = s == 1 ? t_m1 : (bytes + mn4 * s) * inv_bw + latency;
       const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);
       if (total < best) best = total, best_c = t_c, best_m = t_m;

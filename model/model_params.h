@@ -50,6 +50,8 @@ enum Param : int {
   kConvChoiceGain,   // a CUDA-core convolution whose cuDNN algorithm is not known runs at this gain (relative
                      // to implicit GEMM): measured by kcast calibrate as the median gain of the measured
                      // FP32 convolutions' families, not fitted
+  kSimtLongKExp,     // on architectures that show it (ArchFacts::simt_long_k: Pascal), an SGEMM whose CTAs
+                     // each run a K range beyond kLongKElements slows as (K range / kLongKElements)^this
   kNumParams
 };
 

@@ -137,6 +137,22 @@ TEST(ArchFacts, BatchedSgemmTileIsOneTileOrNone) {
   }
 }
 
+// simt_long_k is a 0/1 flag (absent = 0); the shipped table sets it for Pascal only.
+TEST(ArchFacts, LongKFlagIsReadAndSetForPascal) {
+  const auto t = parse_arch_facts("compute_capability,tiles,simt_long_k\n6.0,128x128,1\n7.0,128x128,\n", "archs.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_TRUE(t[0].simt_long_k);
+  EXPECT_FALSE(t[1].simt_long_k);
+  for (const char* cc : {"6.0", "6.1"}) EXPECT_TRUE(find_arch_facts(default_arch_facts(), cc).simt_long_k) << cc;
+  for (const char* cc : {"7.0", "7.5", "8.0", "9.0"}) EXPECT_FALSE(find_arch_facts(default_arch_facts(), cc).simt_long_k) << cc;
+  try {
+    parse_arch_facts("compute_capability,tiles,simt_long_k\n6.0,128x128,yes\n", "archs.csv");
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("archs.csv:2: column 'simt_long_k'"), std::string::npos) << e.what();
+  }
+}
+
 // Which cuBLAS SGEMM kernel families an architecture runs: a list, empty for none; an unknown
 // family is an error naming the file, line and column.
 TEST(ArchFacts, SgemmFamiliesAreAListOfKnownNames) {

@@ -194,6 +194,40 @@ TEST(CostModel, SgemmLastWaveCostsWhatItsBusiestSmHolds) {
   // Tensor-core GEMMs keep the full-wave rule (PartialLastWaveCostsAFullWave).
 }
 
+// Pascal SGEMMs slow down over long per-CTA K ranges (ArchFacts::simt_long_k): with the exponent at
+// 0.5, a named maxwell SGEMM running K = 65536 in one range costs 16^0.5 = 4x the per-K work of the
+// same GEMM without the term; split 16 ways (4096 per CTA) it is untouched; so are K <= 4096, a
+// Volta SGEMM and a convolution of the same shape.
+TEST(CostModel, PascalSgemmPaysForLongKRangesPerCta) {
+  ModelParams p;
+  p[kFloorBlend] = 1.0;
+  p[kKFillSimt] = 0.0;  // per-K work alone
+  CostModel flat(p, default_arch_facts());
+  p[kSimtLongKExp] = 0.5;
+  CostModel longk(p, default_arch_facts());
+  auto ratio = [&](const char* cc, const char* name, int64_t k, int64_t split, KernelClass cls) {
+    GpuSpec g = paper_gpu();
+    g.compute_capability = cc;
+    g.measured_dram_bw_gbps = g.dram_bw_gbps = 1e6;  // compute-bound
+    Kernel kn;
+    kn.name = name;
+    kn.cls = cls;
+    kn.dtype = DType::fp32;
+    kn.tile = sgemm_tile_of(kn.name);
+    kn.m = 64 * 20, kn.n = 64 * 20, kn.k = k;
+    kn.grid[0] = 20, kn.grid[1] = 20, kn.grid[2] = split;
+    kn.derive_from_shape();
+    const double floor = g.measured_launch_us;
+    return (longk.predict(kn, longk.caps(g)).time_us - floor) / (flat.predict(kn, flat.caps(g)).time_us - floor);
+  };
+  EXPECT_NEAR(ratio("6.0", "maxwell_sgemm_64x64_tn", 65536, 1, KernelClass::gemm), 4.0, 1e-9);
+  EXPECT_NEAR(ratio("6.1", "maxwell_sgemm_64x64_tn", 65536, 4, KernelClass::gemm), 2.0, 1e-3);  // + split-K cost
+  EXPECT_NEAR(ratio("6.0", "maxwell_sgemm_64x64_tn", 65536, 16, KernelClass::gemm), 1.0, 1e-12);
+  EXPECT_NEAR(ratio("6.0", "maxwell_sgemm_64x64_tn", 4096, 1, KernelClass::gemm), 1.0, 1e-12);
+  EXPECT_NEAR(ratio("7.0", "volta_sgemm_64x64_tn", 65536, 1, KernelClass::gemm), 1.0, 1e-12);
+  EXPECT_NEAR(ratio("6.0", "implicit_convolve_sgemm", 65536, 1, KernelClass::conv), 1.0, 1e-12);
+}
+
 TEST(CostModel, MoreBandwidthNeverSlowsAndAtMostDoubles) {
   CostModel m = plain_model();
   GpuCaps c = m.caps(paper_gpu());
