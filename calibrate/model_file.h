@@ -3,7 +3,7 @@
 //
 // {"format":"kcast-model","version":1,"kcast_version":"0.1.0",
 //  "params":{"floor_us":2.1,...}, "context_overhead_us":{"neusight":18.0,...},
-//  "context_a_pass_bytes":{"aiconfigurator:fp8":3},   (optional; ModelParams::context_a_pass_bytes)
+//  "context_a_pass_bytes":{"aiconfigurator:fp8":5},   (optional; ModelParams::context_a_pass_bytes)
 //  "gpus":{"A100-SXM4-80GB":{"dram_bw_gbps":1760,"l2_bw_gbps":5400,"launch_us":2.6,
 //          "fp32_tflops":19.2,"gemm_eff":{"bf16":0.869},"source":"..."}},
 //  "provenance":{"inputs":[{"file":...,"sha256"/"fnv1a64":...,"rows":N}],"created":...},

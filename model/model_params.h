@@ -69,7 +69,7 @@ struct ModelParams {
   std::map<std::string, double> context_overhead_us;
   // Bytes per element of the GEMM's A operand (batch x m x k) that one more kernel streams in every op
   // measured in that context: a measurement setup whose op is more than the GEMM, e.g. aiconfigurator's
-  // FP8 GEMM, which quantizes its BF16 activation per token first (read 2 bytes, write 1). Data about
+  // FP8 GEMM, which quantizes its BF16 activation per token first (two reads and an FP8 write: 5). Data about
   // the setup, never fitted; like the floor, never part of a GPU's own prediction.
   std::map<std::string, double> context_a_pass_bytes;
 
