@@ -71,6 +71,8 @@ class BatchResidual {
         model_(base.model), rows_of_gpu_(data.gpus.size()) {
     for (const GpuSpec* g : data.gpus) specs_.push_back(base.spec_for(*g));
     for (size_t i = 0; i < data.rows.size(); ++i) rows_of_gpu_[data.rows[i].gpu_index].push_back(i);
+    // Bytes of the extra kernel each row's context runs per op: data, fixed through the fit.
+    for (const auto& r : data.rows) pass_bytes_.push_back(model_.context_pass_bytes(r.kernel));
     for (int b : board_of_gpu_) boards_ += b >= 0;
     for (int b : rig_of_gpu_) rigs_ += b >= 0;
   }
@@ -128,10 +130,8 @@ class BatchResidual {
     if (b >= 0) spec.measured_sgemm_scale = board[b], cached_board_[b] = board[b];
     const GpuCaps caps = model_.caps(spec);
     // A context's extra kernel per op (CostModel::context_pass_us) is GPU work measured with the row.
-    for (size_t i : rows_of_gpu_[g]) {
-      const Kernel& k = data_.rows[i].kernel;
-      cached_pred_[i] = model_.predict(k, caps).time_us + model_.context_pass_us(k, caps);
-    }
+    for (size_t i : rows_of_gpu_[g])
+      cached_pred_[i] = model_.predict(data_.rows[i].kernel, caps).time_us + model_.operand_pass_us(pass_bytes_[i], caps);
   }
 
   const MeasuredSet& data_;
@@ -144,6 +144,7 @@ class BatchResidual {
   std::vector<GpuSpec> specs_;
   mutable CostModel model_;
   std::vector<std::vector<size_t>> rows_of_gpu_;
+  std::vector<double> pass_bytes_;  // per row
   mutable bool cached_valid_ = false;
   mutable std::array<double, kNumParams> cached_params_{};
   mutable std::vector<double> cached_board_;

@@ -180,13 +180,16 @@ KernelPrediction CostModel::at_gemm_rate(const Kernel& k, const GpuCaps& g, doub
                    g.gemm_boost_flops[gd]);
 }
 
-double CostModel::context_pass_us(const Kernel& k, const GpuCaps& g) const {
+double CostModel::context_pass_bytes(const Kernel& k) const {
   if (params_.context_a_pass_bytes.empty() || k.context.empty() || !k.has_shape()) return 0.0;
-  const double per_element = params_.context_a_pass(k.context);
-  if (!(per_element > 0)) return 0.0;
+  return params_.context_a_pass(k.context) * double(k.batch) * double(k.m) * double(k.k);
+}
+
+double CostModel::operand_pass_us(double bytes, const GpuCaps& g) const {
+  if (!(bytes > 0)) return 0.0;
   Kernel pass;
   pass.cls = KernelClass::elementwise;
-  pass.bytes = per_element * double(k.batch) * double(k.m) * double(k.k);
+  pass.bytes = bytes;
   return streaming(pass, g, 1.0, 0).time_us;
 }
 

@@ -37,7 +37,13 @@ class CostModel {
   GpuCaps caps(const GpuSpec& gpu) const { return derive_caps(gpu, params_, archs_); }
   // The extra kernel a GEMM's measurement context runs in each op (ModelParams::context_a_pass_bytes):
   // a streaming pass over its A operand, launch floor included; 0 where the context has none.
-  double context_pass_us(const Kernel& k, const GpuCaps& gpu) const;
+  double context_pass_us(const Kernel& k, const GpuCaps& gpu) const {
+    return operand_pass_us(context_pass_bytes(k), gpu);
+  }
+  // Its two halves, for callers that look the bytes up once per row and time them on many GPUs:
+  // the bytes that pass streams (0: none), and a streaming kernel of `bytes` (0 for none).
+  double context_pass_bytes(const Kernel& k) const;
+  double operand_pass_us(double bytes, const GpuCaps& gpu) const;
 
   const ModelParams& params() const { return params_; }
   ModelParams& mutable_params() { return params_; }

@@ -61,7 +61,10 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
       if (rows[r].context.empty()) continue;
       if (rows[r].context != last) last = rows[r].context, last_us = lm.model.params().context_overhead(last);
       w.context_us[r] = last_us;
-      if (lm.model.params().context_a_pass(rows[r].context) > 0) w.context_pass = true;
+      if (const double b = lm.model.context_pass_bytes(rows[r]); b > 0) {
+        w.context_pass_bytes.resize(rows.size());
+        w.context_pass_bytes[r] = b;
+      }
     }
   }
 
@@ -164,15 +167,15 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
     // The row's context floor on the target's rig (and, for a measured row, on the source's), plus
     // the extra kernel its context's op runs on that GPU, if any.
     const double ctx_base = w.context_us.empty() ? 0.0 : w.context_us[r];
-    const double ctx = ctx_base * caps.context_scale + (w.context_pass ? w.model->context_pass_us(k, caps) : 0.0);
+    const double pass_bytes = w.context_pass_bytes.empty() ? 0.0 : w.context_pass_bytes[r];
+    const double ctx = ctx_base * caps.context_scale + w.model->operand_pass_us(pass_bytes, caps);
     const int s = w.source_of_row[r];
     double t;
     Bound b = p.bound;
     if (s >= 0) {
       const KernelPrediction& ps = w.source_pred[s][u];
       const double d = k.duration_us;
-      const double ctx_s = ctx_base * w.source_caps[s].context_scale +
-                           (w.context_pass ? w.model->context_pass_us(k, w.source_caps[s]) : 0.0);
+      const double ctx_s = ctx_base * w.source_caps[s].context_scale + w.model->operand_pass_us(pass_bytes, w.source_caps[s]);
       const double m_t = transfer_measurement(d, ctx_s, ctx, ps.time_us, p.time_us, floor_t);
       if (m_t > d * transfer_ratio(ctx_s, ctx, ps.time_us, p.time_us)) b = Bound::launch;  // held at the floor
       const double gpu = measured_gpu_time(m_t, ctx, floor_t);

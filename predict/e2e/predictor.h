@@ -39,7 +39,7 @@ struct PreparedWorkload {
   std::vector<std::vector<KernelPrediction>> source_pred;    // [source][unique]
   std::vector<int16_t> source_of_row;                        // -1: predicted absolutely
   std::vector<double> context_us;                            // per row; empty when no row has one
-  bool context_pass = false;  // some row's context runs an operand pass (CostModel::context_pass_us)
+  std::vector<double> context_pass_bytes;  // per row (CostModel::context_pass_bytes); empty when none has one
   std::vector<uint32_t> timeline;                            // rows with start_us, in start order
   double measured_kernel_us = kUnknown;  // sum of count * duration_us when every row is measured
   double measured_step_us = kUnknown;    // the trace's own step (step_time.h)
