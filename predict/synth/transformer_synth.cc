@@ -27,6 +27,7 @@ namespace kcast::synth {
 namespace {
 
 constexpr KernelClass EW = KernelClass::elementwise;
+constexpr const char* kLayerSection = "layer.";  // the repeated block (one layer, count = layers)
 
 class TransformerSynth {
  public:
@@ -54,9 +55,7 @@ class TransformerSynth {
 
   std::vector<Kernel> run() {
     embeddings(tape_.section("embed.", 1));
-    in_layer_ = true;
-    layer(tape_.section("layer.", double(c_.layers)));
-    in_layer_ = false;
+    layer(tape_.section(kLayerSection, double(c_.layers)));
     head(tape_.section("head.", 1));
     if (train_ && o_.loss) loss(tape_.section("loss.", 1));
     return tape_.assemble(o_.mode, o_.optimizer, dt_);
@@ -73,8 +72,7 @@ class TransformerSynth {
   int64_t d_, H_, Hkv_, hd_;
   HeadKind head_;
   bool flash_;
-  bool fp8_ = false;      // --dtype fp8 (inference only): FP8 projections inside the blocks
-  bool in_layer_ = false;  // emitting the repeated block (FP8 serving keeps embeddings and heads BF16)
+  bool fp8_ = false;  // --dtype fp8 (inference only): FP8 projections inside the blocks
   Tape tape_;
 
   // ---- building blocks -------------------------------------------------------------------
@@ -88,7 +86,8 @@ class TransformerSynth {
         s.param(in * out);
         if (bias) s.param(out);
       }
-    if (fp8_ && in_layer_) {
+    // Only the repeated block's projections: FP8 serving keeps embeddings and heads BF16.
+    if (fp8_ && s.prefix == kLayerSection) {
       // sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant: an amax pass and a scale-and-cast
       // pass over each BF16 row, FP8 out, one FP32 scale per row; then the scaled FP8 GEMM (BF16 C).
       s.op(times(work(name + " per_token_quant_fp8", EW, DType::bf16, 3 * rows * double(in),
