@@ -7,9 +7,12 @@
 
 #include "calibrate/gpu_database_csv.h"
 #include "model/error.h"
+#include "tests/input_error_of.h"
 
 namespace kcast {
 namespace {
+
+using kcast::testing::input_error_of;
 
 TEST(ModelFile, RoundTripsParamsContextsAndGpuOverrides) {
   LoadedModel m{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "x"};
@@ -42,12 +45,8 @@ TEST(ModelFile, RejectsWrongFormatAndBadJsonNamingTheFile) {
   {
     std::ofstream(path) << "{\"format\": \"other\"}";
   }
-  try {
-    load_model(path);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
-  }
+  const std::string wrong_format = input_error_of([&] { load_model(path); });
+  EXPECT_NE(wrong_format.find(path), std::string::npos) << wrong_format;
   {
     std::ofstream(path) << "{\"format\": \"kcast-model\", ";
   }
@@ -56,12 +55,8 @@ TEST(ModelFile, RejectsWrongFormatAndBadJsonNamingTheFile) {
   {
     std::ofstream(path) << R"({"format":"kcast-model","version":1,"params":{"floor_us":1e99999}})";
   }
-  try {
-    load_model(path);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(path + ": invalid JSON"), std::string::npos) << e.what();
-  }
+  const std::string too_large = input_error_of([&] { load_model(path); });
+  EXPECT_NE(too_large.find(path + ": invalid JSON"), std::string::npos) << too_large;
   std::remove(path.c_str());
 }
 
@@ -70,12 +65,8 @@ TEST(ModelFile, RejectsANegativeOperandPassNamingTheContext) {
   {
     std::ofstream(path) << R"({"format":"kcast-model","version":1,"context_a_pass_bytes":{"bench:fp8":-3}})";
   }
-  try {
-    load_model(path);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(path + ": context_a_pass_bytes.bench:fp8"), std::string::npos) << e.what();
-  }
+  const std::string err = input_error_of([&] { load_model(path); });
+  EXPECT_NE(err.find(path + ": context_a_pass_bytes.bench:fp8"), std::string::npos) << err;
   std::remove(path.c_str());
 }
 
@@ -129,12 +120,10 @@ TEST(ArchFacts, BatchedSgemmTileIsOneTileOrNone) {
   EXPECT_EQ(t[0].simt_batched.m, 64);
   EXPECT_EQ(t[0].simt_batched.n, 128);
   EXPECT_EQ(t[1].simt_batched.m, 0);
-  try {
+  const std::string err = input_error_of([] {
     parse_arch_facts("compute_capability,tiles,simt_batched_tile\n8.0,128x128,128x128;64x64\n", "archs.csv");
-    FAIL() << "expected an error";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("archs.csv:2: column 'simt_batched_tile'"), std::string::npos) << e.what();
-  }
+  });
+  EXPECT_NE(err.find("archs.csv:2: column 'simt_batched_tile'"), std::string::npos) << err;
 }
 
 // simt_long_k is a 0/1 flag (absent = 0); the shipped table sets it for Pascal only.
@@ -144,13 +133,11 @@ TEST(ArchFacts, LongKFlagIsReadAndSetForPascal) {
   EXPECT_TRUE(t[0].simt_long_k);
   EXPECT_FALSE(t[1].simt_long_k);
   for (const char* cc : {"6.0", "6.1"}) EXPECT_TRUE(find_arch_facts(default_arch_facts(), cc).simt_long_k) << cc;
-  for (const char* cc : {"7.0", "7.5", "8.0", "9.0"}) EXPECT_FALSE(find_arch_facts(default_arch_facts(), cc).simt_long_k) << cc;
-  try {
-    parse_arch_facts("compute_capability,tiles,simt_long_k\n6.0,128x128,yes\n", "archs.csv");
-    FAIL() << "expected an error";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("archs.csv:2: column 'simt_long_k'"), std::string::npos) << e.what();
-  }
+  for (const char* cc : {"7.0", "7.5", "8.0", "9.0"})
+    EXPECT_FALSE(find_arch_facts(default_arch_facts(), cc).simt_long_k) << cc;
+  const std::string err =
+      input_error_of([] { parse_arch_facts("compute_capability,tiles,simt_long_k\n6.0,128x128,yes\n", "archs.csv"); });
+  EXPECT_NE(err.find("archs.csv:2: column 'simt_long_k'"), std::string::npos) << err;
 }
 
 // Which cuBLAS SGEMM kernel families an architecture runs: a list, empty for none; an unknown
@@ -167,14 +154,10 @@ TEST(ArchFacts, SgemmFamiliesAreAListOfKnownNames) {
   EXPECT_FALSE(t[0].runs(SgemmFamily::ampere));
   EXPECT_FALSE(t[0].runs(SgemmFamily::none));
   EXPECT_EQ(t[1].sgemm_families, 0u);
-  try {
-    parse_arch_facts("compute_capability,tiles,sgemm_families\n8.0,128x128,ampere;hopper\n", "archs.csv");
-    FAIL() << "expected an error";
-  } catch (const InputError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("archs.csv:2: column 'sgemm_families'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("hopper"), std::string::npos) << msg;
-  }
+  const std::string msg = input_error_of(
+      [] { parse_arch_facts("compute_capability,tiles,sgemm_families\n8.0,128x128,ampere;hopper\n", "archs.csv"); });
+  EXPECT_NE(msg.find("archs.csv:2: column 'sgemm_families'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("hopper"), std::string::npos) << msg;
 }
 
 TEST(ArchFacts, ParsesBothTileMenusAndNamesABadCell) {
@@ -187,18 +170,15 @@ TEST(ArchFacts, ParsesBothTileMenusAndNamesABadCell) {
   ASSERT_EQ(t[0].simt_tiles.size(), 2u);
   EXPECT_EQ(t[0].simt_tiles[1].m, 32);
   EXPECT_TRUE(t[1].simt_tiles.empty());
-  try {
+  const std::string msg = input_error_of([] {
     parse_arch_facts(
         "compute_capability,tiles,simt_tiles\n"
         "7.0,128x128,128y64\n",
         "archs.csv");
-    FAIL() << "expected an error";
-  } catch (const InputError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("archs.csv"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("simt_tiles"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("128y64"), std::string::npos) << msg;
-  }
+  });
+  EXPECT_NE(msg.find("archs.csv"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("simt_tiles"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("128y64"), std::string::npos) << msg;
 }
 
 }  // namespace

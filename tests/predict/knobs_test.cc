@@ -5,6 +5,7 @@
 
 #include "model/error.h"
 #include "predict/whatif/whatif.h"
+#include "tests/input_error_of.h"
 #include "tests/predict/predict_fixture.h"
 
 namespace kcast {
@@ -12,33 +13,25 @@ namespace {
 
 using namespace kcast::testing;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(Knobs, UnknownKnobIsAnErrorListingTheKnobs) {
-  const std::string e = error_of([] { parse_knob("hbm_speed", "--set"); });
+  const std::string e = input_error_of([] { parse_knob("hbm_speed", "--set"); });
   EXPECT_NE(e.find("'--set'"), std::string::npos) << e;
   EXPECT_NE(e.find("hbm_speed"), std::string::npos) << e;
   for (const auto& k : kKnobs) EXPECT_NE(e.find(k.name), std::string::npos) << k.name;
 }
 
 TEST(Knobs, BadAssignmentsAreErrors) {
-  EXPECT_NE(error_of([] { parse_knob_assignment("dram_bw", "--set"); }).find("KNOB=NUMBER"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_knob_assignment("dram_bw=fast", "--set"); }).find("not a number"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_knob_assignment("=3", "--set"); }).find("unknown knob"), std::string::npos);
+  EXPECT_NE(input_error_of([] { parse_knob_assignment("dram_bw", "--set"); }).find("KNOB=NUMBER"), std::string::npos);
+  EXPECT_NE(input_error_of([] { parse_knob_assignment("dram_bw=fast", "--set"); }).find("not a number"), std::string::npos);
+  EXPECT_NE(input_error_of([] { parse_knob_assignment("=3", "--set"); }).find("unknown knob"), std::string::npos);
   const auto [k, v] = parse_knob_assignment("l2_size=96", "--set");
   EXPECT_EQ(k, Knob::l2_size);
   EXPECT_EQ(v, 96.0);
   const GpuSpec& a100 = db().resolve("A100-SXM4-80GB");
   GpuCaps c = model().caps_for(a100);
-  EXPECT_FALSE(error_of([&] { set_knob(c, a100, Knob::dram_bw, -1, "--set"); }).empty());
-  EXPECT_FALSE(error_of([&] { scale_knob(c, a100, Knob::clock, 0, "--scale"); }).empty());
+  EXPECT_FALSE(input_error_of([&] { set_knob(c, a100, Knob::dram_bw, -1, "--set"); }).empty());
+  EXPECT_FALSE(input_error_of([&] { scale_knob(c, a100, Knob::clock, 0, "--scale"); }).empty());
 }
 
 TEST(Knobs, SimpleKnobsSetTheirField) {
@@ -69,7 +62,7 @@ TEST(Knobs, TensorFlopsSetsBf16AndScalesOtherTensorDtypes) {
   // A GPU without tensor cores has no tensor_flops to set.
   const GpuSpec& p100 = db().resolve("P100-PCIe-16GB");
   GpuCaps p = model().caps_for(p100);
-  EXPECT_NE(error_of([&] { set_knob(p, p100, Knob::tensor_flops, 100, "--set"); }).find("vector_flops"),
+  EXPECT_NE(input_error_of([&] { set_knob(p, p100, Knob::tensor_flops, 100, "--set"); }).find("vector_flops"),
             std::string::npos);
 }
 
@@ -128,7 +121,7 @@ TEST(Sweep, ParsesRangeAndRejectsBadText) {
   EXPECT_EQ(parse_sweep("clock=900:900:1", "--sweep").values(), std::vector<double>{900});
   for (const char* bad : {"dram_bw=1:2", "dram_bw=1:2:0", "dram_bw=1:2:2.5", "dram_bw=a:2:3", "dram_bw",
                           "warp_speed=1:2:3", "dram_bw=1:2:3:4"})
-    EXPECT_FALSE(error_of([&] { parse_sweep(bad, "--sweep"); }).empty()) << bad;
+    EXPECT_FALSE(input_error_of([&] { parse_sweep(bad, "--sweep"); }).empty()) << bad;
 }
 
 TEST(Sweep, OnePointPerStepAndMoreBandwidthNeverSlower) {

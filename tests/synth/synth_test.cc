@@ -14,9 +14,12 @@
 #include "calibrate/kernel_list_csv.h"
 #include "model/error.h"
 #include "predict/synth/transformer_config.h"
+#include "tests/input_error_of.h"
 
 namespace kcast::synth {
 namespace {
+
+using kcast::testing::input_error_of;
 
 double total_flops(const std::vector<Kernel>& ks, std::initializer_list<KernelClass> classes) {
   double f = 0;
@@ -32,14 +35,6 @@ const Kernel* find(const std::vector<Kernel>& ks, const std::string& name) {
   return nullptr;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string write_temp(const std::string& name, const std::string& text) {
   auto p = std::filesystem::temp_directory_path() / ("kcast_synth_" + std::to_string(::getpid()) + "_" + name);
@@ -365,7 +360,7 @@ TEST(SynthConfigFile, ReadsHuggingFaceConfigs) {
 TEST(SynthConfigFile, ErrorsNameFileAndKey) {
   auto err = [](const std::string& json) {
     const std::string p = write_temp("bad.json", json);
-    const std::string e = error_of([&] { read_hf_config(p); });
+    const std::string e = input_error_of([&] { read_hf_config(p); });
     std::filesystem::remove(p);
     return std::make_pair(p, e);
   };
@@ -391,29 +386,29 @@ TEST(SynthConfigFile, ErrorsNameFileAndKey) {
   EXPECT_NE(e9.find("implausibly large"), std::string::npos) << e9;
   auto [p4, e4] = err("{not json");
   EXPECT_NE(e4.find(p4), std::string::npos) << e4;
-  EXPECT_NE(error_of([] { read_hf_config("/nonexistent/config.json"); }).find("/nonexistent/config.json"),
+  EXPECT_NE(input_error_of([] { read_hf_config("/nonexistent/config.json"); }).find("/nonexistent/config.json"),
             std::string::npos);
 }
 
 TEST(SynthOptionsTest, BadOptionsNameTheOption) {
   SynthOptions o;
-  EXPECT_NE(error_of([&] { synthesize("gpt5", o); }).find("unknown model 'gpt5'"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { synthesize("gpt5", o); }).find("unknown model 'gpt5'"), std::string::npos);
   o.seq = 128;
-  EXPECT_NE(error_of([&] { synthesize("resnet50", o); }).find("'--seq'"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { synthesize("resnet50", o); }).find("'--seq'"), std::string::npos);
   o.seq = 4096;
-  EXPECT_NE(error_of([&] { synthesize("gpt2-large", o); }).find("'--seq'"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { synthesize("gpt2-large", o); }).find("'--seq'"), std::string::npos);
   o.seq = 0;
   o.dtype = DType::fp8;
   o.mode = Mode::train;  // FP8 is synthesized for serving (inference) only
-  EXPECT_NE(error_of([&] { synthesize("bert-large", o); }).find("'--dtype': fp8 is synthesized for --mode infer"),
+  EXPECT_NE(input_error_of([&] { synthesize("bert-large", o); }).find("'--dtype': fp8 is synthesized for --mode infer"),
             std::string::npos);
   o.mode = Mode::infer;
-  EXPECT_NE(error_of([&] { synthesize("resnet50", o); }).find("'--dtype'"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { synthesize("resnet50", o); }).find("'--dtype'"), std::string::npos);
   o.dtype = DType::int8;
-  EXPECT_NE(error_of([&] { synthesize("bert-large", o); }).find("'--dtype'"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { synthesize("bert-large", o); }).find("'--dtype'"), std::string::npos);
   o.dtype.reset();
   o.heads = 7;
-  EXPECT_NE(error_of([&] { synthesize("bert-large", o); }).find("not a multiple"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { synthesize("bert-large", o); }).find("not a multiple"), std::string::npos);
 }
 
 TEST(SynthCli, ListsModelsAndRejectsBadOptions) {
