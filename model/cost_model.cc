@@ -136,8 +136,10 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
     for (int s = first_split; s <= max_split; s *= 2) {
       // Split K only while it fills idle SMs (or, where long per-CTA K ranges are slow, shortens one
       // beyond the knee) and leaves each split a useful K range.
-      const bool fills = tiles * s <= 2 * t.slots || long_k(kk / (s / 2)) > 1.0;
-      if (s > 1 && named_split == 0 && (!fills || kk / s < 128)) break;
+      if (s > 1 && named_split == 0) {
+        const bool fills = tiles * s <= 2 * t.slots || long_k(kk / (s / 2)) > 1.0;
+        if (!fills || kk / s < 128) break;
+      }
       // A partial last wave costs a full one, unless the library balances it across SMs
       // (stream-K), where only a fraction of a tile of imbalance remains. A SIMT SGEMM's last wave
       // costs what its busiest SM holds: with fewer of its small CTAs resident than fit, each gets a
