@@ -168,8 +168,10 @@ double median_or(std::vector<double>& v, double fallback) {
 //  * kSimtChoiceEff: over the SGEMMs whose names record the tile their GPU ran, the median ratio of
 //    the model's time with the menu's best tile to its time with the named one (compute-bound rows
 //    well above the floor, where the ratio is the tiles' alone);
-//  * kConvChoiceGain: the median family gain (conv_*_gain; implicit GEMM 1) of the CUDA-core
-//    convolutions whose names say which cuDNN algorithm ran.
+//  * kConvChoiceGain: over the CUDA-core convolutions whose names say which cuDNN algorithm ran, the
+//    median ratio of the model's time for the same shape as implicit GEMM to its time with that
+//    algorithm (its family gain, and for Winograd also its grid's tiling; compute-bound rows well
+//    above the floor).
 void measure_library_choices(LoadedModel& m, const MeasuredSet& data, bool simt_choice, bool conv_choice) {
   ModelParams& mp = m.model.mutable_params();
   const double before = mp[kSimtChoiceEff];
@@ -180,16 +182,18 @@ void measure_library_choices(LoadedModel& m, const MeasuredSet& data, bool simt_
     const GpuCaps& c = caps[r.gpu_index];
     const Kernel& k = r.kernel;
     if (!is_simt_gemm(k, c)) continue;
-    if (k.cls == KernelClass::conv) {
-      if (k.conv_algo != ConvAlgo::unknown) conv_gains.push_back(conv_gain(mp, k.conv_algo, true));
+    const bool conv = k.cls == KernelClass::conv;
+    if (conv ? !conv_choice || k.conv_algo == ConvAlgo::unknown
+             : !simt_choice || !k.tile.known() || !c.arch.runs(k.tile.family))
       continue;
-    }
-    if (!simt_choice || !k.tile.known() || !c.arch.runs(k.tile.family)) continue;
     const KernelPrediction named = m.model.predict(k, c);
     if (named.bound != Bound::compute || named.time_us < 4 * c.launch_floor_us) continue;
     Kernel unnamed = k;
-    unnamed.tile = {};
-    tile_ratios.push_back(m.model.predict(unnamed, c).time_us / named.time_us);
+    if (conv)
+      unnamed.conv_algo = ConvAlgo::implicit;
+    else
+      unnamed.tile = {};
+    (conv ? conv_gains : tile_ratios).push_back(m.model.predict(unnamed, c).time_us / named.time_us);
   }
   mp[kSimtChoiceEff] = simt_choice ? std::clamp(median_or(tile_ratios, before), kParamInfo[kSimtChoiceEff].lower, 1.0)
                                    : before;

@@ -14,6 +14,17 @@
 
 namespace kcast {
 
+// cuDNN's CUDA-core Winograd kernels (*_scudnn_winograd_128x128_*_tile<abc>*) compute F(2x2,3x3):
+// each CTA takes 32 output tiles of 2x2 (a x b x c = 32 in every variant's name: tile148t, 228n, 244n,
+// 418n, 424n, 442t) for 32 output channels, and runs its 16 transformed products as one 128x128 GEMM
+// tile over K = input channels (16 x 32 tiles x 32 channels = 128 x 128). The NeuSight corpus shows
+// the tiling on all five GPUs: grid CTAs x 4096 >= outputs, with equality (1.00) at the best-fitting
+// shapes of every variant (tile148t: grid = batch x ceil(Cout/32), ceil(Ho/8), ceil(Wo/16)).
+inline constexpr int kWinogradCtaTile = 128;     // the CTA's transformed-GEMM tile, m and n
+inline constexpr int kWinogradTaps = 9;          // 3x3 filter taps per input channel in kcast's k
+inline constexpr int kWinogradCtaPixels = 128;   // outputs per channel per CTA: 32 tiles of 2x2
+inline constexpr int kWinogradCtaChannels = 32;  // output channels per CTA
+
 enum class ConvAlgo : uint8_t { implicit, gemm, winograd, fft, legacy, unknown };
 
 ConvAlgo conv_algo_of(std::string_view kernel_name);

@@ -91,8 +91,18 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   const double sm_rate_named = gemm_rate(g, k.dtype) * rate_scale / g.sm_count /  // FLOP/µs per SM
                                power_stretch(k.gemm_flops(), g.gemm_derate[gd], g.gemm_boost_flops[gd]);
   const double bytes = known(k.bytes) ? k.bytes : k.gemm_bytes();
-  const double kk = double(k.k), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
   const bool simt = g.simt_gemm[int(k.dtype)];
+  // cuDNN's CUDA-core Winograd kernels: each CTA is one 128x128 tile over K = input channels for 128
+  // outputs of 32 channels (model/conv_algo.h). They tile the output per image, not over m = batch x
+  // H x W, so small images leave most of a CTA idle: a recorded launch grid counts the CTAs that ran;
+  // without one, the outputs fill whole CTAs (the count for large images).
+  const bool winograd = simt && k.cls == KernelClass::conv && k.conv_algo == ConvAlgo::winograd;
+  const double winograd_ctas =
+      !winograd       ? 0.0
+      : k.grid[0] > 0 ? double(k.grid[0]) * double(std::max<int64_t>(k.grid[1], 1)) * double(std::max<int64_t>(k.grid[2], 1))
+                      : double(k.batch) * std::ceil(double(k.m) / kWinogradCtaPixels) *
+                            std::ceil(double(k.n) / kWinogradCtaChannels);
+  const double kk = double(k.k) / (winograd ? kWinogradTaps : 1), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
   const double k_fill = simt ? p[kKFillSimt] : p[kKFill];
   // GEMM operands stream from DRAM: benchmark loops and real models rarely find them in L2.
   // Operand traffic without split-K is the same for every tile; split-K adds fp32 partial sums
@@ -105,7 +115,10 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   // trace records one, is its K split (a batched GEMM's is the batch); without a grid the split is
   // chosen as for any GEMM.
   const bool named = simt && k.tile.known() && g.arch.runs(k.tile.family);
-  const int named_split = !named || k.grid[2] <= 0 ? 0 : k.batch > 1 ? 1 : int(std::min<int64_t>(k.grid[2], 4096));
+  const int named_split = winograd ? 1
+                          : !named || k.grid[2] <= 0 ? 0
+                          : k.batch > 1              ? 1
+                                                     : int(std::min<int64_t>(k.grid[2], 4096));
   // Without it, a GEMM takes the menu's best tile at the measured rate of the library's own choice
   // (convolutions: cuDNN's choice is in their fitted family rates).
   const bool unnamed_sgemm = simt && !named && k.cls == KernelClass::gemm;
@@ -123,15 +136,20 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   // SIMT GEMMs choose from their own menu, except batched ones on architectures where cuBLAS runs
   // every batched SGEMM with one tile (ArchFacts::simt_batched), thin or not.
   GpuCaps::TileMenu one;
-  if (named) {
+  if (winograd) {
+    one.t[0] = g.simt_tile(kWinogradCtaTile, kWinogradCtaTile, p[kTileExpSimt]);
+    one.n = 1;
+  } else if (named) {
     one.t[0] = g.simt_tile(k.tile.m, k.tile.n, p[kTileExpSimt]);
     one.n = 1;
   }
-  const GpuCaps::TileMenu& menu =
-      named ? one : !simt ? g.tiles : (k.batch > 1 && g.simt_batched.n > 0 ? g.simt_batched : g.simt_tiles);
+  const GpuCaps::TileMenu& menu = winograd || named ? one
+                                  : !simt             ? g.tiles
+                                  : (k.batch > 1 && g.simt_batched.n > 0 ? g.simt_batched : g.simt_tiles);
   for (int ti = 0; ti < menu.n; ++ti) {
     const GpuCaps::Tile& t = menu.t[ti];
-    const double tiles = tiles_b * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
+    const double tiles = winograd ? winograd_ctas
+                                    : tiles_b * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
     const double work_per_k = 2.0 * t.area * t.ctas / (sm_rate * t.eff);  // µs per k-element per wave
     for (int s = first_split; s <= max_split; s *= 2) {
       // Split K only while it fills idle SMs (or, where long per-CTA K ranges are slow, shortens one

@@ -28,7 +28,7 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"tile_exp_simt", 0.3, 0.0, 1.0, "small-tile throughput exponent, SIMT SGEMM tiles"},
     {"power_tau_us", 100.0, 1.0, 1e6, "dense math at boost before the power limit bites (µs)"},
     {"conv_gemm_gain", 1.0, 0.2, 4.0, "cuBLAS-SGEMM conv (1x1, im2col, Winograd-nonfused) throughput / implicit GEMM"},
-    {"conv_winograd_gain", 1.0, 0.2, 4.0, "Winograd conv throughput / implicit GEMM"},
+    {"conv_winograd_gain", 1.0, 0.2, 4.0, "cuDNN Winograd CTA (128x128 tile over input channels) throughput / an SGEMM tile's"},
     {"conv_fft_gain", 1.0, 0.2, 4.0, "FFT conv throughput / implicit GEMM"},
     {"conv_legacy_gain", 1.0, 0.2, 4.0, "implicit/explicit_convolve_sgemm throughput / implicit GEMM"},
     {"simt_choice_eff", 1.0, 0.3, 1.0, "SGEMM without a named tile: library choice / best tile throughput (measured, not fitted)"},

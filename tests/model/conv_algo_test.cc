@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "model/cost_model.h"
 #include "calibrate/model_file.h"
 #include "tests/model/compute_bound_gpu.h"
@@ -33,19 +35,25 @@ TEST(ConvAlgo, FamiliesFromKernelNames) {
 // A family's gain scales a compute-bound convolution's rate: twice the gain, half the time.
 TEST(ConvAlgo, GainScalesAComputeBoundConvolution) {
   const GpuSpec g = testing::compute_bound_gpu("8.0", 100);
-  ModelParams p;
-  p[kFloorBlend] = 1.0;
-  p[kConvWinogradGain] = 2.0;
-  CostModel m(p, default_arch_facts());
-  const GpuCaps caps = m.caps(g);
-  Kernel k;
-  k.cls = KernelClass::conv;
-  k.m = 8192, k.n = 512, k.k = 4608;
-  k.derive_from_shape();
-  const double implicit = m.predict(k, caps).time_us - 1.0;
-  k.conv_algo = ConvAlgo::winograd;
-  const double winograd = m.predict(k, caps).time_us - 1.0;
-  EXPECT_NEAR(winograd, implicit / 2.0, implicit * 1e-9);
+  const std::pair<ConvAlgo, Param> families[] = {{ConvAlgo::gemm, kConvGemmGain},
+                                                 {ConvAlgo::winograd, kConvWinogradGain},
+                                                 {ConvAlgo::fft, kConvFftGain},
+                                                 {ConvAlgo::legacy, kConvLegacyGain}};
+  for (const auto& [algo, gain] : families) {
+    Kernel k;
+    k.cls = KernelClass::conv;
+    k.conv_algo = algo;
+    k.m = 8192, k.n = 512, k.k = 4608;
+    k.derive_from_shape();
+    auto work_us = [&](double gain_value) {
+      ModelParams p;
+      p[kFloorBlend] = 1.0;
+      p[gain] = gain_value;
+      const CostModel m(p, default_arch_facts());
+      return m.predict(k, m.caps(g)).time_us - 1.0;
+    };
+    EXPECT_NEAR(work_us(2.0), work_us(1.0) / 2.0, work_us(1.0) * 1e-9) << kParamInfo[gain].name;
+  }
 }
 
 // A convolution whose algorithm is unknown runs at conv_choice_gain on CUDA cores (FP32 cuDNN picks
@@ -78,4 +86,38 @@ TEST(ConvAlgo, UnknownAlgorithmRunsAtTheChoiceGainOnCudaCoresOnly) {
 }
 
 }  // namespace
+// cuDNN's CUDA-core Winograd kernels tile the output per image (model/conv_algo.h): where the trace
+// records the launch grid, its CTAs are the tiles, each a 128x128 tile over K = input channels
+// (k / 9), so the same GEMM shape costs more waves when small images leave CTAs part-empty.
+TEST(ConvAlgo, WinogradWithALaunchGridRunsItsCtasInWaves) {
+  ModelParams p;
+  p[kFloorBlend] = 1.0;
+  p[kKFillSimt] = 0.0;
+  CostModel m(p, default_arch_facts());
+  const GpuCaps caps = m.caps(testing::compute_bound_gpu("7.0", 100));
+  auto work_us = [&](ConvAlgo algo, int64_t ctas, int64_t cin) {
+    Kernel k;
+    k.cls = KernelClass::conv;
+    k.conv_algo = algo;
+    k.m = 16 * 14 * 14, k.n = 64, k.k = 9 * cin;  // batch 16, 14x14 output, 64 channels
+    k.derive_from_shape();
+    k.grid[0] = ctas, k.grid[1] = 1, k.grid[2] = 1;
+    return m.predict(k, caps).time_us - 1.0;
+  };
+  const double one_wave = work_us(ConvAlgo::winograd, 100, 512);
+  // A wave costs what its busiest SM holds: 50 CTAs on 100 SMs take as long as 100.
+  EXPECT_NEAR(work_us(ConvAlgo::winograd, 50, 512), one_wave, one_wave * 1e-9);
+  // Twice the CTAs for the same outputs (smaller images, more padding): two waves.
+  EXPECT_NEAR(work_us(ConvAlgo::winograd, 200, 512), 2 * one_wave, one_wave * 1e-9);
+  // Each CTA's K loop runs over the input channels.
+  EXPECT_NEAR(work_us(ConvAlgo::winograd, 100, 1024), 2 * one_wave, one_wave * 1e-9);
+  // One CTA's tile at the SM's rate: 2 x 128 x 128 x 512 FLOPs at the sustained SGEMM rate (eff_simt x
+  // 10 TFLOP/s over 100 SMs) times the Winograd family's (conv_eff x conv_winograd_gain).
+  EXPECT_NEAR(one_wave, 2.0 * 128 * 128 * 512 / (1e5 * p[kEffSimt] * p[kConvEff] * p[kConvWinogradGain]),
+              one_wave * 1e-6);
+  // Without the algorithm (no kernel name: --without-names, or a synthesized list), the grid says
+  // nothing about the tiling and the prediction does not depend on it.
+  EXPECT_EQ(work_us(ConvAlgo::unknown, 100, 512), work_us(ConvAlgo::unknown, 400, 512));
+}
+
 }  // namespace kcast
