@@ -46,7 +46,9 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
       k.cls = opt.classifier ? opt.classifier->classify(k.name) : KernelClass::other;
     }
     if (k.cls == KernelClass::conv) k.conv_algo = conv_algo_of(k.name);
-    if (k.cls == KernelClass::gemm) k.tile = sgemm_tile_of(k.name);
+    // cuDNN launches cuBLAS SGEMMs for some convolutions (1x1, im2col, Winograd-nonfused): their names
+    // record the tile too.
+    if (k.cls == KernelClass::gemm || k.conv_algo == ConvAlgo::gemm) k.tile = sgemm_tile_of(k.name);
     if (c[2] && *c[2]) {
       auto dt = parse_dtype(c[2]);
       if (!dt) throw InputError(at(2).where() + ": unknown dtype '" + c[2] + "'");

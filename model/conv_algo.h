@@ -24,6 +24,15 @@ inline constexpr int kWinogradCtaTile = 128;     // the CTA's transformed-GEMM t
 inline constexpr int kWinogradTaps = 9;          // 3x3 filter taps per input channel in kcast's k
 inline constexpr int kWinogradCtaPixels = 128;   // outputs per channel per CTA: 32 tiles of 2x2
 inline constexpr int kWinogradCtaChannels = 32;  // output channels per CTA
+// Winograd-nonfused F(4x4,3x3): 6x6 transformed tiles, 36 products, one batched SGEMM over them
+// (grid z = 36 in every NeuSight SGEMM convolution, 4976 rows on five GPUs, all 3x3 stride 1).
+inline constexpr int kWinogradNonfusedProducts = 36;
+// Its separate transform kernels: the input transform reads the activations (one element per output
+// position and input channel, stride 1) and writes 36 values per 4x4 tile (2.25 per output); the
+// output transform reads 2.25 and writes 1 per output and channel. FP32: 4 x 3.25 bytes.
+inline constexpr double kWinogradNonfusedBytes = 4 * 3.25;
+// The filter transform reads 9 and writes 36 values per input and output channel pair.
+inline constexpr double kWinogradNonfusedFilterBytes = 4 * (9 + 36);
 
 enum class ConvAlgo : uint8_t { implicit, gemm, winograd, fft, legacy, unknown };
 

@@ -96,12 +96,26 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   // outputs of 32 channels (model/conv_algo.h). They tile the output per image, not over m = batch x
   // H x W, so small images leave most of a CTA idle: a recorded launch grid counts the CTAs that ran;
   // without one, the outputs fill whole CTAs (the count for large images).
-  const bool winograd = simt && k.cls == KernelClass::conv && k.conv_algo == ConvAlgo::winograd;
-  const double winograd_ctas =
-      !winograd       ? 0.0
-      : k.grid[0] > 0 ? double(k.grid[0]) * double(std::max<int64_t>(k.grid[1], 1)) * double(std::max<int64_t>(k.grid[2], 1))
-                      : double(k.batch) * std::ceil(double(k.m) / kWinogradCtaPixels) *
-                            std::ceil(double(k.n) / kWinogradCtaChannels);
+  const bool fused_winograd = simt && k.cls == KernelClass::conv && k.conv_algo == ConvAlgo::winograd;
+  // cuDNN's Winograd-nonfused convolutions run their transformed products as one batched cuBLAS SGEMM
+  // (grid z = kWinogradNonfusedProducts), each CTA the name's tile over K = input channels, for the
+  // grid's CTAs (the per-image tiling included). Unlike a GEMM's, that tile and grid stand on other
+  // architectures too: the product shapes are the convolution's, and transferred from one GPU to
+  // another they predict the target better than its menu's best (NeuSight conv pairs A100-80GB -> T4:
+  // 27.0% median with the menu, 12.1% with the source's tile).
+  const bool nonfused_winograd = simt && k.cls == KernelClass::conv && k.conv_algo == ConvAlgo::gemm &&
+                                 k.tile.known() && k.grid[0] > 0 && k.grid[2] == kWinogradNonfusedProducts;
+  const bool named = simt && k.tile.known() && (g.arch.runs(k.tile.family) || nonfused_winograd);
+  const bool winograd = fused_winograd || nonfused_winograd;
+  const double grid_ctas =
+      double(k.grid[0]) * double(std::max<int64_t>(k.grid[1], 1)) * double(std::max<int64_t>(k.grid[2], 1));
+  auto tiles_of = [&](const GpuCaps::Tile& t) {
+    if (winograd && k.grid[0] > 0) return grid_ctas;
+    if (fused_winograd)
+      return double(k.batch) * std::ceil(double(k.m) / kWinogradCtaPixels) *
+             std::ceil(double(k.n) / kWinogradCtaChannels);
+    return double(k.batch) * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
+  };
   const double kk = double(k.k) / (winograd ? kWinogradTaps : 1), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
   const double k_fill = simt ? p[kKFillSimt] : p[kKFill];
   // GEMM operands stream from DRAM: benchmark loops and real models rarely find them in L2.
@@ -114,7 +128,6 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   // ran that tile: the library's choice, not the menu's best. Its launch grid's z extent, where the
   // trace records one, is its K split (a batched GEMM's is the batch); without a grid the split is
   // chosen as for any GEMM.
-  const bool named = simt && k.tile.known() && g.arch.runs(k.tile.family);
   const int named_split = winograd ? 1
                           : !named || k.grid[2] <= 0 ? 0
                           : k.batch > 1              ? 1
@@ -131,25 +144,23 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   };
   const int first_split = named_split > 0 ? named_split : 1;
   const int max_split = named_split > 0 ? named_split : g.arch.split_k ? g.arch.max_split_k : 1;
-  const double tiles_b = double(k.batch);
   double best = 1e300, best_c = 0, best_m = 0;
   // SIMT GEMMs choose from their own menu, except batched ones on architectures where cuBLAS runs
   // every batched SGEMM with one tile (ArchFacts::simt_batched), thin or not.
   GpuCaps::TileMenu one;
-  if (winograd) {
+  if (fused_winograd) {
     one.t[0] = g.simt_tile(kWinogradCtaTile, kWinogradCtaTile, p[kTileExpSimt]);
     one.n = 1;
   } else if (named) {
     one.t[0] = g.simt_tile(k.tile.m, k.tile.n, p[kTileExpSimt]);
     one.n = 1;
   }
-  const GpuCaps::TileMenu& menu = winograd || named ? one
+  const GpuCaps::TileMenu& menu = fused_winograd || named ? one
                                   : !simt             ? g.tiles
                                   : (k.batch > 1 && g.simt_batched.n > 0 ? g.simt_batched : g.simt_tiles);
   for (int ti = 0; ti < menu.n; ++ti) {
     const GpuCaps::Tile& t = menu.t[ti];
-    const double tiles = winograd ? winograd_ctas
-                                    : tiles_b * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
+    const double tiles = tiles_of(t);
     const double work_per_k = 2.0 * t.area * t.ctas / (sm_rate * t.eff);  // µs per k-element per wave
     for (int s = first_split; s <= max_split; s *= 2) {
       // Split K only while it fills idle SMs (or, where long per-CTA K ranges are slow, shortens one
@@ -174,6 +185,14 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
       const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);
       if (total < best) best = total, best_c = t_c, best_m = t_m;
     }
+  }
+  if (nonfused_winograd) {
+    // Its transform kernels stream the activations and the filters into the Winograd domain and the
+    // products out of it (model/conv_algo.h).
+    const double cin = double(k.k) / kWinogradTaps, cout = double(k.n);
+    best += memory_time(kWinogradNonfusedBytes * double(k.batch) * double(k.m) * (cin + cout) +
+                            kWinogradNonfusedFilterBytes * cin * cout,
+                        g, p);
   }
   KernelPrediction r;
   r.time_us = with_floor(g.launch_floor_us, best, p[kFloorBlend]);

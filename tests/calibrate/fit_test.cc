@@ -222,6 +222,15 @@ TEST(FitModel, MeasuresTheLibrarysTileChoiceFromNamedSgemms) {
 
 // conv_choice_gain is measured, not fitted: the median family gain of the CUDA-core convolutions
 // whose algorithm is known (here 30 Winograd, 20 implicit GEMM, 10 cuBLAS: the Winograd gain).
+// The conv_choice_gain kcast calibrate measures on `data`, every fitted parameter but conv_eff frozen.
+double measured_conv_choice_gain(const MeasuredSet& data, const LoadedModel& base) {
+  FitOptions opt;
+  opt.frozen = {"sgemm_scale"};
+  for (int i = 0; i < kNumParams; ++i)
+    if (i != kConvChoiceGain && i != kConvEff) opt.frozen.push_back(kParamInfo[i].name);
+  return fit_model(data, base, opt).model.params()[kConvChoiceGain];
+}
+
 TEST(FitModel, MeasuresTheMedianConvolutionFamilyGain) {
   LoadedModel truth = initial_model("truth");
   truth.model.mutable_params()[kConvFftGain] = 1.7;
@@ -237,13 +246,8 @@ TEST(FitModel, MeasuresTheMedianConvolutionFamilyGain) {
     k.duration_us = truth.model.predict(k, caps).time_us;
     data.rows.push_back({k, 0, "synthetic"});
   }
-  FitOptions opt;
-  opt.frozen = {"sgemm_scale"};
-  for (int i = 0; i < kNumParams; ++i)
-    if (i != kConvChoiceGain && i != kConvEff) opt.frozen.push_back(kParamInfo[i].name);
-  const LoadedModel fitted = fit_model(data, truth, opt);
   // Compute-bound rows far above the floor: the time ratio is the gain, up to the floor's blend.
-  EXPECT_NEAR(fitted.model.params()[kConvChoiceGain], 1.7, 1e-3);
+  EXPECT_NEAR(measured_conv_choice_gain(data, truth), 1.7, 1e-3);
 }
 
 // A Winograd convolution's gain over implicit GEMM includes its tiling: convolutions whose launch
@@ -263,11 +267,7 @@ TEST(FitModel, ConvolutionChoiceGainCountsWinogradGridPadding) {
       k.duration_us = truth.model.predict(k, caps).time_us;
       data.rows.push_back({k, 0, "synthetic"});
     }
-    FitOptions opt;
-    opt.frozen = {"sgemm_scale"};
-    for (int i = 0; i < kNumParams; ++i)
-      if (i != kConvChoiceGain && i != kConvEff) opt.frozen.push_back(kParamInfo[i].name);
-    return fit_model(data, truth, opt).model.params()[kConvChoiceGain];
+    return measured_conv_choice_gain(data, truth);
   };
   EXPECT_NEAR(choice_gain(2), choice_gain(1) / 2, choice_gain(1) * 0.02);
 }

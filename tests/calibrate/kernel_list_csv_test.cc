@@ -31,6 +31,26 @@ TEST(KernelListCsv, ReadsShapeAndDerivesGemmWork) {
   EXPECT_DOUBLE_EQ(ks[0].duration_us, 9.5);
 }
 
+// cuDNN's convolutions that run cuBLAS SGEMMs (1x1, im2col, Winograd-nonfused) record the tile in
+// the name as cuBLAS's own GEMMs do; cuDNN's own kernels' tiling is not read from names.
+TEST(KernelListCsv, ReadsTheSgemmTileOfGemmAndSgemmConvolutionRows) {
+  auto ks = parse_kernel_list(
+      "name,class,m,n,k\n"
+      "volta_sgemm_128x64_nn,gemm,512,512,512\n"
+      "volta_sgemm_128x64_nn,conv,512,512,512\n"
+      "cudnn_infer_volta_scudnn_128x64_relu_small_nn_v1,conv,512,512,512\n",
+      "k.csv", {});
+  ASSERT_EQ(ks.size(), 3u);
+  for (int i : {0, 1}) {
+    EXPECT_EQ(ks[i].tile.m, 64) << i;  // cuBLAS's B tiles kcast's m (model/sgemm_name.h)
+    EXPECT_EQ(ks[i].tile.n, 128) << i;
+    EXPECT_EQ(ks[i].tile.family, SgemmFamily::volta) << i;
+  }
+  EXPECT_EQ(ks[1].conv_algo, ConvAlgo::gemm);
+  EXPECT_EQ(ks[2].conv_algo, ConvAlgo::implicit);
+  EXPECT_FALSE(ks[2].tile.known());
+}
+
 TEST(KernelListCsv, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(error_of("name,duration_us\nk1,1\nk2,abc\n").find("k.csv:3: column 'duration_us'"), std::string::npos);
   EXPECT_NE(error_of("name,duration_us\nk1,-1\n").find("column 'duration_us'"), std::string::npos);

@@ -32,5 +32,29 @@ TEST(MeasuredShapes, GemmGridsCoverTheOutputInTheNamedTiles) {
   EXPECT_GT(double(matched) / double(checked), 0.95) << matched << " of " << checked;
 }
 
+// The convolutions' Winograd tilings (model/conv_algo.h): cuDNN's fused Winograd kernels' CTAs hold
+// 128 outputs of 32 channels each, so their grids cover at least the output; its SGEMM
+// (Winograd-nonfused) convolutions launch 36 transformed products in grid z.
+TEST(MeasuredShapes, ConvolutionGridsMatchTheirWinogradTiling) {
+  const std::vector<Kernel> rows =
+      read_kernel_list(KCAST_SOURCE_DIR "/data/measured/neusight_ops.csv",
+                       KernelListOptions{&default_gpu_database(), &default_classifier()});
+  size_t winograd = 0, winograd_ok = 0, nonfused = 0, nonfused_ok = 0;
+  for (const Kernel& k : rows) {
+    if (k.cls != KernelClass::conv) continue;
+    if (k.conv_algo == ConvAlgo::winograd) {
+      ++winograd;
+      winograd_ok += k.grid[0] * k.grid[1] * k.grid[2] * kWinogradCtaPixels * kWinogradCtaChannels >= k.m * k.n;
+    } else if (k.conv_algo == ConvAlgo::gemm && k.tile.known()) {
+      ++nonfused;
+      nonfused_ok += k.grid[2] == kWinogradNonfusedProducts;
+    }
+  }
+  ASSERT_GT(winograd, 4000u);
+  ASSERT_GT(nonfused, 4500u);
+  EXPECT_GT(double(winograd_ok) / double(winograd), 0.99) << winograd_ok << " of " << winograd;
+  EXPECT_EQ(nonfused_ok, nonfused);
+}
+
 }  // namespace
 }  // namespace kcast

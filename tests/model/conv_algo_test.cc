@@ -85,7 +85,6 @@ TEST(ConvAlgo, UnknownAlgorithmRunsAtTheChoiceGainOnCudaCoresOnly) {
   }
 }
 
-}  // namespace
 // cuDNN's CUDA-core Winograd kernels tile the output per image (model/conv_algo.h): where the trace
 // records the launch grid, its CTAs are the tiles, each a 128x128 tile over K = input channels
 // (k / 9), so the same GEMM shape costs more waves when small images leave CTAs part-empty.
@@ -120,4 +119,64 @@ TEST(ConvAlgo, WinogradWithALaunchGridRunsItsCtasInWaves) {
   EXPECT_EQ(work_us(ConvAlgo::unknown, 100, 512), work_us(ConvAlgo::unknown, 400, 512));
 }
 
+// cuDNN's Winograd-nonfused convolutions (F(4x4,3x3)) run the 36 transformed products as one
+// batched cuBLAS SGEMM, grid z = 36: each CTA is the name's tile over K = input channels, the grid
+// counts them, and the transform kernels stream the activations and filters through DRAM.
+TEST(ConvAlgo, WinogradNonfusedRunsItsGridsCtasAndStreamsItsTransforms) {
+  ModelParams p;
+  p[kFloorBlend] = 1.0;
+  p[kKFillSimt] = 0.0;
+  p[kMemLatencyCycles] = 0.0;
+  auto work_us = [&](double dram_gbps, int64_t grid_x, int64_t cin, int64_t m) {
+    GpuSpec g = testing::compute_bound_gpu("7.0", 80);
+    g.dram_bw_gbps = g.measured_dram_bw_gbps = dram_gbps;
+    const CostModel model(p, default_arch_facts());
+    Kernel k;
+    k.name = "volta_sgemm_128x128_nn";
+    k.cls = KernelClass::conv;
+    k.conv_algo = ConvAlgo::gemm;
+    k.tile = sgemm_tile_of(k.name);
+    k.m = m, k.n = 256, k.k = 9 * cin;
+    k.derive_from_shape();
+    k.grid[0] = grid_x, k.grid[1] = 2, k.grid[2] = kWinogradNonfusedProducts;
+    return model.predict(k, model.caps(g)).time_us - 1.0;
+  };
+  // Compute-bound (no memory latency, 1e7 GB/s): 80 SMs x 1 CTA of 128x128; 2 x 2 x 36 = 144 CTAs
+  // are two waves, 4 x 2 x 36 four; twice the input channels, twice each CTA's K loop.
+  const double two_waves = work_us(1e7, 2, 512, 4096);
+  EXPECT_NEAR(work_us(1e7, 4, 512, 4096), 2 * two_waves, two_waves * 1e-4);
+  EXPECT_NEAR(work_us(1e7, 2, 1024, 4096), 2 * two_waves, two_waves * 1e-4);
+  // With little bandwidth the transforms show: more outputs at the same grid cost more, and the
+  // extra time doubles when the bandwidth halves.
+  const double more_outputs_fast = work_us(200, 2, 512, 8192) - work_us(200, 2, 512, 4096);
+  const double more_outputs_slow = work_us(100, 2, 512, 8192) - work_us(100, 2, 512, 4096);
+  EXPECT_GT(more_outputs_fast, 0);
+  EXPECT_NEAR(more_outputs_slow, 2 * more_outputs_fast, more_outputs_fast * 0.05);
+}
+
+// The same convolution on an architecture that does not run the named kernel family (a Pascal GPU
+// given a volta_sgemm trace, as in transfer) runs the trace's tile and grid too: on a Pascal and a
+// Volta GPU of the same SMs and rates it takes the same time.
+TEST(ConvAlgo, WinogradNonfusedRunsTheTracesTileOnAnyArchitecture) {
+  ModelParams p;
+  const CostModel model(p, default_arch_facts());
+  Kernel k;
+  k.name = "volta_sgemm_64x64_nn";
+  k.cls = KernelClass::conv;
+  k.conv_algo = ConvAlgo::gemm;
+  k.tile = sgemm_tile_of(k.name);
+  k.m = 16 * 512, k.n = 128, k.k = 9 * 256;
+  k.derive_from_shape();
+  k.grid[0] = 2, k.grid[1] = 8, k.grid[2] = kWinogradNonfusedProducts;
+  const double volta = model.predict(k, model.caps(testing::compute_bound_gpu("7.0", 36))).time_us;
+  const double pascal = model.predict(k, model.caps(testing::compute_bound_gpu("6.0", 36))).time_us;
+  EXPECT_DOUBLE_EQ(pascal, volta);
+  // A GEMM's tile, by contrast, is the library's choice on its own architecture only.
+  k.cls = KernelClass::gemm;
+  k.conv_algo = ConvAlgo::unknown;
+  EXPECT_NE(model.predict(k, model.caps(testing::compute_bound_gpu("6.0", 36))).time_us,
+            model.predict(k, model.caps(testing::compute_bound_gpu("7.0", 36))).time_us);
+}
+
+}  // namespace
 }  // namespace kcast
