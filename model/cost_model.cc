@@ -116,7 +116,8 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
              std::ceil(double(k.n) / kWinogradCtaChannels);
     return double(k.batch) * std::ceil(double(k.m) / t.m) * std::ceil(double(k.n) / t.n);
   };
-  const double kk = double(k.k) / (winograd ? kWinogradTaps : 1), mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
+  const double kk = double(k.k) / (winograd ? kWinogradTaps : 1);  // each CTA's K loop
+  const double mn4 = 8.0 * double(k.batch) * double(k.m) * double(k.n);
   const double k_fill = simt ? p[kKFillSimt] : p[kKFill];
   // GEMM operands stream from DRAM: benchmark loops and real models rarely find them in L2.
   // Operand traffic without split-K is the same for every tile; split-K adds fp32 partial sums
