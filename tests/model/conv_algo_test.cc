@@ -119,6 +119,20 @@ TEST(ConvAlgo, WinogradWithALaunchGridRunsItsCtasInWaves) {
   EXPECT_EQ(work_us(ConvAlgo::unknown, 100, 512), work_us(ConvAlgo::unknown, 400, 512));
 }
 
+// A Winograd-nonfused convolution as a trace records it: cuDNN's cuBLAS SGEMM `name` over the 36
+// transformed products (grid z), m = batch x output pixels, n = output channels, k = 9 x input channels.
+Kernel nonfused_conv(const char* name, int64_t m, int64_t n, int64_t cin, int64_t grid_x, int64_t grid_y) {
+  Kernel k;
+  k.name = name;
+  k.cls = KernelClass::conv;
+  k.conv_algo = ConvAlgo::gemm;
+  k.tile = sgemm_tile_of(k.name);
+  k.m = m, k.n = n, k.k = 9 * cin;
+  k.derive_from_shape();
+  k.grid[0] = grid_x, k.grid[1] = grid_y, k.grid[2] = kWinogradNonfusedProducts;
+  return k;
+}
+
 // cuDNN's Winograd-nonfused convolutions (F(4x4,3x3)) run the 36 transformed products as one
 // batched cuBLAS SGEMM, grid z = 36: each CTA is the name's tile over K = input channels, the grid
 // counts them, and the transform kernels stream the activations and filters through DRAM.
@@ -131,14 +145,7 @@ TEST(ConvAlgo, WinogradNonfusedRunsItsGridsCtasAndStreamsItsTransforms) {
     GpuSpec g = testing::compute_bound_gpu("7.0", 80);
     g.dram_bw_gbps = g.measured_dram_bw_gbps = dram_gbps;
     const CostModel model(p, default_arch_facts());
-    Kernel k;
-    k.name = "volta_sgemm_128x128_nn";
-    k.cls = KernelClass::conv;
-    k.conv_algo = ConvAlgo::gemm;
-    k.tile = sgemm_tile_of(k.name);
-    k.m = m, k.n = 256, k.k = 9 * cin;
-    k.derive_from_shape();
-    k.grid[0] = grid_x, k.grid[1] = 2, k.grid[2] = kWinogradNonfusedProducts;
+    const Kernel k = nonfused_conv("volta_sgemm_128x128_nn", m, 256, cin, grid_x, 2);
     return model.predict(k, model.caps(g)).time_us - 1.0;
   };
   // Compute-bound (no memory latency, 1e7 GB/s): 80 SMs x 1 CTA of 128x128; 2 x 2 x 36 = 144 CTAs
@@ -160,14 +167,7 @@ TEST(ConvAlgo, WinogradNonfusedRunsItsGridsCtasAndStreamsItsTransforms) {
 TEST(ConvAlgo, WinogradNonfusedRunsTheTracesTileOnAnyArchitecture) {
   ModelParams p;
   const CostModel model(p, default_arch_facts());
-  Kernel k;
-  k.name = "volta_sgemm_64x64_nn";
-  k.cls = KernelClass::conv;
-  k.conv_algo = ConvAlgo::gemm;
-  k.tile = sgemm_tile_of(k.name);
-  k.m = 16 * 512, k.n = 128, k.k = 9 * 256;
-  k.derive_from_shape();
-  k.grid[0] = 2, k.grid[1] = 8, k.grid[2] = kWinogradNonfusedProducts;
+  Kernel k = nonfused_conv("volta_sgemm_64x64_nn", 16 * 512, 128, 256, 2, 8);
   const double volta = model.predict(k, model.caps(testing::compute_bound_gpu("7.0", 36))).time_us;
   const double pascal = model.predict(k, model.caps(testing::compute_bound_gpu("6.0", 36))).time_us;
   EXPECT_DOUBLE_EQ(pascal, volta);
