@@ -188,11 +188,11 @@ void measure_library_choices(LoadedModel& m, const MeasuredSet& data, bool simt_
       continue;
     const KernelPrediction named = m.model.predict(k, c);
     if (named.bound != Bound::compute || named.time_us < 4 * c.launch_floor_us) continue;
+    // The same kernel as a trace without names records it: no tile (Winograd-nonfused convolutions
+    // carry their SGEMM's) and, for a convolution, no algorithm: implicit GEMM.
     Kernel unnamed = k;
-    if (conv)
-      unnamed.conv_algo = ConvAlgo::implicit;
-    else
-      unnamed.tile = {};
+    unnamed.tile = {};
+    if (conv) unnamed.conv_algo = ConvAlgo::implicit;
     (conv ? conv_gains : tile_ratios).push_back(m.model.predict(unnamed, c).time_us / named.time_us);
   }
   mp[kSimtChoiceEff] = simt_choice ? std::clamp(median_or(tile_ratios, before), kParamInfo[kSimtChoiceEff].lower, 1.0)

@@ -7,6 +7,8 @@
 
 #include "calibrate/gpu_database_csv.h"
 #include "calibrate/score.h"
+#include "model/conv_algo.h"
+#include "model/sgemm_name.h"
 
 namespace kcast {
 namespace {
@@ -270,6 +272,33 @@ TEST(FitModel, ConvolutionChoiceGainCountsWinogradGridPadding) {
     return measured_conv_choice_gain(data, truth);
   };
   EXPECT_NEAR(choice_gain(2), choice_gain(1) / 2, choice_gain(1) * 0.02);
+}
+
+// A Winograd-nonfused convolution (cuBLAS SGEMM over grid z = 36 products) carries its SGEMM's
+// tile; its choice gain compares it with the same convolution as a trace without names records it:
+// no tile, no grid, implicit GEMM.
+TEST(FitModel, ConvolutionChoiceGainComparesNonfusedConvolutionsWithoutTheirTile) {
+  const LoadedModel truth = initial_model("truth");
+  MeasuredSet data = measured_on({"V100-PCIe-32GB"});
+  const GpuCaps caps = truth.caps_for(*data.gpus[0]);
+  std::vector<double> gains;
+  for (int i = 0; i < 60; ++i) {
+    Kernel bare;
+    bare.cls = KernelClass::conv;
+    bare.conv_algo = ConvAlgo::implicit;
+    bare.m = 64 * (512 + 32 * i), bare.n = 256, bare.k = 9 * 512;
+    bare.derive_from_shape();
+    Kernel k = bare;
+    k.name = "volta_sgemm_128x64_nn";
+    k.conv_algo = ConvAlgo::gemm;
+    k.tile = sgemm_tile_of(k.name);
+    k.grid[0] = bare.m / 128 / 16, k.grid[1] = bare.n / 64, k.grid[2] = kWinogradNonfusedProducts;
+    k.duration_us = truth.model.predict(k, caps).time_us;
+    data.rows.push_back({k, 0, "synthetic"});
+    gains.push_back(truth.model.predict(bare, caps).time_us / k.duration_us);
+  }
+  std::nth_element(gains.begin(), gains.begin() + 30, gains.end());
+  EXPECT_NEAR(measured_conv_choice_gain(data, truth), gains[30], gains[30] * 1e-3);
 }
 
 TEST(Summarize, MedianMeanAndP90) {
