@@ -36,9 +36,12 @@ double gemm_rate(const GpuCaps& g, DType d) { return std::max(g.tensor_tflops[ge
 
 // Time (µs) to move `bytes` through DRAM, or through L2 for the share of the working set the L2
 // holds, plus one memory latency: small transfers cannot keep enough bytes in flight to hide it.
+// The L2 share saturates, x / (1 + x) with x = L2 / bytes: half at a working set the L2's size, the
+// missed share never less than half as large with twice the L2, so no cache-capacity cliff makes
+// twice the L2 more than twice as fast (a hard min(1, L2 / 2 bytes) jumped to all hits).
 double memory_time(double bytes, const GpuCaps& g, const ModelParams& p) {
   if (bytes <= 0) return 0;
-  const double l2_share = g.l2_bytes > 0 ? std::min(1.0, 0.5 * g.l2_bytes / bytes) : 0.0;
+  const double l2_share = g.l2_bytes > 0 ? g.l2_bytes / (g.l2_bytes + bytes) : 0.0;
   const double dram = g.dram_bw_gbps * p[kStreamMemEff];
   const double bw = 1.0 / ((1 - l2_share) / dram + l2_share / std::max(g.l2_bw_gbps, dram));
   return bytes / (bw * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;  // GB/s = 1e3 bytes/µs
