@@ -46,20 +46,23 @@ uint32_t parse_sgemm_families(const char* cell, const CellRef& where) {
 std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::string& file) {
   std::vector<ArchFacts> out;
   try {
-    io::CSVReader<11, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+    io::CSVReader<12, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
         file, std::make_unique<MemoryByteSource>(text));
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "compute_capability",
                    "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k", "simt_tiles",
-                   "simt_batched_tile", "sgemm_families", "simt_long_k");
+                   "simt_batched_tile", "sgemm_families", "simt_long_k", "watts_per_sm_ghz");
     // With ignore_missing_column, fccp leaves a missing column's pointer untouched: start null.
     char *cc = nullptr, *f32 = nullptr, *ctas = nullptr, *split = nullptr, *maxsplit = nullptr,
          *tiles = nullptr, *streamk = nullptr, *simt = nullptr, *batched = nullptr, *families = nullptr,
-         *longk = nullptr;
-    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt, batched, families, longk)) {
+         *longk = nullptr, *watts = nullptr;
+    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt, batched, families, longk, watts)) {
       const unsigned line = in.get_file_line();
       ArchFacts a;
       a.compute_capability = cc ? cc : "";
       parse_double_cell(f32, CellRef{file, line, "fp32_gemm_factor"}, a.fp32_gemm_factor);
+      if (parse_double_cell(watts, CellRef{file, line, "watts_per_sm_ghz"}, a.watts_per_sm_ghz) &&
+          !(a.watts_per_sm_ghz > 0))
+        throw InputError(CellRef{file, line, "watts_per_sm_ghz"}.where() + ": must be > 0 (or empty)");
       int64_t v = 0;
       if (parse_int_cell(ctas, CellRef{file, line, "ctas_per_sm"}, v)) a.ctas_per_sm = int(std::max<int64_t>(1, v));
       if (parse_int_cell(split, CellRef{file, line, "split_k"}, v)) a.split_k = v != 0;

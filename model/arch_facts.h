@@ -17,6 +17,10 @@ struct GemmTile {
 struct ArchFacts {
   std::string compute_capability;  // "8.0"; "*" = fallback row
   double fp32_gemm_factor = 1.0;   // usable fraction of datasheet FP32 for SGEMM
+  // Watts an SM of this architecture draws per GHz under dense math, where measured boards pin it
+  // down (data/archs.csv gives the boards); 0 = the fitted params.watts_per_sm_ghz. An SM's draw
+  // follows its work per clock and its process, so it is an architecture's, not one constant.
+  double watts_per_sm_ghz = 0;
   int ctas_per_sm = 1;             // concurrent GEMM CTAs per SM for the large tiles
   bool split_k = true;             // library splits K when output tiles under-fill the GPU
   int max_split_k = 16;

@@ -37,8 +37,9 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   c.context_scale = known(g.measured_context_scale) ? g.measured_context_scale : 1.0;
   // Power limit: the clock a board can hold under dense math when its power budget per SM is
   // below what an SM draws at boost. Measured rates already include it.
+  const double sm_watts = c.arch.watts_per_sm_ghz > 0 ? c.arch.watts_per_sm_ghz : p[kWattsPerSmGhz];
   const double power = (known(g.tdp_w) && known(g.boost_clock_mhz))
-                           ? std::min(1.0, g.tdp_w / (c.sm_count * g.boost_clock_mhz * 1e-3 * p[kWattsPerSmGhz]))
+                           ? std::min(1.0, g.tdp_w / (c.sm_count * g.boost_clock_mhz * 1e-3 * sm_watts))
                            : 1.0;
   // SIMT FP32: a measured FMA rate already reflects dual issue and clocks under load.
   const double fp32 = known(g.fp32_tflops) ? g.fp32_tflops : 0;  // at boost clock

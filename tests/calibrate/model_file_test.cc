@@ -160,6 +160,23 @@ TEST(ArchFacts, SgemmFamiliesAreAListOfKnownNames) {
   EXPECT_NE(msg.find("hopper"), std::string::npos) << msg;
 }
 
+// watts_per_sm_ghz: an architecture's own SM power under dense math; empty = the fitted figure (0),
+// and a figure that is not positive is an error naming the file, line and column.
+TEST(ArchFacts, SmPowerIsPositiveOrEmpty) {
+  const auto t = parse_arch_facts("compute_capability,tiles,watts_per_sm_ghz\n8.9,128x128,1.1\n8.0,128x128,\n",
+                                  "archs.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_DOUBLE_EQ(t[0].watts_per_sm_ghz, 1.1);
+  EXPECT_EQ(t[1].watts_per_sm_ghz, 0.0);
+  for (const char* bad : {"0", "-1", "lots"}) {
+    const std::string err = input_error_of([&] {
+      parse_arch_facts(std::string("compute_capability,tiles,watts_per_sm_ghz\n8.9,128x128,") + bad + "\n",
+                       "archs.csv");
+    });
+    EXPECT_NE(err.find("archs.csv:2: column 'watts_per_sm_ghz'"), std::string::npos) << bad << ": " << err;
+  }
+}
+
 TEST(ArchFacts, ParsesBothTileMenusAndNamesABadCell) {
   const std::string text =
       "compute_capability,arch,fp32_gemm_factor,ctas_per_sm,split_k,max_split_k,stream_k,tiles,simt_tiles,note\n"

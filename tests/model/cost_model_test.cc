@@ -306,6 +306,29 @@ TEST(CostModel, PowerLimitStretchesLongGemmsNotShortOnes) {
   EXPECT_GT(power_ratio(2048), power_ratio(512));
 }
 
+// An architecture whose SMs draw their own watts per GHz (data/archs.csv) is power-limited by that
+// figure, not the fitted one: a board whose budget just holds boost at the fitted figure holds half
+// the clock when its SMs draw twice as much.
+TEST(CostModel, AnArchitecturesOwnSmPowerReplacesTheFittedFigure) {
+  ModelParams p;
+  p[kFloorBlend] = 1.0;
+  p[kMemLatencyCycles] = 0.0;
+  std::vector<ArchFacts> archs = default_arch_facts();
+  for (ArchFacts& a : archs)
+    if (a.compute_capability == "8.0") a.watts_per_sm_ghz = 2 * p[kWattsPerSmGhz];
+  const CostModel fitted(p, default_arch_facts()), own(p, archs);
+  GpuSpec board = paper_gpu();
+  board.tdp_w = 100 * 1.0 * p[kWattsPerSmGhz];  // 100 SMs x 1 GHz at the fitted figure
+  Kernel k;
+  k.cls = KernelClass::gemm;
+  k.dtype = DType::fp32;
+  k.m = k.n = k.k = 16384;
+  k.derive_from_shape();
+  const double t_fitted = fitted.predict(k, fitted.caps(board)).time_us;
+  EXPECT_NEAR(t_fitted, fitted.predict(k, fitted.caps(paper_gpu())).time_us, t_fitted * 1e-9);
+  EXPECT_NEAR(own.predict(k, own.caps(board)).time_us / t_fitted, 2.0, 0.02);
+}
+
 TEST(CostModel, ShortSoftmaxRowsAreReadOnce) {
   CostModel m = plain_model();
   GpuCaps c = m.caps(paper_gpu());
