@@ -1,6 +1,8 @@
 #include "calibrate/model_file.h"
 
+#include <algorithm>
 #include <sstream>
+#include <vector>
 
 #include "calibrate/atomic_file.h"
 #include "calibrate/csv_source.h"
@@ -106,12 +108,33 @@ double sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const Gpu
   return kUnknown;
 }
 
+// The SGEMM efficiency of a board is mostly its chip's (the same cuBLAS kernels on the same SMs): a
+// board without measured FP32 GEMMs takes the median scale of the measured boards of its chip (same
+// compute capability and SM count: V100 SXM2 from V100 PCIe, A100 SXM4 from the A100 PCIe boards).
+// On square torch.mm SGEMMs timed elsewhere (data/measured/torch_mm_square.csv) the V100 SXM2 and P100
+// SXM2 run 0.90-0.92 of their datasheet peak at n >= 4096, as their PCIe siblings' scales say, not the
+// typical board's 0.80.
+double sibling_sgemm_scale(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu) {
+  std::vector<double> scales;
+  for (const auto& [name, m] : gpus) {
+    if (!known(m.sgemm_scale) || name == gpu.name) continue;
+    const GpuSpec* sib = default_gpu_database().find(name);
+    if (sib && sib->compute_capability == gpu.compute_capability && sib->sm_count == gpu.sm_count)
+      scales.push_back(m.sgemm_scale);
+  }
+  if (scales.empty()) return kUnknown;
+  std::sort(scales.begin(), scales.end());
+  const size_t h = scales.size() / 2;
+  return scales.size() % 2 ? scales[h] : 0.5 * (scales[h - 1] + scales[h]);
+}
+
 }  // namespace
 
 GpuSpec LoadedModel::spec_for(const GpuSpec& gpu) const {
   GpuSpec s = gpu;
   auto it = gpus.find(gpu.name);
   if (it == gpus.end() || !known(it->second.dram_bw_gbps)) s.measured_dram_bw_gbps = sibling_dram_bw(gpus, gpu);
+  if (it == gpus.end() || !known(it->second.sgemm_scale)) s.measured_sgemm_scale = sibling_sgemm_scale(gpus, gpu);
   if (it == gpus.end()) return s;
   const GpuMeasured& m = it->second;
   if (known(m.dram_bw_gbps)) s.measured_dram_bw_gbps = m.dram_bw_gbps;

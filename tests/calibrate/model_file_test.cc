@@ -104,6 +104,31 @@ TEST(ModelFile, BoardWithoutBandwidthMeasurementTakesItsMemorySiblings) {
   EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("V100-PCIe-32GB")).measured_dram_bw_gbps, 850);
 }
 
+// A board without its own SGEMM scale takes the median of its chip's measured boards (same compute
+// capability and SM count); another chip of the same architecture does not count, and a board's own
+// scale wins.
+TEST(ModelFile, BoardWithoutSgemmScaleTakesItsChipSiblingsMedian) {
+  LoadedModel m{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "x"};
+  const GpuDatabase& db = default_gpu_database();
+  GpuMeasured a40, a80;
+  a40.sgemm_scale = 1.2;
+  a80.sgemm_scale = 0.8;
+  m.gpus["A100-PCIe-40GB"] = a40;
+  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("A100-SXM4-80GB")).measured_sgemm_scale, 1.2);
+  m.gpus["A100-PCIe-80GB"] = a80;
+  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("A100-SXM4-80GB")).measured_sgemm_scale, 1.0);
+  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("A100-PCIe-40GB")).measured_sgemm_scale, 1.2);
+  // GA102 (A40, compute capability 8.6) and GA100 boards are different chips.
+  EXPECT_FALSE(known(m.spec_for(db.resolve("A40")).measured_sgemm_scale));
+  // Same compute capability, other SM count: the H100 PCIe (114 SMs) is not the SXM's 132-SM
+  // configuration, which the H200 shares.
+  GpuMeasured sxm;
+  sxm.sgemm_scale = 0.9;
+  m.gpus["H100-SXM"] = sxm;
+  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("H200")).measured_sgemm_scale, 0.9);
+  EXPECT_FALSE(known(m.spec_for(db.resolve("H100-PCIe")).measured_sgemm_scale));
+}
+
 }  // namespace
 }  // namespace kcast
 
