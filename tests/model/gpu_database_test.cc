@@ -87,7 +87,9 @@ TEST(ShippedGpuDatabase, PeaksAreDenseAndConsistent) {
     EXPECT_GT(g.sm_count, 0) << g.name;
     EXPECT_GT(g.dram_bw_gbps, 0) << g.name;
     // Tensor BF16 is never below SIMT FP32 where both exist (catches unit mix-ups).
-    if (known(g.bf16_tflops)) EXPECT_GT(g.bf16_tflops, g.fp32_tflops) << g.name;
+    if (known(g.bf16_tflops)) {
+      EXPECT_GT(g.bf16_tflops, g.fp32_tflops) << g.name;
+    }
   }
 }
 
