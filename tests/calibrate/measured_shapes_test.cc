@@ -4,7 +4,11 @@
 // of n and k (NeuSight names the reduction N) would break it for most rows.
 #include <gtest/gtest.h>
 
+#include <csv.h>
+
+#include <cmath>
 #include <regex>
+#include <string>
 
 #include "calibrate/classifier_rules.h"
 #include "calibrate/gpu_database_csv.h"
@@ -54,6 +58,27 @@ TEST(MeasuredShapes, ConvolutionGridsMatchTheirWinogradTiling) {
   ASSERT_GT(nonfused, 4500u);
   EXPECT_GT(double(winograd_ok) / double(winograd), 0.99) << winograd_ok << " of " << winograd;
   EXPECT_EQ(nonfused_ok, nonfused);
+}
+
+// The torch.mm corpus (data/measured/torch_mm_square.csv) is transcribed by hand from TFLOPS
+// reports: every row's duration must be the square GEMM's 2 n^3 FLOPs at the reported rate, on a GPU
+// of the database, at no more than 1.2x the GPU's dense peak for that dtype (a TF32 figure filed
+// under FP32, as one report did, would be 8x its SIMT peak).
+TEST(MeasuredShapes, TorchMmRowsAreTheirReportedRatesWithinTheGpusPeaks) {
+  io::CSVReader<6, io::trim_chars<' '>, io::double_quote_escape<',', '"'>> in(KCAST_SOURCE_DIR
+                                                                               "/data/measured/torch_mm_square.csv");
+  in.read_header(io::ignore_extra_column, "dtype", "m", "k", "duration_us", "gpu", "tflops_reported");
+  std::string dtype, gpu;
+  double m = 0, k = 0, us = 0, tflops = 0;
+  size_t rows = 0;
+  while (in.read_row(dtype, m, k, us, gpu, tflops)) {
+    ++rows;
+    const GpuSpec& g = default_gpu_database().resolve(gpu);
+    EXPECT_EQ(m, k) << gpu << " " << dtype;
+    EXPECT_NEAR(us, 2 * m * m * m / (tflops * 1e6), us * 1e-4) << gpu << " " << dtype << " " << m;
+    EXPECT_LE(tflops, 1.2 * g.peak_tflops(parse_dtype(dtype).value())) << gpu << " " << dtype << " " << m;
+  }
+  EXPECT_GT(rows, 100u);
 }
 
 }  // namespace
