@@ -1,12 +1,16 @@
-// `kcast gpus [NAME] [--format table|csv|json]`: the GPU database, or one GPU.
+// `kcast gpus [NAME] [--format table|csv|json] [--model M]`: the GPU database, or one GPU; for one
+// GPU also what the cost model makes of it (sustained rates, power limit, SGEMM scale), so a user can
+// see why a board is predicted the way it is.
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "calibrate/csv_quote.h"
 #include "calibrate/gpu_database_csv.h"
+#include "calibrate/model_file.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
+#include "model/error.h"
 
 namespace kcast::cli {
 
@@ -52,27 +56,74 @@ nlohmann::json to_json(const GpuSpec& g) {
   return j;
 }
 
+// What the model derives for one GPU: sustained rates, the power limit's clock fraction per dtype
+// and where the SGEMM scale comes from (the board's own calibration, its chip siblings', or none).
+nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
+  const GpuSpec spec = lm.spec_for(g);
+  const GpuCaps c = lm.model.caps(spec);
+  nlohmann::json j;
+  j["model"] = lm.path;
+  j["dram_bw_gbps"] = c.dram_bw_gbps;
+  j["l2_bw_gbps"] = c.l2_bw_gbps;
+  j["launch_floor_us"] = c.launch_floor_us;
+  nlohmann::json rate = nlohmann::json::object(), clock = nlohmann::json::object();
+  for (DType d : kAllDTypes) {
+    if (!(c.tensor_tflops[int(d)] > 0)) continue;
+    rate[std::string(to_string(d))] = c.tensor_tflops[int(d)];
+    clock[std::string(to_string(d))] = c.gemm_derate[int(d)];
+  }
+  j["gemm_tflops_at_boost"] = rate;
+  j["dense_math_clock_fraction"] = clock;
+  const auto own = lm.gpus.find(g.name);
+  const bool own_scale = own != lm.gpus.end() && known(own->second.sgemm_scale);
+  j["sgemm_scale"] = known(spec.measured_sgemm_scale) ? nlohmann::json(spec.measured_sgemm_scale) : nlohmann::json();
+  j["sgemm_scale_from"] = own_scale                             ? "own calibration"
+                          : known(spec.measured_sgemm_scale) ? "chip siblings (same compute capability and SM count)"
+                                                               : "typical board";
+  j["measured_source"] = spec.measured_source;
+  return j;
+}
+
+void print_model_view(const nlohmann::json& v) {
+  std::printf("model (%s):\n", v["model"].get<std::string>().c_str());
+  std::printf("  sustained: DRAM %.0f GB/s, L2 %.0f GB/s, launch floor %.2f us%s%s\n", v["dram_bw_gbps"].get<double>(),
+              v["l2_bw_gbps"].get<double>(), v["launch_floor_us"].get<double>(),
+              v["measured_source"].get<std::string>().empty() ? "" : "; measured: ",
+              v["measured_source"].get<std::string>().c_str());
+  std::printf("  GEMM rate at boost, TFLOP/s (x clock fraction a long GEMM settles at under the power limit):\n   ");
+  for (const auto& [d, r] : v["gemm_tflops_at_boost"].items())
+    std::printf(" %s %.4g (x%.2f)", d.c_str(), r.get<double>(), v["dense_math_clock_fraction"][d].get<double>());
+  std::printf("\n  SGEMM scale: %s (%s)\n",
+              v["sgemm_scale"].is_null() ? "1" : num(v["sgemm_scale"].get<double>()).c_str(),
+              v["sgemm_scale_from"].get<std::string>().c_str());
+}
+
 }  // namespace
 
 int cmd_gpus(int argc, char** argv) {
   po::options_description opts("kcast gpus options");
-  std::string name, format = "table";
+  std::string name, format = "table", model_path;
   opts.add_options()("name", po::value(&name), "GPU name or alias (positional)")(
-      "format", po::value(&format)->default_value("table"), "table, csv or json");
+      "format", po::value(&format)->default_value("table"), "table, csv or json")(
+      "model", po::value(&model_path), "with NAME: model.json whose view of the GPU to show (default: the shipped model)");
   po::positional_options_description pos;
   pos.add("name", 1);
   po::variables_map vm;
-  if (!parse_options(argc, argv, "kcast gpus [NAME] [--format table|csv|json]", opts, pos, vm)) return 0;
+  if (!parse_options(argc, argv, "kcast gpus [NAME] [--format table|csv|json] [--model M]", opts, pos, vm)) return 0;
   const Format fmt = parse_format(format);
   const GpuDatabase& db = default_gpu_database();
   std::vector<const GpuSpec*> rows;
   if (!name.empty()) rows.push_back(&db.resolve(name));
   else
     for (const auto& g : db.all()) rows.push_back(&g);
+  if (name.empty() && !model_path.empty()) throw InputError("option '--model': needs a GPU NAME");
+  nlohmann::json view;
+  if (!name.empty()) view = model_view(model_or_default(model_path), *rows[0]);
 
   if (fmt == Format::json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto* g : rows) arr.push_back(to_json(*g));
+    if (!name.empty()) arr[0]["model"] = view;
     std::cout << (name.empty() ? nlohmann::json{{"gpus", arr}} : arr[0]).dump(2) << "\n";
   } else if (fmt == Format::csv) {
     std::cout << "name,aliases,vendor,arch,compute_capability,release_year,sm_count";
@@ -95,7 +146,10 @@ int cmd_gpus(int argc, char** argv) {
                   num(g->fp32_tflops).c_str(), num(g->bf16_tflops).c_str(), num(g->fp16_tflops).c_str(),
                   num(g->fp8_tflops).c_str());
     if (name.empty()) std::printf("(%zu GPUs; dense peaks in TFLOP/s; --format csv for all fields)\n", rows.size());
-    else std::printf("aliases: %s\nsource: %s\n", join(rows[0]->aliases, "; ").c_str(), rows[0]->source.c_str());
+    else {
+      std::printf("aliases: %s\nsource: %s\n", join(rows[0]->aliases, "; ").c_str(), rows[0]->source.c_str());
+      print_model_view(view);
+    }
   }
   return 0;
 }

@@ -1,0 +1,55 @@
+// `kcast gpus NAME` through the binary: besides the database row, the cost model's view of the GPU
+// (the power limit's clock fraction, sustained rates, where the SGEMM scale comes from).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/predict/predict_fixture.h"
+
+namespace kcast {
+namespace {
+
+using namespace kcast::testing;
+using nlohmann::json;
+
+json gpu_json(const std::string& name) {
+  const RunResult r = run_kcast("gpus " + name + " --format json");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  return json::parse(r.out);
+}
+
+// The 72 W L4 holds TDP / (SMs x boost GHz x an Ada SM's 1.1 W per GHz, data/archs.csv) of its
+// boost clock under dense math; the 700 W H100 SXM is not power-limited.
+TEST(GpusCli, OneGpuShowsThePowerLimitsClockFraction) {
+  const json l4 = gpu_json("L4");
+  const double expected = l4["tdp_w"].get<double>() /
+                          (l4["sm_count"].get<double>() * l4["boost_clock_mhz"].get<double>() * 1e-3 * 1.1);
+  ASSERT_LT(expected, 1.0);
+  EXPECT_NEAR(l4["model"]["dense_math_clock_fraction"]["bf16"].get<double>(), expected, 1e-9);
+  EXPECT_GT(l4["model"]["gemm_tflops_at_boost"]["bf16"].get<double>(), 0);
+  EXPECT_EQ(gpu_json("H100-SXM")["model"]["dense_math_clock_fraction"]["bf16"].get<double>(), 1.0);
+}
+
+// A V100 SXM2 has no measured FP32 GEMMs of its own: it takes the V100 PCIe's fitted SGEMM scale
+// from the shipped model; a board of an unmeasured chip runs at the typical board's.
+TEST(GpusCli, SgemmScaleSaysWhereItComesFrom) {
+  std::ifstream in(std::string(KCAST_SOURCE_DIR) + "/data/models/default.json");
+  const json model = json::parse(in);
+  const json sxm2 = gpu_json("V100-SXM2-16GB")["model"];
+  EXPECT_EQ(sxm2["sgemm_scale"].get<double>(), model["gpus"]["V100-PCIe-32GB"]["sgemm_scale"].get<double>());
+  EXPECT_NE(sxm2["sgemm_scale_from"].get<std::string>().find("sibling"), std::string::npos);
+  const json l4 = gpu_json("L4")["model"];
+  EXPECT_TRUE(l4["sgemm_scale"].is_null());
+  EXPECT_EQ(l4["sgemm_scale_from"], "typical board");
+  EXPECT_EQ(gpu_json("V100-PCIe-32GB")["model"]["sgemm_scale_from"], "own calibration");
+}
+
+TEST(GpusCli, ModelWithoutAGpuIsAnErrorNamingTheOption) {
+  const RunResult r = run_kcast("gpus --model x.json", true);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("--model"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace kcast
