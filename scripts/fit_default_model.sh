@@ -7,7 +7,8 @@
 #     blend) are fitted on the BF16 GEMM corpora of A100 and H100;
 #  2. with those frozen, the FP32 per-op corpus (NeuSight: SIMT GEMMs, convolutions, elementwise,
 #     softmax, layer norm on five GPUs) fits the SIMT, streaming (stream_mem_eff, not mem_eff: the
-#     framework's kernels, not the memory system) and power terms, the per-op framework floors of
+#     framework's kernels, not the memory system; l2_bytes_per_clk stays at its prior, which the op
+#     latencies do not identify: freed it runs to its 128 B/clock bound) and power terms, the per-op framework floors of
 #     that measurement setup, and each measured board's SGEMM scale (model.json gpus.*.sgemm_scale:
 #     its SIMT GEMM efficiency relative to eff_simt, which settles near the median board). tile_exp_simt (the small SGEMM
 #     tiles' throughput) is fitted too: the corpus's cuBLAS kernel names record the tile each SGEMM ran
@@ -27,5 +28,5 @@ trap 'rm -f "$STAGE1"' EXIT
   --freeze floor_us --freeze mem_eff -o "$STAGE1"
 "$K" calibrate --base "$STAGE1" --measurements $M/neusight_ops.csv \
   --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-  --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff \
+  --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff --freeze l2_bytes_per_clk \
   -o data/models/default.json

@@ -28,7 +28,7 @@ for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-g
   # shellcheck disable=SC2086
   "$K" validate --model "$STAGE1" --measurements $M/neusight_ops.csv --holdout-gpu $h \
     --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff
+    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff --freeze l2_bytes_per_clk
 done
 echo "### FP32 ops (NeuSight), held-out GPU scored without its own kernel names (--without-names: no SGEMM"
 echo "### tile or cuDNN algorithm read from them, as for a GPU with no trace of its own); absolute mode"
@@ -36,5 +36,5 @@ for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-g
   # shellcheck disable=SC2086
   "$K" validate --model "$STAGE1" --measurements $M/neusight_ops.csv --holdout-gpu $h --without-names --no-transfer \
     --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff
+    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff --freeze l2_bytes_per_clk
 done
