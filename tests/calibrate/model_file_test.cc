@@ -88,19 +88,21 @@ TEST(ModelFile, ShippedDefaultModelLoads) {
 namespace kcast {
 namespace {
 
+// A model with no measured GPUs yet; `measure` gives one a figure.
+LoadedModel bare_model() { return LoadedModel{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "x"}; }
+void measure(LoadedModel& m, const char* gpu, double GpuMeasured::*field, double value) {
+  m.gpus[gpu].*field = value;
+}
+
 TEST(ModelFile, BoardWithoutBandwidthMeasurementTakesItsMemorySiblings) {
-  LoadedModel m{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "x"};
-  GpuMeasured v16;
-  v16.dram_bw_gbps = 814;  // V100 PCIe 16GB: same GV100 and 900 GB/s HBM2 as the 32GB board
-  m.gpus["V100-PCIe-16GB"] = v16;
+  LoadedModel m = bare_model();
+  measure(m, "V100-PCIe-16GB", &GpuMeasured::dram_bw_gbps, 814);  // same GV100 and 900 GB/s HBM2 as the 32GB
   const GpuDatabase& db = default_gpu_database();
   EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("V100-PCIe-32GB")).measured_dram_bw_gbps, 814);
   // Same chip, other memory (SXM2 boards list the same 900 GB/s, so they qualify; a T4 does not).
   EXPECT_FALSE(known(m.spec_for(db.resolve("T4")).measured_dram_bw_gbps));
   // Its own measurement wins over a sibling's.
-  GpuMeasured v32;
-  v32.dram_bw_gbps = 850;
-  m.gpus["V100-PCIe-32GB"] = v32;
+  measure(m, "V100-PCIe-32GB", &GpuMeasured::dram_bw_gbps, 850);
   EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("V100-PCIe-32GB")).measured_dram_bw_gbps, 850);
 }
 
@@ -108,25 +110,21 @@ TEST(ModelFile, BoardWithoutBandwidthMeasurementTakesItsMemorySiblings) {
 // capability and SM count); another chip of the same architecture does not count, and a board's own
 // scale wins.
 TEST(ModelFile, BoardWithoutSgemmScaleTakesItsChipSiblingsMedian) {
-  LoadedModel m{CostModel(ModelParams(), default_arch_facts()), {}, {}, {}, "x"};
+  LoadedModel m = bare_model();
   const GpuDatabase& db = default_gpu_database();
-  GpuMeasured a40, a80;
-  a40.sgemm_scale = 1.2;
-  a80.sgemm_scale = 0.8;
-  m.gpus["A100-PCIe-40GB"] = a40;
-  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("A100-SXM4-80GB")).measured_sgemm_scale, 1.2);
-  m.gpus["A100-PCIe-80GB"] = a80;
-  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("A100-SXM4-80GB")).measured_sgemm_scale, 1.0);
-  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("A100-PCIe-40GB")).measured_sgemm_scale, 1.2);
+  auto scale_of = [&](const char* gpu) { return m.spec_for(db.resolve(gpu)).measured_sgemm_scale; };
+  measure(m, "A100-PCIe-40GB", &GpuMeasured::sgemm_scale, 1.2);
+  EXPECT_DOUBLE_EQ(scale_of("A100-SXM4-80GB"), 1.2);
+  measure(m, "A100-PCIe-80GB", &GpuMeasured::sgemm_scale, 0.8);
+  EXPECT_DOUBLE_EQ(scale_of("A100-SXM4-80GB"), 1.0);
+  EXPECT_DOUBLE_EQ(scale_of("A100-PCIe-40GB"), 1.2);
   // GA102 (A40, compute capability 8.6) and GA100 boards are different chips.
-  EXPECT_FALSE(known(m.spec_for(db.resolve("A40")).measured_sgemm_scale));
+  EXPECT_FALSE(known(scale_of("A40")));
   // Same compute capability, other SM count: the H100 PCIe (114 SMs) is not the SXM's 132-SM
   // configuration, which the H200 shares.
-  GpuMeasured sxm;
-  sxm.sgemm_scale = 0.9;
-  m.gpus["H100-SXM"] = sxm;
-  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("H200")).measured_sgemm_scale, 0.9);
-  EXPECT_FALSE(known(m.spec_for(db.resolve("H100-PCIe")).measured_sgemm_scale));
+  measure(m, "H100-SXM", &GpuMeasured::sgemm_scale, 0.9);
+  EXPECT_DOUBLE_EQ(scale_of("H200"), 0.9);
+  EXPECT_FALSE(known(scale_of("H100-PCIe")));
 }
 
 }  // namespace
