@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "calibrate/median.h"
+
 namespace kcast {
 
 std::optional<PriorUpdate> set_mem_eff_from_measured(LoadedModel& model, const GpuDatabase& db) {
@@ -14,13 +16,10 @@ std::optional<PriorUpdate> set_mem_eff_from_measured(LoadedModel& model, const G
   }
   if (ratios.empty()) return std::nullopt;
   // Median: one odd board (e.g. an early HBM3e part far below its datasheet) must not move the rest.
-  std::sort(ratios.begin(), ratios.end());
-  const size_t n = ratios.size();
-  const double med = n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
   const ParamInfo& info = kParamInfo[kMemEff];
-  const double v = std::clamp(med, info.lower, info.upper);
+  const double v = std::clamp(median_of(ratios), info.lower, info.upper);
   model.model.mutable_params()[kMemEff] = v;
-  return PriorUpdate{info.name, v, n};
+  return PriorUpdate{info.name, v, ratios.size()};
 }
 
 }  // namespace kcast

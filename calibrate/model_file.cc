@@ -9,6 +9,7 @@
 #include "calibrate/embedded_data.h"
 #include "calibrate/gpu_database_csv.h"
 #include "calibrate/json_input.h"
+#include "calibrate/median.h"
 #include "model/error.h"
 
 namespace kcast {
@@ -94,18 +95,28 @@ const std::vector<ArchFacts>& default_arch_facts() {
 
 namespace {
 
+// The measured figure `field` of the model's other boards that `same` calls siblings of `gpu`, in
+// name order.
+std::vector<double> sibling_figures(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu,
+                                    double GpuMeasured::*field, bool (*same)(const GpuSpec&, const GpuSpec&)) {
+  std::vector<double> out;
+  for (const auto& [name, m] : gpus) {
+    if (!known(m.*field) || name == gpu.name) continue;
+    const GpuSpec* sib = default_gpu_database().find(name);
+    if (sib && same(*sib, gpu)) out.push_back(m.*field);
+  }
+  return out;
+}
+
 // Sustained DRAM bandwidth is a property of the memory system: a board without a measurement takes
 // the measured figure of a sibling with the same chip generation and the same datasheet memory
 // (V100 PCIe 32GB from the 16GB board, A100 PCIe 40GB from the SXM4 40GB one).
 double sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu) {
   if (!known(gpu.dram_bw_gbps)) return kUnknown;
-  for (const auto& [name, m] : gpus) {
-    if (!known(m.dram_bw_gbps)) continue;
-    const GpuSpec* sib = default_gpu_database().find(name);
-    if (sib && sib->compute_capability == gpu.compute_capability && sib->dram_bw_gbps == gpu.dram_bw_gbps)
-      return m.dram_bw_gbps;
-  }
-  return kUnknown;
+  const std::vector<double> v = sibling_figures(gpus, gpu, &GpuMeasured::dram_bw_gbps, [](const GpuSpec& a, const GpuSpec& b) {
+    return a.compute_capability == b.compute_capability && a.dram_bw_gbps == b.dram_bw_gbps;
+  });
+  return v.empty() ? kUnknown : v.front();
 }
 
 // The SGEMM efficiency of a board is mostly its chip's (the same cuBLAS kernels on the same SMs): a
@@ -115,17 +126,10 @@ double sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const Gpu
 // SXM2 run 0.90-0.92 of their datasheet peak at n >= 4096, as their PCIe siblings' scales say, not the
 // typical board's 0.80.
 double sibling_sgemm_scale(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu) {
-  std::vector<double> scales;
-  for (const auto& [name, m] : gpus) {
-    if (!known(m.sgemm_scale) || name == gpu.name) continue;
-    const GpuSpec* sib = default_gpu_database().find(name);
-    if (sib && sib->compute_capability == gpu.compute_capability && sib->sm_count == gpu.sm_count)
-      scales.push_back(m.sgemm_scale);
-  }
-  if (scales.empty()) return kUnknown;
-  std::sort(scales.begin(), scales.end());
-  const size_t h = scales.size() / 2;
-  return scales.size() % 2 ? scales[h] : 0.5 * (scales[h - 1] + scales[h]);
+  const std::vector<double> v = sibling_figures(gpus, gpu, &GpuMeasured::sgemm_scale, [](const GpuSpec& a, const GpuSpec& b) {
+    return a.compute_capability == b.compute_capability && a.sm_count == b.sm_count;
+  });
+  return v.empty() ? kUnknown : median_of(v);
 }
 
 }  // namespace
