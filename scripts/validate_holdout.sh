@@ -22,19 +22,20 @@ echo "### FP8 GEMMs (aiconfigurator, H100; not fitted anywhere; each op = per-to
 "$K" calibrate --base "$BASE" --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
   --freeze floor_us --freeze mem_eff -o "$STAGE1" >/dev/null 2>&1
 "$K" validate --model "$STAGE1" --measurements $M/aiconfigurator_h100_fp8.csv --no-transfer --summary | tail -n 1
+# The FP32 refits hold what scripts/fit_default_model.sh's second stage holds.
+FP32_FROZEN="--freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend
+  --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff --freeze l2_bytes_per_clk"
 echo "### FP32 ops (NeuSight), held-out GPU (A100: both A100 boards held out together); absolute mode,"
 echo "### and transfer mode: the same op measured on another GPU, scaled by the refitted model"
 for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-gpu A100-PCIe-80GB"; do
   # shellcheck disable=SC2086
   "$K" validate --model "$STAGE1" --measurements $M/neusight_ops.csv --holdout-gpu $h \
-    --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff --freeze l2_bytes_per_clk
+    $FP32_FROZEN
 done
 echo "### FP32 ops (NeuSight), held-out GPU scored without its own kernel names (--without-names: no SGEMM"
 echo "### tile or cuDNN algorithm read from them, as for a GPU with no trace of its own); absolute mode"
 for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-gpu A100-PCIe-80GB"; do
   # shellcheck disable=SC2086
   "$K" validate --model "$STAGE1" --measurements $M/neusight_ops.csv --holdout-gpu $h --without-names --no-transfer \
-    --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-    --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff --freeze l2_bytes_per_clk
+    $FP32_FROZEN
 done
