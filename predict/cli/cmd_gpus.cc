@@ -116,9 +116,10 @@ int cmd_gpus(int argc, char** argv) {
   if (!name.empty()) rows.push_back(&db.resolve(name));
   else
     for (const auto& g : db.all()) rows.push_back(&g);
-  if (name.empty() && !model_path.empty()) throw InputError("option '--model': needs a GPU NAME");
+  if (!model_path.empty() && (name.empty() || fmt == Format::csv))
+    throw InputError("option '--model': needs a GPU NAME and the table or json format (csv has no model view)");
   nlohmann::json view;
-  if (!name.empty()) view = model_view(model_or_default(model_path), *rows[0]);
+  if (!name.empty() && fmt != Format::csv) view = model_view(model_or_default(model_path), *rows[0]);  // csv: no view
 
   if (fmt == Format::json) {
     nlohmann::json arr = nlohmann::json::array();

@@ -49,6 +49,10 @@ TEST(GpusCli, ModelWithoutAGpuIsAnErrorNamingTheOption) {
   const RunResult r = run_kcast("gpus --model x.json", true);
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.out.find("--model"), std::string::npos) << r.out;
+  // csv has no model view: a --model there would be ignored, so it is refused too.
+  const RunResult csv = run_kcast("gpus L4 --format csv --model x.json", true);
+  EXPECT_EQ(csv.rc, 2);
+  EXPECT_NE(csv.out.find("--model"), std::string::npos) << csv.out;
 }
 
 }  // namespace
