@@ -8,14 +8,15 @@
 #include "calibrate/csv_quote.h"
 #include "calibrate/csv_source.h"
 #include "model/error.h"
+#include "model/norm_kernel.h"
 
 namespace kcast {
 
 const char* const kKernelListColumns[] = {
     "name",    "class",   "dtype",   "batch",     "m",         "n",         "k",        "flops",
     "bytes",   "grid_x",  "grid_y",  "grid_z",    "block_x",   "block_y",   "block_z",  "registers",
-    "shared_bytes", "count", "duration_us", "gpu", "start_us", "stream", "context"};
-constexpr int kNumColumns = 23;
+    "shared_bytes", "count", "duration_us", "gpu", "start_us", "stream", "context", "l2"};
+constexpr int kNumColumns = 24;
 
 namespace {
 
@@ -25,13 +26,13 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
   in.read_header(io::ignore_extra_column | io::ignore_missing_column, "name", "class", "dtype",
                  "batch", "m", "n", "k", "flops", "bytes", "grid_x", "grid_y", "grid_z", "block_x",
                  "block_y", "block_z", "registers", "shared_bytes", "count", "duration_us", "gpu",
-                 "start_us", "stream", "context");
+                 "start_us", "stream", "context", "l2");
   if (!in.has_column("name")) throw InputError(file + ":1: missing required column 'name'");
   char* c[kNumColumns] = {};
   std::vector<Kernel> out;
   std::string last_gpu_in, last_gpu_out;  // traces repeat one GPU: resolve it once
   while (in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12],
-                     c[13], c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22])) {
+                     c[13], c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23])) {
     const unsigned line = in.get_file_line();
     auto at = [&](int col) { return CellRef{file, line, kKernelListColumns[col]}; };
     Kernel k;
@@ -46,6 +47,7 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
       k.cls = opt.classifier ? opt.classifier->classify(k.name) : KernelClass::other;
     }
     if (k.cls == KernelClass::conv) k.conv_algo = conv_algo_of(k.name);
+    if (k.cls == KernelClass::normalization) k.norm_one_pass = norm_reads_row_once(k.name);
     // cuDNN launches cuBLAS SGEMMs for some convolutions (1x1, im2col, Winograd-nonfused): their names
     // record the tile too.
     if (k.cls == KernelClass::gemm || k.conv_algo == ConvAlgo::gemm) k.tile = sgemm_tile_of(k.name);
@@ -96,6 +98,12 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
     parse_double_cell(c[20], at(20), k.start_us);
     parse_int_cell(c[21], at(21), k.stream);
     if (c[22]) k.context = c[22];
+    if (c[23] && *c[23]) {
+      const std::string l2 = c[23];
+      if (l2 != "cold" && l2 != "warm")
+        throw InputError(at(23).where() + ": l2 must be 'cold' or 'warm' (got '" + l2 + "')");
+      k.l2_cold = l2 == "cold";
+    }
     k.derive_from_shape();
     out.push_back(std::move(k));
   }
@@ -171,6 +179,7 @@ void write_kernel_list(const std::vector<Kernel>& kernels, std::ostream& o) {
     if (k.stream >= 0) o << k.stream;
     o << ',';
     write_csv_field(o, k.context);
+    o << ',' << (k.l2_cold ? "cold" : "");
     o << '\n';
   }
 }

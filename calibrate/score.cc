@@ -60,10 +60,10 @@ void emit(const Groups& g, const std::string& mode, std::vector<ScoreLine>& out)
 // The fields the model reads, plus the context: two rows with the same key are the same kernel.
 // The conv algorithm is left out: each GPU's library may pick another for the same op, and the target's
 // choice is not known to a transfer (the source's kernel is predicted on both GPUs, as in predict).
-using KernelKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, double, double, std::string>;
+using KernelKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, double, double, std::string, bool>;
 KernelKey key_of(const Kernel& k) {
   return {int(k.cls), int(k.dtype), k.batch, k.m, k.n, k.k, known(k.flops) ? k.flops : -1.0,
-          known(k.bytes) ? k.bytes : -1.0, k.context};
+          known(k.bytes) ? k.bytes : -1.0, k.context, k.l2_cold};
 }
 
 }  // namespace

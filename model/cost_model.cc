@@ -39,9 +39,9 @@ double gemm_rate(const GpuCaps& g, DType d) { return std::max(g.tensor_tflops[ge
 // The L2 share saturates, x / (1 + x) with x = L2 / bytes: half at a working set the L2's size, the
 // missed share never less than half as large with twice the L2, so no cache-capacity cliff makes
 // twice the L2 more than twice as fast (a hard min(1, L2 / 2 bytes) jumped to all hits).
-double memory_time(double bytes, const GpuCaps& g, const ModelParams& p) {
+double memory_time(double bytes, const GpuCaps& g, const ModelParams& p, bool l2_cold) {
   if (bytes <= 0) return 0;
-  const double l2_share = g.l2_bytes > 0 ? g.l2_bytes / (g.l2_bytes + bytes) : 0.0;
+  const double l2_share = g.l2_bytes > 0 && !l2_cold ? g.l2_bytes / (g.l2_bytes + bytes) : 0.0;
   const double dram = g.dram_bw_gbps * p[kStreamMemEff];
   const double bw = 1.0 / ((1 - l2_share) / dram + l2_share / std::max(g.l2_bw_gbps, dram));
   return bytes / (bw * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;  // GB/s = 1e3 bytes/µs
@@ -196,7 +196,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
     const double cin = double(k.k) / kWinogradTaps, cout = double(k.n);
     best += memory_time(kWinogradNonfusedBytes * double(k.batch) * double(k.m) * (cin + cout) +
                             kWinogradNonfusedFilterBytes * cin * cout,
-                        g, p);
+                        g, p, k.l2_cold);
   }
   KernelPrediction r;
   r.time_us = with_floor(g.launch_floor_us, best, p[kFloorBlend]);
@@ -207,7 +207,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
 KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double passes, double flops,
                                       double flop_per_us, double derate, double boost_flops) const {
   const double bytes = known(k.bytes) ? k.bytes * passes : 0.0;
-  const double t_m = memory_time(bytes, g, params_);
+  const double t_m = memory_time(bytes, g, params_, k.l2_cold);
   const double rate = flop_per_us > 0 ? flop_per_us : std::max(g.vector_tflops, 1e-6) * 1e6;
   const double t_c = flops > 0 ? flops / rate * power_stretch(flops, derate, boost_flops) : 0.0;
   const double work = std::max(t_m, t_c);
@@ -256,7 +256,7 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
       return streaming(k, g, 1.0 + (one_pass ? 0.0 : p[kSoftmaxPasses]) * 0.5, 0);
     }
     case KernelClass::normalization:
-      return streaming(k, g, 1.0 + p[kNormPasses] * 0.5, 0);
+      return streaming(k, g, 1.0 + (k.norm_one_pass ? 0.0 : p[kNormPasses] * 0.5), 0);
     case KernelClass::elementwise: {
       const double flops = known(k.flops) ? k.flops : (known(k.bytes) ? k.bytes * p[kElementwiseFlopsPerByte] : 0);
       return streaming(k, g, 1.0, flops);

@@ -38,6 +38,14 @@ struct Kernel {
   // Extension column `context`: the measurement setup (e.g. "neusight", "aiconfigurator"); its
   // framework/host floor is fitted per context and never leaks into a GPU's parameters.
   std::string context;
+  // Extension column `l2` = `cold`: the kernel started with none of its data in L2 (Nsight Compute
+  // flushes the caches before each kernel it profiles, and its `bytes` are then DRAM counters;
+  // triton.testing.do_bench flushes L2 before each rep). Inside a workload a kernel usually reads
+  // what the previous one left in L2, which the model's L2 share assumes (warm, the default).
+  bool l2_cold = false;
+  // normalization rows: the kernel holds each row in registers and reads it once (from its name,
+  // model/norm_kernel.h); otherwise the framework's second read of the row is charged.
+  bool norm_one_pass = false;
 
   bool has_shape() const { return m > 0 && n > 0 && k > 0; }
   double gemm_flops() const { return 2.0 * double(batch) * double(m) * double(n) * double(k); }

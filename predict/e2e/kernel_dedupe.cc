@@ -29,7 +29,9 @@ Key key_of(const Kernel& k) {
   const uint64_t split = k.tile.known() ? uint64_t(std::clamp<int64_t>(k.grid[2], 0, 4096)) : 0;
   const uint64_t tile = split << 25 | uint64_t(k.tile.family) << 22 | uint64_t(k.tile.m & 0x7ff) << 11 |
                         uint64_t(k.tile.n & 0x7ff);
-  return Key{tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
+  // Bit 63: a kernel that starts with a cold L2 (Kernel::l2_cold) is timed without the L2 share;
+  // bit 62: a norm that reads its rows once (Kernel::norm_one_pass).
+  return Key{uint64_t(k.l2_cold) << 63 | uint64_t(k.norm_one_pass) << 62 | tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
              bits(k.flops), bits(k.bytes)};
 }
 

@@ -25,12 +25,13 @@ struct Key {
   int64_t shape[4];
   int64_t launch[6];
   double copy_bytes;  // bytes of memcpy / memset rows (their identity); NaN for kernels
+  bool l2_cold;
 
   bool operator==(const Key& o) const {
     auto same = [](double a, double b) { return a == b || (!known(a) && !known(b)); };
     return cls == o.cls && dtype == o.dtype && std::memcmp(shape, o.shape, sizeof shape) == 0 &&
            std::memcmp(launch, o.launch, sizeof launch) == 0 && same(copy_bytes, o.copy_bytes) &&
-           name == o.name && gpu == o.gpu;
+           l2_cold == o.l2_cold && name == o.name && gpu == o.gpu;
   }
 };
 
@@ -39,7 +40,7 @@ struct KeyHash {
     size_t h = std::hash<std::string>{}(k.name);
     auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
     mix(std::hash<std::string>{}(k.gpu));
-    mix(uint64_t(k.cls) << 8 | uint64_t(k.dtype));
+    mix(uint64_t(k.l2_cold) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype));
     for (int64_t v : k.shape) mix(uint64_t(v));
     for (int64_t v : k.launch) mix(uint64_t(v));
     if (known(k.copy_bytes)) mix(std::hash<double>{}(k.copy_bytes));
@@ -97,7 +98,7 @@ void KernelAggregator::add(Kernel&& k) {
   // The strings move into the key (no copy per row); take() copies them back once per group.
   Key key{std::move(k.name), std::move(k.gpu), k.cls, k.dtype, {k.batch, k.m, k.n, k.k},
           {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]},
-          copy ? k.bytes : kUnknown};
+          copy ? k.bytes : kUnknown, k.l2_cold};
   auto [it, fresh] = impl_->groups.try_emplace(std::move(key));
   Group& g = it->second;
   const double w = k.count > 0 ? k.count : 1;

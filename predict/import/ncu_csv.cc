@@ -182,6 +182,10 @@ class Emitter {
     }
     if (dominant >= 0 && std::isfinite(flops)) k.flops = flops;
     if (!std::isfinite(k.bytes)) k.bytes = kUnknown;  // sums of huge counters
+    // Bytes from the DRAM counters are the kernel's DRAM traffic: what hit in L2 is already out of
+    // them (and Nsight Compute's default --cache-control all flushes the caches before each kernel),
+    // so no L2 share may be taken off them again.
+    k.l2_cold = known(k.bytes);
     const bool tensor = known(p.tensor) && p.tensor > 0;
     // Hints: a kernel the name rules do not place but that drives the tensor pipe is a matrix
     // product; without tensor work, the SIMT op counts tell the math type.

@@ -60,6 +60,16 @@ TEST(KernelListCsv, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(error_of("class\ngemm\n").find("missing required column 'name'"), std::string::npos);
   EXPECT_NE(error_of("name,m\n,5\n").find("column 'name'"), std::string::npos);
   EXPECT_NE(error_of("").find("empty file"), std::string::npos);
+  EXPECT_NE(error_of("name,l2\nk1,cold\nk2,hot\n").find("k.csv:3: column 'l2': l2 must be 'cold' or 'warm'"),
+            std::string::npos);
+}
+
+TEST(KernelListCsv, L2ColumnSaysWhetherTheKernelStartedWithACacheOfItsData) {
+  auto ks = parse_kernel_list("name,bytes,l2\na,1e6,cold\nb,1e6,warm\nc,1e6,\n", "l2.csv", {});
+  ASSERT_EQ(ks.size(), 3u);
+  EXPECT_TRUE(ks[0].l2_cold);
+  EXPECT_FALSE(ks[1].l2_cold);
+  EXPECT_FALSE(ks[2].l2_cold);  // empty: warm, a kernel inside a workload
 }
 
 TEST(KernelListCsv, RoundTripsThroughWriter) {
@@ -75,6 +85,7 @@ TEST(KernelListCsv, RoundTripsThroughWriter) {
   k.gpu = "T4";
   k.start_us = 100.5;
   k.stream = 7;
+  k.l2_cold = true;
   std::ostringstream out;
   write_kernel_list({k}, out);
   auto back = parse_kernel_list(out.str(), "rt.csv", {});
@@ -90,6 +101,7 @@ TEST(KernelListCsv, RoundTripsThroughWriter) {
   EXPECT_EQ(back[0].gpu, "T4");
   EXPECT_DOUBLE_EQ(back[0].start_us, 100.5);
   EXPECT_EQ(back[0].stream, 7);
+  EXPECT_TRUE(back[0].l2_cold);
 }
 
 }  // namespace

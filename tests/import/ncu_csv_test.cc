@@ -39,6 +39,9 @@ TEST(NcuCsv, DetailsPageGroupsMetricRowsByKernelId) {
   EXPECT_NEAR(ks[2].bytes, 50e6 + 8.39e6, 1e-3);
   EXPECT_EQ(ks[2].cls, KernelClass::gemm);
   EXPECT_EQ(ks[2].dtype, DType::fp16);  // tensor pipe active: the name's f16 decides
+  // Bytes from the DRAM counters already leave out what hit in L2: no L2 share comes off them.
+  for (const Kernel& k : ks) EXPECT_EQ(k.l2_cold, known(k.bytes)) << k.name;
+  EXPECT_TRUE(sgemm.l2_cold);
   // ncu's Device column is an index: no GPU name, one warning.
   for (const Kernel& k : ks) EXPECT_EQ(k.gpu, "");
   ASSERT_EQ(c.warnings.size(), 1u);

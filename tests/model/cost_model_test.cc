@@ -47,6 +47,46 @@ TEST(CostModel, StreamingKernelIsFloorPlusBytesOverBandwidth) {
   EXPECT_EQ(p.bound, Bound::memory);
 }
 
+// A kernel whose data is in L2 when it starts (warm, the default) reads part of it at L2 bandwidth;
+// one that starts cold (Nsight Compute's flushed replays, a benchmark that clears L2) streams all
+// of it from DRAM, whatever the L2 size.
+TEST(CostModel, ColdL2KernelStreamsEverythingFromDram) {
+  CostModel m = plain_model();
+  GpuSpec spec = paper_gpu();
+  spec.l2_mb = 40;
+  spec.measured_l2_bw_gbps = 4000;
+  Kernel k;
+  k.cls = KernelClass::elementwise;
+  k.bytes = 10e6;  // fits in the 40 MB L2
+  k.flops = 0;
+  const double warm = m.predict(k, m.caps(spec)).time_us;
+  k.l2_cold = true;
+  const double cold = m.predict(k, m.caps(spec)).time_us;
+  EXPECT_NEAR(cold, 2.0 + 10.0, 0.01);  // floor + 10 MB at 1000 GB/s
+  EXPECT_LT(warm, cold - 5.0);          // most of it at 4000 GB/s
+  spec.l2_mb = 80;
+  EXPECT_DOUBLE_EQ(m.predict(k, m.caps(spec)).time_us, cold);
+}
+
+// A norm that holds its rows in registers streams its bytes once; the framework's kernels read each
+// row a second time (the fitted norm_passes).
+TEST(CostModel, OnePassNormSkipsTheSecondReadOfItsRows) {
+  ModelParams params;
+  params[kFloorBlend] = 1.0;
+  params[kMemLatencyCycles] = 0.0;
+  params[kNormPasses] = 1.0;  // one extra half pass: 1.5 x the bytes
+  CostModel m(params, default_arch_facts());
+  GpuCaps c = m.caps(paper_gpu());
+  Kernel k;
+  k.cls = KernelClass::normalization;
+  k.bytes = 1e9;
+  const double two_sweeps = m.predict(k, c).time_us;
+  k.norm_one_pass = true;
+  const double one_sweep = m.predict(k, c).time_us;
+  EXPECT_NEAR(one_sweep, 2.0 + 1000.0, 1.0);
+  EXPECT_NEAR(two_sweeps, 2.0 + 1500.0, 1.5);
+}
+
 TEST(CostModel, TinyKernelIsLaunchBound) {
   CostModel m = plain_model();
   GpuCaps c = m.caps(paper_gpu());

@@ -232,6 +232,9 @@ TEST(Predictor, IdenticalKernelsAreDeduplicated) {
   Kernel j = a;
   j.grid[2] = 4;  // without a named tile the grid does not enter the model
   EXPECT_TRUE(same_model_inputs(a, j));
+  Kernel l = a;
+  l.l2_cold = true;  // the same GEMM with its operands out of L2 streams them from DRAM
+  EXPECT_FALSE(same_model_inputs(a, l));
 }
 
 TEST(Predictor, ManyGpusInParallelMatchOneThread) {
