@@ -81,5 +81,26 @@ TEST(MeasuredShapes, TorchMmRowsAreTheirReportedRatesWithinTheGpusPeaks) {
   EXPECT_GT(rows, 100u);
 }
 
+// Liger-Kernel's benchmark rows (data/measured/liger_memory_ops.csv) start with a cleared L2, so
+// every byte a row counts comes from DRAM: no row may move its bytes faster than its GPU's
+// datasheet DRAM bandwidth (a wrong shape or a misread unit would), and each GPU the file names is
+// in the database.
+TEST(MeasuredShapes, LigerRowsMoveTheirBytesWithinTheGpusDramBandwidth) {
+  io::CSVReader<4, io::trim_chars<' '>, io::double_quote_escape<',', '"'>> in(KCAST_SOURCE_DIR
+                                                                               "/data/measured/liger_memory_ops.csv");
+  in.read_header(io::ignore_extra_column, "bytes", "duration_us", "gpu", "l2");
+  std::string gpu, l2;
+  double bytes = 0, us = 0;
+  size_t rows = 0;
+  while (in.read_row(bytes, us, gpu, l2)) {
+    ++rows;
+    const GpuSpec& g = default_gpu_database().resolve(gpu);
+    EXPECT_EQ(l2, "cold") << gpu;
+    EXPECT_GT(bytes, 0) << gpu;
+    EXPECT_LE(bytes / us / 1e3, g.dram_bw_gbps) << gpu << " " << bytes << " B in " << us << " us";
+  }
+  EXPECT_GT(rows, 150u);
+}
+
 }  // namespace
 }  // namespace kcast
