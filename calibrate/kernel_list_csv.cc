@@ -8,7 +8,7 @@
 #include "calibrate/csv_quote.h"
 #include "calibrate/csv_source.h"
 #include "model/error.h"
-#include "model/norm_kernel.h"
+#include "model/row_kernel.h"
 
 namespace kcast {
 
@@ -47,7 +47,7 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
       k.cls = opt.classifier ? opt.classifier->classify(k.name) : KernelClass::other;
     }
     if (k.cls == KernelClass::conv) k.conv_algo = conv_algo_of(k.name);
-    if (k.cls == KernelClass::normalization) k.norm_one_pass = norm_reads_row_once(k.name);
+    if (k.cls == KernelClass::normalization || k.cls == KernelClass::softmax) k.row_read_once = reads_rows_once(k.name);
     // cuDNN launches cuBLAS SGEMMs for some convolutions (1x1, im2col, Winograd-nonfused): their names
     // record the tile too.
     if (k.cls == KernelClass::gemm || k.conv_algo == ConvAlgo::gemm) k.tile = sgemm_tile_of(k.name);

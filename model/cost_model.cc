@@ -251,12 +251,13 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
     case KernelClass::softmax: {
       // A row short enough for one warp's registers (PyTorch softmax_warp_forward, up to 1024
       // elements) is read once; longer rows (cunn_SoftMaxForward) are re-read for the max and the
-      // sum. Without a row length, assume the long-row kernel.
-      const bool one_pass = k.n > 0 && k.n <= kWarpSoftmaxMaxRow;
+      // sum. Without a row length, assume the long-row kernel. A Triton softmax that holds its rows
+      // in registers (Kernel::row_read_once) reads them once at any length.
+      const bool one_pass = k.row_read_once || (k.n > 0 && k.n <= kWarpSoftmaxMaxRow);
       return streaming(k, g, 1.0 + (one_pass ? 0.0 : p[kSoftmaxPasses]) * 0.5, 0);
     }
     case KernelClass::normalization:
-      return streaming(k, g, 1.0 + (k.norm_one_pass ? 0.0 : p[kNormPasses] * 0.5), 0);
+      return streaming(k, g, 1.0 + (k.row_read_once ? 0.0 : p[kNormPasses] * 0.5), 0);
     case KernelClass::elementwise: {
       const double flops = known(k.flops) ? k.flops : (known(k.bytes) ? k.bytes * p[kElementwiseFlopsPerByte] : 0);
       return streaming(k, g, 1.0, flops);

@@ -43,9 +43,9 @@ struct Kernel {
   // triton.testing.do_bench flushes L2 before each rep). Inside a workload a kernel usually reads
   // what the previous one left in L2, which the model's L2 share assumes (warm, the default).
   bool l2_cold = false;
-  // normalization rows: the kernel holds each row in registers and reads it once (from its name,
-  // model/norm_kernel.h); otherwise the framework's second read of the row is charged.
-  bool norm_one_pass = false;
+  // normalization and softmax rows: the kernel holds each row in registers and reads it once (from
+  // its name, model/row_kernel.h); otherwise the framework kernels' extra reads are charged.
+  bool row_read_once = false;
 
   bool has_shape() const { return m > 0 && n > 0 && k > 0; }
   double gemm_flops() const { return 2.0 * double(batch) * double(m) * double(n) * double(k); }

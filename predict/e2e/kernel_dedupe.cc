@@ -30,8 +30,8 @@ Key key_of(const Kernel& k) {
   const uint64_t tile = split << 25 | uint64_t(k.tile.family) << 22 | uint64_t(k.tile.m & 0x7ff) << 11 |
                         uint64_t(k.tile.n & 0x7ff);
   // Bit 63: a kernel that starts with a cold L2 (Kernel::l2_cold) is timed without the L2 share;
-  // bit 62: a norm that reads its rows once (Kernel::norm_one_pass).
-  return Key{uint64_t(k.l2_cold) << 63 | uint64_t(k.norm_one_pass) << 62 | tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
+  // bit 62: a norm or softmax that reads its rows once (Kernel::row_read_once).
+  return Key{uint64_t(k.l2_cold) << 63 | uint64_t(k.row_read_once) << 62 | tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
              bits(k.flops), bits(k.bytes)};
 }
 

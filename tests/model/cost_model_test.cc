@@ -81,10 +81,20 @@ TEST(CostModel, OnePassNormSkipsTheSecondReadOfItsRows) {
   k.cls = KernelClass::normalization;
   k.bytes = 1e9;
   const double two_sweeps = m.predict(k, c).time_us;
-  k.norm_one_pass = true;
+  k.row_read_once = true;
   const double one_sweep = m.predict(k, c).time_us;
   EXPECT_NEAR(one_sweep, 2.0 + 1000.0, 1.0);
   EXPECT_NEAR(two_sweeps, 2.0 + 1500.0, 1.5);
+  // So does a Triton softmax over long rows, which PyTorch's cunn_SoftMaxForward reads again.
+  params[kSoftmaxPasses] = 1.0;
+  CostModel ms(params, default_arch_facts());
+  Kernel s;
+  s.cls = KernelClass::softmax;
+  s.bytes = 1e9;
+  s.m = 1000, s.n = 4096;  // rows longer than a warp holds
+  EXPECT_NEAR(ms.predict(s, c).time_us, 2.0 + 1500.0, 1.5);
+  s.row_read_once = true;
+  EXPECT_NEAR(ms.predict(s, c).time_us, 2.0 + 1000.0, 1.0);
 }
 
 TEST(CostModel, TinyKernelIsLaunchBound) {
