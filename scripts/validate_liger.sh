@@ -3,19 +3,25 @@
 # single-kernel memory-bound ops (norms, RoPE, ReLU^2, embedding; data/measured/liger_memory_ops.csv,
 # see data/measured/README.md) on A100-SXM4-80GB, A100-PCIe-80GB, H100-SXM, H100-NVL and B200. Nothing
 # is fitted on these rows, and none of these boards has a fitted memory-bound row (the NeuSight
-# element-wise and norm corpus is FP32 on P100, P4, T4, V100 and A100-PCIe-40GB).
+# element-wise and norm corpus is FP32 on P100, P4, T4, V100 and A100-PCIe-40GB). Transfer mode moves
+# each measurement to every other GPU that timed the same op (same kernel provider, shape and dtype:
+# the row's context names the op and the provider) by the model's ratio, across generations.
 # usage: scripts/validate_liger.sh [KCAST_BINARY] > results.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-build/kcast}
 ROWS=$(mktemp --suffix=.csv)
-trap 'rm -f "$ROWS"' EXIT
-echo "### Liger-Kernel benchmark data: single-kernel memory-bound ops (cold L2), shipped model, absolute"
-"$K" validate --measurements data/measured/liger_memory_ops.csv --no-transfer --per-row "$ROWS"
-python3 - data/measured/liger_memory_ops.csv "$ROWS" <<'PY'
+trap 'rm -f "$ROWS" "$ROWS.lines"' EXIT
+echo "### Liger-Kernel benchmark data: single-kernel memory-bound ops (cold L2), shipped model, absolute and transfer"
+"$K" validate --measurements data/measured/liger_memory_ops.csv --per-row "$ROWS" | tee "$ROWS.lines"
+python3 - data/measured/liger_memory_ops.csv "$ROWS" "$ROWS.lines" <<'PY'
 import csv, statistics, sys
 src = list(csv.DictReader(open(sys.argv[1])))
 rows = list(csv.DictReader(open(sys.argv[2])))
+pairs = [l.split() for l in open(sys.argv[3]) if l.startswith("transfer") and l.split()[3] == "all"]
+meds = [float(p[5]) for p in pairs]
+print("### transfer: %d source->target pairs, median of pair medians %.1f%%, pairs with median <= 10%%: %d"
+      % (len(meds), statistics.median(meds), sum(m <= 10 for m in meds)))
 assert len(src) == len(rows), "per-row output does not line up with the input rows"
 groups = {}
 for s, r in zip(src, rows):
