@@ -30,3 +30,15 @@ print("%-17s %-6s %5s %8s %8s" % ("boards", "dtype", "rows", "median%", "mean%")
 for (side, dt), v in sorted(groups.items()):
     print("%-17s %-6s %5d %8.1f %8.1f" % (side, dt, len(v), statistics.median(v), statistics.fmean(v)))
 PY
+echo "### transfer mode: each GEMM measured on one GPU moved to every other GPU that timed the same GEMM"
+echo "### (same dtype and n) by the shipped model's ratio; per source->target pair, all rows"
+"$K" validate --measurements data/measured/torch_mm_square.csv | grep '^transfer .* all ' | tee "$ROWS"
+python3 - "$ROWS" <<'PY'
+import statistics, sys
+pairs = [l.split() for l in open(sys.argv[1])]
+meds = [float(p[5]) for p in pairs]
+unseen = [float(p[5]) for p in pairs if p[2] in {"L4", "A40", "H100-PCIe", "P100-SXM2", "V100-SXM2-16GB", "L20"}]
+print("### transfer: %d pairs, median of pair medians %.1f%% (%d <= 10%%); onto the unseen GPUs: %d pairs, %.1f%% (%d <= 10%%)"
+      % (len(meds), statistics.median(meds), sum(m <= 10 for m in meds), len(unseen), statistics.median(unseen),
+         sum(m <= 10 for m in unseen)))
+PY
