@@ -1,5 +1,7 @@
 #include "calibrate/kernel_list_csv.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
@@ -99,9 +101,10 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
     parse_int_cell(c[21], at(21), k.stream);
     if (c[22]) k.context = c[22];
     if (c[23] && *c[23]) {
-      const std::string l2 = c[23];
+      std::string l2 = c[23];
+      std::transform(l2.begin(), l2.end(), l2.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
       if (l2 != "cold" && l2 != "warm")
-        throw InputError(at(23).where() + ": l2 must be 'cold' or 'warm' (got '" + l2 + "')");
+        throw InputError(at(23).where() + ": l2 must be 'cold' or 'warm' (got '" + std::string(c[23]) + "')");
       k.l2_cold = l2 == "cold";
     }
     k.derive_from_shape();

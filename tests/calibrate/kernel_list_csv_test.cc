@@ -65,8 +65,9 @@ TEST(KernelListCsv, ErrorsNameFileLineAndColumn) {
 }
 
 TEST(KernelListCsv, L2ColumnSaysWhetherTheKernelStartedWithACacheOfItsData) {
-  auto ks = parse_kernel_list("name,bytes,l2\na,1e6,cold\nb,1e6,warm\nc,1e6,\n", "l2.csv", {});
-  ASSERT_EQ(ks.size(), 3u);
+  auto ks = parse_kernel_list("name,bytes,l2\na,1e6,cold\nb,1e6,warm\nc,1e6,\nd,1e6,Cold\n", "l2.csv", {});
+  ASSERT_EQ(ks.size(), 4u);
+  EXPECT_TRUE(ks[3].l2_cold);  // as dtype and class: case does not matter
   EXPECT_TRUE(ks[0].l2_cold);
   EXPECT_FALSE(ks[1].l2_cold);
   EXPECT_FALSE(ks[2].l2_cold);  // empty: warm, a kernel inside a workload
