@@ -21,12 +21,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-build/kcast}
 M=data/measured
+# shellcheck source=scripts/fit_stages.sh
+. scripts/fit_stages.sh
 STAGE1=$(mktemp --suffix=.json)
 trap 'rm -f "$STAGE1"' EXIT
+# shellcheck disable=SC2086
 "$K" calibrate --base data/models/initial.json --microbench data/microbench/*.csv \
   --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
-  --freeze floor_us --freeze mem_eff -o "$STAGE1"
-"$K" calibrate --base "$STAGE1" --measurements $M/neusight_ops.csv \
-  --freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend \
-  --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff --freeze l2_bytes_per_clk \
-  -o data/models/default.json
+  $GEMM_FROZEN -o "$STAGE1"
+# shellcheck disable=SC2086
+"$K" calibrate --base "$STAGE1" --measurements $M/neusight_ops.csv $FP32_FROZEN -o data/models/default.json

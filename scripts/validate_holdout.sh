@@ -9,22 +9,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-build/kcast}
 M=data/measured
+# The frozen parameters of each stage are the shipped fit's (scripts/fit_default_model.sh).
+# shellcheck source=scripts/fit_stages.sh
+. scripts/fit_stages.sh
 BASE=$(mktemp --suffix=.json)
 STAGE1=$(mktemp --suffix=.json)
 trap 'rm -f "$BASE" "$STAGE1"' EXIT
 "$K" calibrate --base data/models/initial.json --microbench data/microbench/*.csv -o "$BASE" 2>/dev/null
 echo "### BF16 GEMMs (aiconfigurator), absolute mode, held-out GPU"
 for h in H100-SXM A100-SXM4-80GB; do
+  # shellcheck disable=SC2086
   "$K" validate --model "$BASE" --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
-    --holdout-gpu "$h" --freeze floor_us --freeze mem_eff --no-transfer --summary | tail -n 1
+    --holdout-gpu "$h" $GEMM_FROZEN --no-transfer --summary | tail -n 1
 done
 echo "### FP8 GEMMs (aiconfigurator, H100; not fitted anywhere; each op = per-token activation quantize + FP8 GEMM, context_a_pass_bytes)"
+# shellcheck disable=SC2086
 "$K" calibrate --base "$BASE" --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \
-  --freeze floor_us --freeze mem_eff -o "$STAGE1" >/dev/null 2>&1
+  $GEMM_FROZEN -o "$STAGE1" >/dev/null 2>&1
 "$K" validate --model "$STAGE1" --measurements $M/aiconfigurator_h100_fp8.csv --no-transfer --summary | tail -n 1
-# The FP32 refits hold what scripts/fit_default_model.sh's second stage holds.
-FP32_FROZEN="--freeze floor_us --freeze k_fill --freeze tile_exp --freeze gemm_mem_eff --freeze floor_blend
-  --freeze mem_latency_cycles --freeze splitk_us --freeze eff_tensor --freeze mem_eff --freeze l2_bytes_per_clk"
 echo "### FP32 ops (NeuSight), held-out GPU (A100: both A100 boards held out together); absolute mode,"
 echo "### and transfer mode: the same op measured on another GPU, scaled by the refitted model"
 for h in "P100-PCIe-16GB" "P4" "T4" "V100-PCIe-32GB" "A100-PCIe-40GB --holdout-gpu A100-PCIe-80GB"; do
