@@ -14,14 +14,11 @@ ROWS=$(mktemp --suffix=.csv)
 trap 'rm -f "$ROWS" "$ROWS.lines"' EXIT
 echo "### Liger-Kernel benchmark data: single-kernel memory-bound ops (cold L2), shipped model, absolute and transfer"
 "$K" validate --measurements data/measured/liger_memory_ops.csv --per-row "$ROWS" | tee "$ROWS.lines"
-python3 - data/measured/liger_memory_ops.csv "$ROWS" "$ROWS.lines" <<'PY'
+python3 scripts/transfer_pairs.py "$ROWS.lines"
+python3 - data/measured/liger_memory_ops.csv "$ROWS" <<'PY'
 import csv, statistics, sys
 src = list(csv.DictReader(open(sys.argv[1])))
 rows = list(csv.DictReader(open(sys.argv[2])))
-pairs = [l.split() for l in open(sys.argv[3]) if l.startswith("transfer") and l.split()[3] == "all"]
-meds = [float(p[5]) for p in pairs]
-print("### transfer: %d source->target pairs, median of pair medians %.1f%%, pairs with median <= 10%%: %d"
-      % (len(meds), statistics.median(meds), sum(m <= 10 for m in meds)))
 assert len(src) == len(rows), "per-row output does not line up with the input rows"
 groups = {}
 for s, r in zip(src, rows):

@@ -10,13 +10,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-build/kcast}
+# No fitted corpus has a row of these (the L20's FP32 rows set the Ada SGEMM factor: left out below).
+UNSEEN="L4,A40,H100-PCIe,P100-SXM2,V100-SXM2-16GB,L20"
 ROWS=$(mktemp --suffix=.csv)
-trap 'rm -f "$ROWS"' EXIT
-echo "### torch.mm square GEMMs (1024-10240; FP32 on CUDA cores, TF32/FP16/BF16 on tensor cores), shipped model, absolute"
-"$K" validate --measurements data/measured/torch_mm_square.csv --no-transfer --per-row "$ROWS"
-python3 - "$ROWS" <<'PY'
+trap 'rm -f "$ROWS" "$ROWS.lines"' EXIT
+echo "### torch.mm square GEMMs (1024-10240; FP32 on CUDA cores, TF32/FP16/BF16 on tensor cores), shipped model,"
+echo "### absolute mode, and transfer mode: each GEMM measured on one GPU moved to every other GPU that timed"
+echo "### the same GEMM (same dtype and n) by the model's ratio"
+"$K" validate --measurements data/measured/torch_mm_square.csv --per-row "$ROWS" | tee "$ROWS.lines"
+python3 - "$ROWS" "$UNSEEN" <<'PY'
 import csv, statistics, sys
-unseen = {"L4", "A40", "H100-PCIe", "P100-SXM2", "V100-SXM2-16GB", "L20"}
+unseen = set(sys.argv[2].split(","))
 groups = {}
 for r in csv.DictReader(open(sys.argv[1])):
     if r["gpu"] == "L20" and r["dtype"] == "fp32":
@@ -25,20 +29,9 @@ for r in csv.DictReader(open(sys.argv[1])):
     side = "unseen" if r["gpu"] in unseen else "fitted elsewhere"
     for key in ((side, "all"), (side, r["dtype"])):
         groups.setdefault(key, []).append(err)
-print("### pooled |error| %: GPUs without a fitted row vs GPUs fitted on other data")
+print("### pooled |error| %, absolute mode: GPUs without a fitted row vs GPUs fitted on other data")
 print("%-17s %-6s %5s %8s %8s" % ("boards", "dtype", "rows", "median%", "mean%"))
 for (side, dt), v in sorted(groups.items()):
     print("%-17s %-6s %5d %8.1f %8.1f" % (side, dt, len(v), statistics.median(v), statistics.fmean(v)))
 PY
-echo "### transfer mode: each GEMM measured on one GPU moved to every other GPU that timed the same GEMM"
-echo "### (same dtype and n) by the shipped model's ratio; per source->target pair, all rows"
-"$K" validate --measurements data/measured/torch_mm_square.csv | grep '^transfer .* all ' | tee "$ROWS"
-python3 - "$ROWS" <<'PY'
-import statistics, sys
-pairs = [l.split() for l in open(sys.argv[1])]
-meds = [float(p[5]) for p in pairs]
-unseen = [float(p[5]) for p in pairs if p[2] in {"L4", "A40", "H100-PCIe", "P100-SXM2", "V100-SXM2-16GB", "L20"}]
-print("### transfer: %d pairs, median of pair medians %.1f%% (%d <= 10%%); onto the unseen GPUs: %d pairs, %.1f%% (%d <= 10%%)"
-      % (len(meds), statistics.median(meds), sum(m <= 10 for m in meds), len(unseen), statistics.median(unseen),
-         sum(m <= 10 for m in unseen)))
-PY
+python3 scripts/transfer_pairs.py "$ROWS.lines" --onto "$UNSEEN"
