@@ -1,7 +1,5 @@
 #include "calibrate/kernel_list_csv.h"
 
-#include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
@@ -9,6 +7,7 @@
 #include "calibrate/atomic_file.h"
 #include "calibrate/csv_quote.h"
 #include "calibrate/csv_source.h"
+#include "model/ascii_lower.h"
 #include "model/error.h"
 #include "model/row_kernel.h"
 
@@ -101,8 +100,7 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
     parse_int_cell(c[21], at(21), k.stream);
     if (c[22]) k.context = c[22];
     if (c[23] && *c[23]) {
-      std::string l2 = c[23];
-      std::transform(l2.begin(), l2.end(), l2.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+      const std::string l2 = ascii_lower(c[23]);
       if (l2 != "cold" && l2 != "warm")
         throw InputError(at(23).where() + ": l2 must be 'cold' or 'warm' (got '" + std::string(c[23]) + "')");
       k.l2_cold = l2 == "cold";

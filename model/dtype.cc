@@ -1,9 +1,9 @@
 #include "model/dtype.h"
 
-#include <algorithm>
 #include <array>
-#include <cctype>
 #include <utility>
+
+#include "model/ascii_lower.h"
 
 namespace kcast {
 
@@ -21,8 +21,7 @@ std::string_view to_string(DType d) {
 }
 
 std::optional<DType> parse_dtype(std::string_view s) {
-  std::string t(s);
-  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string t = ascii_lower(s);
   static const std::array<std::pair<std::string_view, DType>, 22> kNames{{
       {"fp64", DType::fp64}, {"float64", DType::fp64}, {"double", DType::fp64},
       {"fp32", DType::fp32}, {"float32", DType::fp32}, {"float", DType::fp32},

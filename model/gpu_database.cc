@@ -1,17 +1,16 @@
 #include "model/gpu_database.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <sstream>
 
+#include "model/ascii_lower.h"
 #include "model/error.h"
 
 namespace kcast {
 
 std::string GpuDatabase::normalize(std::string_view name) {
-  std::string s;
-  for (char c : name) s += char(std::tolower(static_cast<unsigned char>(c)));
+  std::string s = ascii_lower(name);
   // Vendor and marketing words that device strings add or drop between tools.
   for (std::string_view w : {"nvidia", "tesla", "geforce", "amd", "instinct", "(tm)"}) {
     for (size_t p; (p = s.find(w)) != std::string::npos;) s.erase(p, w.size());

@@ -4,9 +4,8 @@
 // tf32f32, cutlass::half_t, e4m3), PyTorch templates name the scalar type (c10::Half, double).
 // Without such a hint the importer keeps the kernel-list default (fp32), which is what SIMT
 // kernels such as volta_sgemm or FillFunctor<float> are.
-#include <algorithm>
-#include <cctype>
 
+#include "model/ascii_lower.h"
 #include "predict/import/import_util.h"
 
 namespace kcast::import_detail {
@@ -39,9 +38,7 @@ constexpr Hint kHints[] = {
 }  // namespace
 
 std::optional<DType> dtype_from_kernel_name(std::string_view name) {
-  std::string lower(name.substr(0, 4096));
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
+  const std::string lower = ascii_lower(name.substr(0, 4096));
   for (const Hint& h : kHints)
     if (lower.find(h.token) != std::string::npos) return h.dtype;
   return std::nullopt;

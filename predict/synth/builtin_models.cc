@@ -1,7 +1,6 @@
 // The built-in models of `kcast synth` (published configurations) and the synthesis entry points.
-#include <algorithm>
-#include <cctype>
 
+#include "model/ascii_lower.h"
 #include "model/error.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer_config.h"
@@ -61,11 +60,6 @@ TransformerConfig llama_like(std::string name, int64_t layers, int64_t heads, in
   return c;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return s;
-}
-
 const char* kResNet50 = "resnet50";
 
 }  // namespace
@@ -87,7 +81,7 @@ const std::vector<std::pair<TransformerConfig, std::string>>& builtin_transforme
 }
 
 const TransformerConfig* find_builtin_transformer(const std::string& name) {
-  const std::string n = lower(name);
+  const std::string n = ascii_lower(name);
   for (const auto& [cfg, desc] : builtin_transformers())
     if (cfg.name == n) return &cfg;
   return nullptr;
@@ -101,7 +95,7 @@ std::vector<BuiltinModel> builtin_models() {
 }
 
 std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt) {
-  if (lower(model) == kResNet50) return synthesize_resnet50(opt);
+  if (ascii_lower(model) == kResNet50) return synthesize_resnet50(opt);
   const TransformerConfig* cfg = find_builtin_transformer(model);
   if (!cfg) {
     std::string names;
