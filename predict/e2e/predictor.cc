@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "model/error.h"
+#include "model/inferred_work.h"
 #include "predict/e2e/step_time.h"
 #include "model/transfer.h"
 
@@ -48,7 +49,6 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
   w.rows = &rows;
   w.model = &lm.model;
   w.opt = opt;
-  w.uniq = dedupe_kernels(rows);
   w.timeline = timeline_order(rows);
 
   // Context floors, looked up once per distinct context string.
@@ -111,6 +111,26 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     }
   }
 
+  // Measured rows without work get what their measurement implies, before identical kernels are
+  // found: two such rows are the same kernel only if their work came out the same.
+  std::vector<Kernel> inferred;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const int s = w.source_of_row[r];
+    if (s < 0 || !lacks_work(rows[r])) continue;
+    const GpuCaps& src = w.source_caps[s];
+    const double ctx = w.context_us.empty() ? 0.0 : w.context_us[r] * src.context_scale;
+    Kernel k = with_inferred_work(rows[r], measured_gpu_time(rows[r].duration_us, ctx, src.launch_floor_us), src,
+                                  lm.model);
+    if (lacks_work(k)) continue;
+    if (inferred.empty()) inferred = rows;
+    inferred[r] = std::move(k);
+  }
+  if (!inferred.empty()) {
+    w.inferred_rows = std::make_shared<const std::vector<Kernel>>(std::move(inferred));
+    w.rows = w.inferred_rows.get();
+  }
+  w.uniq = dedupe_kernels(*w.rows);
+
   // Source predictions, only for the distinct kernels each source measured.
   w.source_pred.resize(w.sources.size());
   parallel_for(w.sources.size(), opt.max_threads, [&](size_t s) {
@@ -120,7 +140,7 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     auto& pred = w.source_pred[s];
     pred.resize(w.uniq.rep.size());
     for (size_t u = 0; u < needed.size(); ++u)
-      if (needed[u]) pred[u] = lm.model.predict(rows[w.uniq.rep[u]], w.source_caps[s]);
+      if (needed[u]) pred[u] = lm.model.predict((*w.rows)[w.uniq.rep[u]], w.source_caps[s]);
   });
 
   double measured = 0;

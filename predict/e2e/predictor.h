@@ -8,6 +8,7 @@
 #pragma once
 #include <array>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,11 @@ struct E2eOptions {
 // The kernel list prepared once for any number of targets: dedupe, source GPUs and their model
 // predictions, per-row context floors and the timeline order.
 struct PreparedWorkload {
-  const std::vector<Kernel>* rows = nullptr;
+  const std::vector<Kernel>* rows = nullptr;  // the caller's rows, or `inferred_rows`
+  // The rows again, measured rows that name no work given the work their source GPU's measurement
+  // implies (model/inferred_work.h); only when some row needed it. Shared so that moving the
+  // prepared workload keeps `rows` valid.
+  std::shared_ptr<const std::vector<Kernel>> inferred_rows;
   const CostModel* model = nullptr;
   E2eOptions opt;
   UniqueKernels uniq;

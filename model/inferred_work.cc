@@ -1,0 +1,46 @@
+#include "model/inferred_work.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kcast {
+
+namespace {
+
+bool compute_class(KernelClass c) {
+  return c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention;
+}
+
+}  // namespace
+
+Kernel with_inferred_work(const Kernel& k, double gpu_time_us, const GpuCaps& source, const CostModel& model) {
+  if (!lacks_work(k) || k.cls == KernelClass::communication || !(gpu_time_us > 0)) return k;
+  const bool flops = compute_class(k.cls);
+  Kernel w = k;
+  auto time_of = [&](double work) {
+    (flops ? w.flops : w.bytes) = work;
+    return model.predict(w, source).time_us;
+  };
+  // The least work a kernel moves (one 4-byte element, one FMA): a measurement no longer than its
+  // prediction is launch- or latency-bound, and its work cannot be read from its time.
+  const double least = flops ? 2.0 : 4.0;
+  if (gpu_time_us <= time_of(least)) return k;
+  // First guess from the GPU's nominal rate, then the secant method: above the floor the model's
+  // time is close to affine in the work (rate plus latency), so a few steps reach the measurement.
+  const int gd = source.tensor_tflops[int(k.dtype)] > 0 ? int(k.dtype) : int(DType::fp32);
+  const double rate = flops ? std::max(source.tensor_tflops[gd], 1e-3) * 1e6 : std::max(source.dram_bw_gbps, 1.0) * 1e3;
+  double w0 = gpu_time_us * rate, t0 = time_of(w0);
+  double w1 = 1.1 * w0, t1 = time_of(w1);
+  for (int i = 0; i < 12 && std::fabs(t1 - gpu_time_us) > 1e-4 * gpu_time_us; ++i) {
+    const double slope = (t1 - t0) / (w1 - w0);
+    // Flat (deep under the floor) or decreasing: step by the time ratio instead.
+    double next = slope > 0 ? w1 + (gpu_time_us - t1) / slope : w1 * gpu_time_us / t1;
+    if (!(next > least)) next = std::max(least, w1 / 4);
+    w0 = w1, t0 = t1;
+    w1 = next, t1 = time_of(w1);
+  }
+  (flops ? w.flops : w.bytes) = w1;
+  return w;
+}
+
+}  // namespace kcast
