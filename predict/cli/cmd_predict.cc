@@ -71,6 +71,8 @@ int cmd_predict(int argc, char** argv) {
   const LoadedModel lm = model_or_default(model);
   const std::vector<Kernel> rows = read_kernel_list(kernels, KernelListOptions{&db, &default_classifier()});
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
+  if (const std::string warn = unknown_work_warning(w, kernels); !warn.empty())
+    std::cerr << "kcast predict: warning: " << warn << "\n";
   std::vector<Target> targets;
   for (const GpuSpec* s : specs) targets.push_back({s->name, lm.caps_for(*s)});
   const std::vector<GpuPrediction> preds = predict_targets(w, targets);

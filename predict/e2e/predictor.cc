@@ -79,7 +79,7 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
       // A zero duration is no measurement to scale (it would predict zero on every GPU).
       if (!(k.duration_us > 0) || k.gpu.empty()) {
         if (opt.mode == PredictMode::transfer)
-          throw InputError(file + ": row " + std::to_string(r) + " ('" + k.name + "'): transfer mode needs " +
+          throw InputError(file + ": data row " + std::to_string(r + 1) + " ('" + k.name + "'): transfer mode needs " +
                            (k.duration_us > 0 ? "column 'gpu'" : "a positive 'duration_us'") +
                            " (use --mode auto to predict unmeasured rows absolutely)");
         continue;
@@ -92,7 +92,7 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
             try {
               spec = &db.resolve(k.gpu);
             } catch (const InputError& e) {
-              throw InputError(file + ": row " + std::to_string(r) + ": column 'gpu': " + e.what());
+              throw InputError(file + ": data row " + std::to_string(r + 1) + ": column 'gpu': " + e.what());
             }
           }
           auto same = std::find(w.sources.begin(), w.sources.end(), spec->name);
@@ -130,6 +130,10 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     w.rows = w.inferred_rows.get();
   }
   w.uniq = dedupe_kernels(*w.rows);
+  for (size_t r = 0; r < rows.size(); ++r)
+    if (lacks_work((*w.rows)[r]) && w.source_of_row[r] < 0 && rows[r].cls != KernelClass::communication) {
+      if (w.unknown_work_rows++ == 0) w.first_unknown_work_row = r;
+    }
 
   // Source predictions, only for the distinct kernels each source measured.
   w.source_pred.resize(w.sources.size());
@@ -157,6 +161,15 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     w.measured_step_us = w.timeline.empty() ? measured : measured_step_time(rows, w.timeline);
   }
   return w;
+}
+
+std::string unknown_work_warning(const PreparedWorkload& w, const std::string& file) {
+  if (w.unknown_work_rows == 0) return "";
+  const Kernel& k = (*w.rows)[w.first_unknown_work_row];
+  return file + ": " + std::to_string(w.unknown_work_rows) + " of " + std::to_string(w.rows->size()) +
+         " rows have no work (shape, flops or bytes) and no measured duration to infer it from, e.g. data row " +
+         std::to_string(w.first_unknown_work_row + 1) + " ('" + k.name + "', " + std::string(to_string(k.cls)) +
+         "): they are predicted at the launch floor";
 }
 
 std::vector<KernelPrediction> predict_unique(const PreparedWorkload& w, const GpuCaps& caps) {

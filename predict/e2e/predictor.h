@@ -48,7 +48,13 @@ struct PreparedWorkload {
   std::vector<uint32_t> timeline;                            // rows with start_us, in start order
   double measured_kernel_us = kUnknown;  // sum of count * duration_us when every row is measured
   double measured_step_us = kUnknown;    // the trace's own step (step_time.h)
+  // Rows predicted without any work (no shape, FLOPs or bytes, and no measurement to infer it from):
+  // the model can only put them at the launch floor. Collectives are not counted (no interconnect term).
+  size_t unknown_work_rows = 0, first_unknown_work_row = 0;
 };
+
+// A warning naming `file`, the count and the first such row, or "" when every row has work.
+std::string unknown_work_warning(const PreparedWorkload& w, const std::string& file);
 
 // Throws InputError (naming `file` and the row) when transfer mode meets an unmeasured row, or when
 // a row's gpu does not resolve.

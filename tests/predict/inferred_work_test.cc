@@ -93,5 +93,20 @@ TEST(InferredWork, LaunchBoundAndCollectiveRowsAreLeftAlone) {
   EXPECT_EQ(same.m, 1024);
 }
 
+TEST(InferredWork, RowsWithNeitherWorkNorMeasurementAreCountedForAWarning) {
+  E2eOptions o;  // auto: measured rows transfer, the others are predicted absolutely
+  Kernel unmeasured = without_work(streaming(1e6));
+  unmeasured.name = "mystery_kernel";
+  const std::vector<Kernel> rows = {measured(without_work(streaming(1e6)), 40, "H100-SXM"), gemm(512, 512, 512),
+                                    unmeasured, unmeasured};
+  const PreparedWorkload w = prepare_workload(rows, model(), db(), o, "trace.csv");
+  EXPECT_EQ(w.unknown_work_rows, 2u);
+  const std::string warn = unknown_work_warning(w, "trace.csv");
+  EXPECT_NE(warn.find("trace.csv: 2 of 4 rows"), std::string::npos) << warn;
+  EXPECT_NE(warn.find("data row 3 ('mystery_kernel', elementwise)"), std::string::npos) << warn;
+  const std::vector<Kernel> fine = {rows[0], rows[1]};
+  EXPECT_EQ(unknown_work_warning(prepare_workload(fine, model(), db(), o, "t.csv"), "t.csv"), "");
+}
+
 }  // namespace
 }  // namespace kcast

@@ -112,7 +112,7 @@ TEST(Predictor, TransferModeRejectsUnmeasuredRows) {
     prepare_workload(rows, model(), db(), opts(PredictMode::transfer), "w.csv");
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("w.csv: row 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("w.csv: data row 2"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("duration_us"), std::string::npos) << e.what();
   }
 }
