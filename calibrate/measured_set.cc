@@ -5,6 +5,7 @@
 #include "calibrate/atomic_file.h"
 #include "calibrate/classifier_rules.h"
 #include "calibrate/kernel_list_csv.h"
+#include "model/inferred_work.h"
 
 namespace kcast {
 
@@ -20,6 +21,10 @@ MeasuredSet read_measurements(const std::vector<std::string>& files, const GpuDa
         ++s.skipped;
         continue;
       }
+      if (lacks_work(k)) {
+        ++s.without_work;
+        continue;
+      }
       const GpuSpec* g = &db.resolve(k.gpu);
       auto it = std::find(s.gpus.begin(), s.gpus.end(), g);
       size_t gi = size_t(it - s.gpus.begin());
@@ -28,6 +33,13 @@ MeasuredSet read_measurements(const std::vector<std::string>& files, const GpuDa
     }
   }
   return s;
+}
+
+std::string without_work_note(const MeasuredSet& s, const std::string& command) {
+  if (s.without_work == 0) return "";
+  return "kcast " + command + ": left out " + std::to_string(s.without_work) +
+         " measured rows without work (no shape, flops or bytes): the model cannot " +
+         (command == "calibrate" ? "fit" : "score") + " their durations\n";
 }
 
 MeasuredSet filter_gpus(const MeasuredSet& s, const std::vector<std::string>& names, bool keep) {

@@ -87,7 +87,9 @@ int cmd_calibrate(int argc, char** argv) {
   if (!files.empty()) {
     std::vector<std::string> ex;
     for (const auto& e : exclude) ex.push_back(db.resolve(e).name);
-    MeasuredSet data = filter_gpus(read_measurements(files, db), ex, false);
+    const MeasuredSet read = read_measurements(files, db);
+    std::cerr << without_work_note(read, "calibrate");
+    MeasuredSet data = filter_gpus(read, ex, false);
     for (const FileDigest& d : data.digests) {
       size_t n = 0;
       for (const auto& r : data.rows) n += r.file == d.file;

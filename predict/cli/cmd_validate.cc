@@ -83,6 +83,7 @@ int cmd_validate(int argc, char** argv) {
   std::vector<std::string> held;
   for (const auto& h : holdout) held.push_back(db.resolve(h).name);
   const MeasuredSet all = read_measurements(files, db);
+  std::cerr << without_work_note(all, "validate");
   LoadedModel model = model_or_default(model_path);
 
   MeasuredSet targets = all, sources = all;

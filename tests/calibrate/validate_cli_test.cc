@@ -49,6 +49,22 @@ TEST(ValidateCli, HoldoutScoresOnlyTheHeldOutGpu) {
   EXPECT_EQ(modes, (std::set<std::string>{"absolute", "transfer"}));
 }
 
+TEST(ValidateCli, MeasuredRowsWithoutWorkAreLeftOutAndCounted) {
+  // Nsight Systems rows (a name and a duration, no shape, flops or bytes) next to the 30 kernels
+  // of each GPU: they would pair with one another in transfer scoring and be scored at the floor.
+  const std::string meas = write_measurements();
+  {
+    std::ofstream o(meas, std::ios::app);
+    for (int i = 0; i < 3; ++i)
+      for (const char* gpu : {"A100-SXM4-80GB", "V100-SXM2-32GB"}) o << "nsys" << i << ",elementwise,," << 50 + i << "," << gpu << ",rig\n";
+  }
+  const RunResult r = run_kcast("validate --measurements '" + meas + "' --holdout-gpu V100-SXM2-32GB --format json", true);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("left out 6 measured rows without work"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  for (const auto& s : j["scores"]) EXPECT_EQ(s["rows"], 30) << s;
+}
+
 // T4 held out of `meas`, scored with a model that carries nothing for it and with one that carries
 // `t4_fitted` (a fitted per-board value, as JSON): the held-out board's fitted values came from its
 // own measurements, so both must score it identically.
