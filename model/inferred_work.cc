@@ -2,20 +2,33 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "model/ascii_lower.h"
 
 namespace kcast {
 
 namespace {
 
-bool compute_class(KernelClass c) {
-  return c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention;
+// GEMM-class kernels that stream their operands instead of reusing them from shared memory: cuBLAS's
+// matrix-vector kernels (gemv2T_kernel_val, gemvx, gemvNSP: a batch-1 linear layer, as in LLM
+// decoding) and the split-K reduction (splitKreduce_kernel) are bound by bandwidth, not tensor rate.
+bool streams_operands(const std::string& name) {
+  const std::string n = ascii_lower(name);
+  return n.find("gemv") != std::string::npos || n.find("splitkreduce") != std::string::npos ||
+         n.find("splitk_reduce") != std::string::npos;
+}
+
+bool compute_bound(const Kernel& k) {
+  return (k.cls == KernelClass::gemm && !streams_operands(k.name)) || k.cls == KernelClass::conv ||
+         k.cls == KernelClass::attention;
 }
 
 }  // namespace
 
 Kernel with_inferred_work(const Kernel& k, double gpu_time_us, const GpuCaps& source, const CostModel& model) {
   if (!lacks_work(k) || k.cls == KernelClass::communication || !(gpu_time_us > 0)) return k;
-  const bool flops = compute_class(k.cls);
+  const bool flops = compute_bound(k);
   Kernel w = k;
   auto time_of = [&](double work) {
     (flops ? w.flops : w.bytes) = work;

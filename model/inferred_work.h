@@ -7,7 +7,8 @@
 // launch-bound. Instead the row gets the work its class would need, under the model, to take its
 // measured time on its source GPU:
 //  * GEMMs, convolutions and attention: FLOPs (at the dtype's GEMM rate: compute-bound);
-//  * every other class but communication: DRAM bytes (memory-bound, as non-GEMM kernels mostly are).
+//  * every other class but communication, and cuBLAS's matrix-vector and split-K reduction kernels
+//    (named gemv / splitKreduce): DRAM bytes (memory-bound, as non-GEMM kernels mostly are).
 // Transfer then moves it by the model's ratio like any other row: a GEMM by the ratio of GEMM rates,
 // a memory kernel by the ratio of bandwidths, a kernel at the floor stays at the target's floor; and a
 // what-if knob moves it through the resource its class is bound by. Collectives are left alone: the

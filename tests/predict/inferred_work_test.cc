@@ -65,6 +65,11 @@ TEST(InferredWork, GemmFollowsTensorThroughputAndStreamingFollowsBandwidth) {
   EXPECT_NEAR(d / g.row_us[0], tensor, 0.1 * tensor);
   EXPECT_NEAR(d / s.row_us[0], bw, 0.1 * bw);
   EXPECT_GT(d / g.row_us[0], 1.5 * d / s.row_us[0]);
+  // cuBLAS's matrix-vector kernel (a batch-1 linear layer) is a GEMM-class row bound by bandwidth.
+  Kernel gemv = by_work(KernelClass::gemm, DType::bf16, 1, kUnknown);
+  gemv.name = "void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, float, 128, 16, 4, 4, false, false>";
+  const GpuPrediction v = transfer_to({measured(without_work(gemv), d, a100.name)}, h100.name);
+  EXPECT_NEAR(d / v.row_us[0], bw, 0.1 * bw);
 }
 
 TEST(InferredWork, SameGpuReproducesTheMeasurementExactly) {
