@@ -21,6 +21,10 @@ struct ArchFacts {
   // down (data/archs.csv gives the boards); 0 = the fitted params.watts_per_sm_ghz. An SM's draw
   // follows its work per clock and its process, so it is an architecture's, not one constant.
   double watts_per_sm_ghz = 0;
+  // The share of this architecture's tensor rate that attention kernels written with Ampere's
+  // mma.sync reach relative to their share on the architecture they were written for
+  // (model/attention_kernel.h); 1 where mma.sync is the native instruction.
+  double mma_sync_fraction = 1.0;
   int ctas_per_sm = 1;             // concurrent GEMM CTAs per SM for the large tiles
   bool split_k = true;             // library splits K when output tiles under-fill the GPU
   int max_split_k = 16;

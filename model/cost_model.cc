@@ -247,7 +247,7 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
       return at_gemm_rate(k, g, scale);  // no shape: FLOPs against the sustained rate
     }
     case KernelClass::attention:
-      return at_gemm_rate(k, g, p[kAttnEff]);
+      return at_gemm_rate(k, g, p[kAttnEff] * (k.mma_sync ? g.arch.mma_sync_fraction : 1.0));
     case KernelClass::softmax: {
       // A row short enough for one warp's registers (PyTorch softmax_warp_forward, up to 1024
       // elements) is read once; longer rows (cunn_SoftMaxForward) are re-read for the max and the

@@ -46,6 +46,9 @@ struct Kernel {
   // normalization and softmax rows: the kernel holds each row in registers and reads it once (from
   // its name, model/row_kernel.h); otherwise the framework kernels' extra reads are charged.
   bool row_read_once = false;
+  // attention rows: the kernel is written with Ampere's mma.sync on every architecture (FlashAttention-2
+  // and the CUTLASS memory-efficient kernels, from its name: model/attention_kernel.h).
+  bool mma_sync = false;
 
   bool has_shape() const { return m > 0 && n > 0 && k > 0; }
   double gemm_flops() const { return 2.0 * double(batch) * double(m) * double(n) * double(k); }

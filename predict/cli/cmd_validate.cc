@@ -111,7 +111,7 @@ int cmd_validate(int argc, char** argv) {
   // The scored GPU's own kernel names say which tile (and cuDNN algorithm) its library chose: a
   // prediction for a GPU without a trace of its own has no such names.
   if (without_names)
-    for (auto& r : targets.rows) r.kernel.tile = {}, r.kernel.conv_algo = ConvAlgo::unknown, r.kernel.row_read_once = false;
+    for (auto& r : targets.rows) r.kernel.tile = {}, r.kernel.conv_algo = ConvAlgo::unknown, r.kernel.row_read_once = false, r.kernel.mma_sync = false;
   if (!per_row.empty()) write_per_row(targets, model, per_row);
   std::vector<ScoreLine> lines = score_absolute(targets, model);
   if (!no_transfer) {

@@ -30,8 +30,10 @@ Key key_of(const Kernel& k) {
   const uint64_t tile = split << 25 | uint64_t(k.tile.family) << 22 | uint64_t(k.tile.m & 0x7ff) << 11 |
                         uint64_t(k.tile.n & 0x7ff);
   // Bit 63: a kernel that starts with a cold L2 (Kernel::l2_cold) is timed without the L2 share;
-  // bit 62: a norm or softmax that reads its rows once (Kernel::row_read_once).
-  return Key{uint64_t(k.l2_cold) << 63 | uint64_t(k.row_read_once) << 62 | tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
+  // bit 62: a norm or softmax that reads its rows once (Kernel::row_read_once); bit 61: an attention
+  // kernel written with mma.sync (Kernel::mma_sync; the tile's top bit shares it, but only GEMM rows,
+  // another class byte, carry a tile).
+  return Key{uint64_t(k.l2_cold) << 63 | uint64_t(k.row_read_once) << 62 | uint64_t(k.mma_sync) << 61 | tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
              bits(k.flops), bits(k.bytes)};
 }
 

@@ -200,6 +200,22 @@ TEST(ArchFacts, SmPowerIsPositiveOrEmpty) {
   }
 }
 
+// mma_sync_fraction: a share in (0, 1]; empty or absent = 1 (mma.sync is the native instruction).
+TEST(ArchFacts, MmaSyncFractionIsAShareOrEmpty) {
+  const auto t = parse_arch_facts("compute_capability,tiles,mma_sync_fraction\n9.0,128x128,0.58\n8.0,128x128,\n",
+                                  "archs.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_DOUBLE_EQ(t[0].mma_sync_fraction, 0.58);
+  EXPECT_EQ(t[1].mma_sync_fraction, 1.0);
+  EXPECT_EQ(parse_arch_facts("compute_capability,tiles\n9.0,128x128\n", "old.csv")[0].mma_sync_fraction, 1.0);
+  for (const char* bad : {"0", "1.5", "-0.2", "half"}) {
+    const std::string err = input_error_of([&] {
+      parse_arch_facts(std::string("compute_capability,tiles,mma_sync_fraction\n9.0,128x128,") + bad + "\n", "archs.csv");
+    });
+    EXPECT_NE(err.find("archs.csv:2: column 'mma_sync_fraction'"), std::string::npos) << bad << ": " << err;
+  }
+}
+
 TEST(ArchFacts, ParsesBothTileMenusAndNamesABadCell) {
   const std::string text =
       "compute_capability,arch,fp32_gemm_factor,ctas_per_sm,split_k,max_split_k,stream_k,tiles,simt_tiles,note\n"
