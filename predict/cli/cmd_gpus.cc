@@ -81,6 +81,10 @@ nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
                           : known(spec.measured_sgemm_scale) ? "chip siblings (same compute capability and SM count)"
                                                                : "typical board";
   j["measured_source"] = spec.measured_source;
+  // Fused attention: attn_eff of the GEMM rate; kernels written with mma.sync (FlashAttention-2) get
+  // the architecture's share of that (model/attention_kernel.h).
+  j["attention_eff"] = lm.model.params()[kAttnEff];
+  j["mma_sync_fraction"] = c.arch.mma_sync_fraction;
   return j;
 }
 
@@ -96,6 +100,8 @@ void print_model_view(const nlohmann::json& v) {
   std::printf("\n  SGEMM scale: %s (%s)\n",
               v["sgemm_scale"].is_null() ? "1" : num(v["sgemm_scale"].get<double>()).c_str(),
               v["sgemm_scale_from"].get<std::string>().c_str());
+  std::printf("  fused attention: %.2f of the GEMM rate; kernels written with mma.sync (FlashAttention-2) x%.2f\n",
+              v["attention_eff"].get<double>(), v["mma_sync_fraction"].get<double>());
 }
 
 }  // namespace

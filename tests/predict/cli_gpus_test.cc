@@ -45,6 +45,14 @@ TEST(GpusCli, SgemmScaleSaysWhereItComesFrom) {
   EXPECT_EQ(gpu_json("V100-PCIe-32GB")["model"]["sgemm_scale_from"], "own calibration");
 }
 
+TEST(GpusCli, AttentionSaysWhereMmaSyncKernelsRunSlower) {
+  // data/archs.csv: Hopper runs FlashAttention-2's mma.sync kernels at a fraction of its own share.
+  const auto h100 = gpu_json("H100-SXM")["model"], a100 = gpu_json("A100-SXM4-80GB")["model"];
+  EXPECT_LT(h100["mma_sync_fraction"].get<double>(), 1.0);
+  EXPECT_EQ(a100["mma_sync_fraction"].get<double>(), 1.0);
+  EXPECT_EQ(h100["attention_eff"], a100["attention_eff"]);
+}
+
 TEST(GpusCli, ModelWithoutAGpuIsAnErrorNamingTheOption) {
   const RunResult r = run_kcast("gpus --model x.json", true);
   EXPECT_EQ(r.rc, 2);
