@@ -1,7 +1,7 @@
 // Physics of the what-if knobs over real kernel lists: giving a GPU twice as much of any resource
 // (launch overhead: half as much) never slows a workload down and never speeds it up more than 2x.
 // Checked on the mixed_ops fixture (real measured kernels: NeuSight FP32 ops, aiconfigurator
-// BF16/FP8 GEMMs) and a synthetic transformer-like list, on several GPUs, in absolute and auto mode.
+// BF16/FP8 GEMMs), the same with their work erased (an Nsight Systems trace) and a synthetic transformer-like list, on several GPUs, in absolute and auto mode.
 // Per-kernel violations are reported in the failure message (kernel, times), since they point at
 // the cost model rather than at the predictor. Every knob is held to the bounds per kernel too,
 // l2_size included: the L2 hit share saturates (model/cost_model.cc memory_time), so a working
@@ -67,7 +67,7 @@ std::vector<std::string> check(const std::vector<Kernel>& rows, const std::strin
     for (size_t u = 0; u < p0.size(); ++u) {
       const double a = p0[u].time_us, b = p1[u].time_us;
       if (b > a * (1 + 1e-12) || b < a / 2 * (1 - 1e-12)) {
-        const Kernel& k = rows[w.uniq.rep[u]];
+        const Kernel& k = (*w.rows)[w.uniq.rep[u]];
         std::ostringstream s;
         s << where.str() << "kernel " << to_string(k.cls) << " " << to_string(k.dtype) << " b" << k.batch << " m" << k.m
           << " n" << k.n << " k" << k.k << " flops " << k.flops << " bytes " << k.bytes << ": " << a << " -> " << b
@@ -94,6 +94,17 @@ void expect_physical(const std::vector<Kernel>& rows) {
 TEST(Physics, DoublingAResourceOnRealKernelsIsBetweenNoChangeAnd2x) { expect_physical(fixture()); }
 
 TEST(Physics, DoublingAResourceOnTransformerShapesIsBetweenNoChangeAnd2x) { expect_physical(transformer_like()); }
+
+// The real kernels again with their work erased, as an Nsight Systems trace records them: in auto mode
+// each measured row moves through the knobs as the work its measurement implies (model/inferred_work.h).
+TEST(Physics, DoublingAResourceOnKernelsWithoutWorkIsBetweenNoChangeAnd2x) {
+  std::vector<Kernel> rows = fixture();
+  for (Kernel& k : rows) k.batch = 1, k.m = k.n = k.k = 0, k.flops = k.bytes = kUnknown;
+  const PreparedWorkload w = prepare_workload(rows, model(), db(), E2eOptions{}, "rows");
+  ASSERT_NE(w.inferred_rows, nullptr);
+  EXPECT_LT(w.unknown_work_rows, rows.size() / 10);  // nearly every row was measured
+  expect_physical(rows);
+}
 
 }  // namespace
 }  // namespace kcast
