@@ -124,6 +124,7 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     if (lacks_work(k)) continue;
     if (inferred.empty()) inferred = rows;
     inferred[r] = std::move(k);
+    ++w.inferred_work_rows;
   }
   if (!inferred.empty()) {
     w.inferred_rows = std::make_shared<const std::vector<Kernel>>(std::move(inferred));

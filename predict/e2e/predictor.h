@@ -36,6 +36,7 @@ struct PreparedWorkload {
   // implies (model/inferred_work.h); only when some row needed it. Shared so that moving the
   // prepared workload keeps `rows` valid.
   std::shared_ptr<const std::vector<Kernel>> inferred_rows;
+  size_t inferred_work_rows = 0;  // how many rows got their work from their measurement
   const CostModel* model = nullptr;
   E2eOptions opt;
   UniqueKernels uniq;

@@ -37,6 +37,9 @@ void render_predict_table(const PredictValues& v, std::ostream& o) {
   if (known(v.measured_kernel_us))
     o << "measured: kernels " << human_time(v.measured_kernel_us) << ", step " << human_time(v.measured_step_us)
       << "\n";
+  if (v.inferred_work_rows > 0)
+    o << "work inferred: " << v.inferred_work_rows
+      << " measured rows without shape, flops or bytes get what their measured time implies on their GPU\n";
   o << "\n";
   std::snprintf(line, sizeof line, "%-16s %-8s %8s %11s %11s %8s %6s %6s %6s %6s %6s\n", "gpu", "mode",
                 "transfer", "kernel time", "step time", "vs 1st", "gemm%", "other%", "launch%", "comp%",
@@ -119,6 +122,7 @@ nlohmann::json predict_json(const PredictValues& v) {
                          {"launch_bound_us", g.launch_bound_us}}},
               {"invocations", g.invocations},
               {"transferred_rows", g.transferred_rows},
+              {"inferred_work_rows", v.inferred_work_rows},
               {"source_gpus", g.source_gpus},
               {"cuda_graph", v.cuda_graph},
               {"with_context", v.with_context},

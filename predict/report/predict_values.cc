@@ -34,6 +34,7 @@ PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<G
   v.dominant_dtype = std::string(to_string(dt));
   v.measured_kernel_us = w.measured_kernel_us;
   v.measured_step_us = w.measured_step_us;
+  v.inferred_work_rows = w.inferred_work_rows;
   for (size_t i = 0; i < preds.size(); ++i) {
     const GpuPrediction& p = preds[i];
     PredictGpuValues g;

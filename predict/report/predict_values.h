@@ -38,6 +38,7 @@ struct PredictValues {
   bool cuda_graph = false, with_context = false, timeline = false;
   std::string dominant_dtype;
   double measured_kernel_us = kUnknown, measured_step_us = kUnknown;  // the list's own, if measured
+  size_t inferred_work_rows = 0;  // measured rows without work, given what their time implies
   std::vector<PredictGpuValues> gpus;
 };
 

@@ -106,6 +106,7 @@ TEST(InferredWork, RowsWithNeitherWorkNorMeasurementAreCountedForAWarning) {
                                     unmeasured, unmeasured};
   const PreparedWorkload w = prepare_workload(rows, model(), db(), o, "trace.csv");
   EXPECT_EQ(w.unknown_work_rows, 2u);
+  EXPECT_EQ(w.inferred_work_rows, 1u);
   const std::string warn = unknown_work_warning(w, "trace.csv");
   EXPECT_NE(warn.find("trace.csv: 2 of 4 rows"), std::string::npos) << warn;
   EXPECT_NE(warn.find("data row 3 ('mystery_kernel', elementwise)"), std::string::npos) << warn;
