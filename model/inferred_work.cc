@@ -26,9 +26,11 @@ bool compute_bound(const Kernel& k) {
 
 }  // namespace
 
+bool infers_flops(const Kernel& k) { return compute_bound(k); }
+
 Kernel with_inferred_work(const Kernel& k, double gpu_time_us, const GpuCaps& source, const CostModel& model) {
   if (!lacks_work(k) || k.cls == KernelClass::communication || !(gpu_time_us > 0)) return k;
-  const bool flops = compute_bound(k);
+  const bool flops = infers_flops(k);
   Kernel w = k;
   auto time_of = [&](double work) {
     (flops ? w.flops : w.bytes) = work;
@@ -44,7 +46,7 @@ Kernel with_inferred_work(const Kernel& k, double gpu_time_us, const GpuCaps& so
   const double rate = flops ? std::max(source.tensor_tflops[gd], 1e-3) * 1e6 : std::max(source.dram_bw_gbps, 1.0) * 1e3;
   double w0 = gpu_time_us * rate, t0 = time_of(w0);
   double w1 = 1.1 * w0, t1 = time_of(w1);
-  for (int i = 0; i < 12 && std::fabs(t1 - gpu_time_us) > 1e-4 * gpu_time_us; ++i) {
+  for (int i = 0; i < 8 && std::fabs(t1 - gpu_time_us) > 1e-3 * gpu_time_us; ++i) {
     const double slope = (t1 - t0) / (w1 - w0);
     // Flat (deep under the floor) or decreasing: step by the time ratio instead.
     double next = slope > 0 ? w1 + (gpu_time_us - t1) / slope : w1 * gpu_time_us / t1;

@@ -23,7 +23,10 @@ namespace kcast {
 // No shape, no FLOPs and no bytes: nothing the model could scale.
 inline bool lacks_work(const Kernel& k) { return !k.has_shape() && !known(k.flops) && !known(k.bytes); }
 
-// `k` with FLOPs or bytes such that model.predict(result, source) takes `gpu_time_us` (to 1e-4
+// Whether the work `with_inferred_work` gives `k` is FLOPs (else bytes).
+bool infers_flops(const Kernel& k);
+
+// `k` with FLOPs or bytes such that model.predict(result, source) takes `gpu_time_us` (to 1e-3
 // relative, or as close as the model's floor and latency allow). Unchanged when `k` has work, its
 // class has no work to infer (communication), or `gpu_time_us` is at or below what the model
 // predicts for the least work (a launch-bound kernel).

@@ -1,11 +1,14 @@
 #include "predict/e2e/predictor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <exception>
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
+#include <unordered_map>
 
 #include "model/error.h"
 #include "model/inferred_work.h"
@@ -13,6 +16,19 @@
 #include "model/transfer.h"
 
 namespace kcast {
+
+namespace {
+
+struct TupleHash {
+  size_t operator()(const std::tuple<uint32_t, int16_t, bool, int64_t>& t) const {
+    uint64_t h = uint64_t(std::get<0>(t)) * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t(uint16_t(std::get<1>(t))) << 1 | uint64_t(std::get<2>(t))) * 0xC2B2AE3D27D4EB4Full;
+    h ^= uint64_t(std::get<3>(t)) * 0x165667B19E3779F9ull;
+    return size_t(h ^ (h >> 29));
+  }
+};
+
+}  // namespace
 
 void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn) {
   if (n == 0) return;
@@ -111,30 +127,61 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     }
   }
 
-  // Measured rows without work get what their measurement implies, before identical kernels are
-  // found: two such rows are the same kernel only if their work came out the same.
-  std::vector<Kernel> inferred;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const int s = w.source_of_row[r];
-    if (s < 0 || !lacks_work(rows[r])) continue;
-    const GpuCaps& src = w.source_caps[s];
-    const double ctx = w.context_us.empty() ? 0.0 : w.context_us[r] * src.context_scale;
-    Kernel k = with_inferred_work(rows[r], measured_gpu_time(rows[r].duration_us, ctx, src.launch_floor_us), src,
-                                  lm.model);
-    if (lacks_work(k)) continue;
-    if (inferred.empty()) inferred = rows;
-    inferred[r] = std::move(k);
-    ++w.inferred_work_rows;
-  }
-  if (!inferred.empty()) {
-    w.inferred_rows = std::make_shared<const std::vector<Kernel>>(std::move(inferred));
-    w.rows = w.inferred_rows.get();
-  }
-  w.uniq = dedupe_kernels(*w.rows);
-  for (size_t r = 0; r < rows.size(); ++r)
-    if (lacks_work((*w.rows)[r]) && w.source_of_row[r] < 0 && rows[r].cls != KernelClass::communication) {
-      if (w.unknown_work_rows++ == 0) w.first_unknown_work_row = r;
+  // Measured rows without work get what their measurement implies (model/inferred_work.h). Rows that
+  // the model cannot tell apart, from the same source, whose GPU times agree to 2^-10 (0.07%), share
+  // one inference at the bucket's time and then count as one kernel: a trace of a million launches of
+  // a few hundred kernels costs a few thousand inferences and predictions per GPU. Transfer still
+  // scales each row's own measurement by the model's ratio, so a measurement on its own GPU is
+  // reproduced exactly.
+  const UniqueKernels same = dedupe_kernels(rows);
+  std::vector<int64_t> bucket_of(rows.size(), -1);
+  struct Bucket {
+    size_t rep;
+    double gpu_us;
+    Kernel inferred;
+  };
+  std::vector<Bucket> buckets;
+  {
+    std::unordered_map<std::tuple<uint32_t, int16_t, bool, int64_t>, uint32_t, TupleHash> index;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const int16_t s = w.source_of_row[r];
+      if (s < 0 || !lacks_work(rows[r]) || rows[r].cls == KernelClass::communication) continue;
+      const GpuCaps& src = w.source_caps[s];
+      const double ctx = w.context_us.empty() ? 0.0 : w.context_us[r] * src.context_scale;
+      const double gpu_us = measured_gpu_time(rows[r].duration_us, ctx, src.launch_floor_us);
+      const int64_t b = std::llround(std::log2(gpu_us) * 1024.0);
+      auto [it, fresh] = index.try_emplace({same.of_row[r], s, infers_flops(rows[r]), b}, uint32_t(buckets.size()));
+      if (fresh) buckets.push_back({r, std::exp2(double(b) / 1024.0), {}});
+      bucket_of[r] = it->second;
     }
+  }
+  constexpr size_t kChunk = 256;
+  parallel_for((buckets.size() + kChunk - 1) / kChunk, opt.max_threads, [&](size_t c) {
+    for (size_t i = c * kChunk; i < std::min(buckets.size(), (c + 1) * kChunk); ++i) {
+      Bucket& bk = buckets[i];
+      bk.inferred = with_inferred_work(rows[bk.rep], bk.gpu_us, w.source_caps[w.source_of_row[bk.rep]], lm.model);
+    }
+  });
+  // The distinct kernels: the model-identical groups, a bucket with inferred work its own group.
+  {
+    std::vector<int64_t> group_id(same.rep.size() + buckets.size(), -1);
+    w.uniq.of_row.resize(rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const bool inferred = bucket_of[r] >= 0 && !lacks_work(buckets[size_t(bucket_of[r])].inferred);
+      const size_t g = inferred ? same.rep.size() + size_t(bucket_of[r]) : same.of_row[r];
+      if (group_id[g] < 0) {
+        group_id[g] = int64_t(w.uniq.rep.size());
+        w.uniq.rep.push_back(uint32_t(r));
+        w.kernels.push_back(inferred ? buckets[size_t(bucket_of[r])].inferred : rows[r]);
+      }
+      w.uniq.of_row[r] = uint32_t(group_id[g]);
+      if (inferred) {
+        ++w.inferred_work_rows;
+      } else if (lacks_work(rows[r]) && w.source_of_row[r] < 0 && rows[r].cls != KernelClass::communication) {
+        if (w.unknown_work_rows++ == 0) w.first_unknown_work_row = r;
+      }
+    }
+  }
 
   // Source predictions, only for the distinct kernels each source measured.
   w.source_pred.resize(w.sources.size());
@@ -145,7 +192,7 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     auto& pred = w.source_pred[s];
     pred.resize(w.uniq.rep.size());
     for (size_t u = 0; u < needed.size(); ++u)
-      if (needed[u]) pred[u] = lm.model.predict((*w.rows)[w.uniq.rep[u]], w.source_caps[s]);
+      if (needed[u]) pred[u] = lm.model.predict(w.kernels[u], w.source_caps[s]);
   });
 
   double measured = 0;
@@ -175,7 +222,7 @@ std::string unknown_work_warning(const PreparedWorkload& w, const std::string& f
 
 std::vector<KernelPrediction> predict_unique(const PreparedWorkload& w, const GpuCaps& caps) {
   std::vector<KernelPrediction> out(w.uniq.rep.size());
-  for (size_t u = 0; u < out.size(); ++u) out[u] = w.model->predict((*w.rows)[w.uniq.rep[u]], caps);
+  for (size_t u = 0; u < out.size(); ++u) out[u] = w.model->predict(w.kernels[u], caps);
   return out;
 }
 

@@ -8,7 +8,6 @@
 #pragma once
 #include <array>
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,11 +30,10 @@ struct E2eOptions {
 // The kernel list prepared once for any number of targets: dedupe, source GPUs and their model
 // predictions, per-row context floors and the timeline order.
 struct PreparedWorkload {
-  const std::vector<Kernel>* rows = nullptr;  // the caller's rows, or `inferred_rows`
-  // The rows again, measured rows that name no work given the work their source GPU's measurement
-  // implies (model/inferred_work.h); only when some row needed it. Shared so that moving the
-  // prepared workload keeps `rows` valid.
-  std::shared_ptr<const std::vector<Kernel>> inferred_rows;
+  const std::vector<Kernel>* rows = nullptr;
+  // One per distinct kernel (uniq.rep): what the model predicts. A measured row that names no work
+  // stands in with the work its measurement implies on its source GPU (model/inferred_work.h).
+  std::vector<Kernel> kernels;
   size_t inferred_work_rows = 0;  // how many rows got their work from their measurement
   const CostModel* model = nullptr;
   E2eOptions opt;

@@ -10,9 +10,13 @@ bool gemm_like(KernelClass c) {
 
 // The dtype carrying the most FLOPs; rows without flops count as one FLOP so a list without any
 // still has an answer (its most common dtype).
-DType dominant_dtype(const std::vector<Kernel>& rows) {
+// The dtype with the most FLOPs (as the model sees each row: inferred work included).
+DType dominant_dtype(const PreparedWorkload& w) {
   std::array<double, 7> flops{};
-  for (const Kernel& k : rows) flops[int(k.dtype)] += k.count * (known(k.flops) ? k.flops : 1.0);
+  for (size_t r = 0; r < w.rows->size(); ++r) {
+    const Kernel& k = w.kernels[w.uniq.of_row[r]];
+    flops[int(k.dtype)] += (*w.rows)[r].count * (known(k.flops) ? k.flops : 1.0);
+  }
   int best = int(DType::fp32);
   for (int i = 0; i < 7; ++i)
     if (flops[i] > flops[best]) best = i;
@@ -30,7 +34,7 @@ PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<G
   v.cuda_graph = w.opt.cuda_graph;
   v.with_context = w.opt.with_context;
   v.timeline = !w.timeline.empty();
-  const DType dt = dominant_dtype(*w.rows);
+  const DType dt = dominant_dtype(w);
   v.dominant_dtype = std::string(to_string(dt));
   v.measured_kernel_us = w.measured_kernel_us;
   v.measured_step_us = w.measured_step_us;
