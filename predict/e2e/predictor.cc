@@ -215,7 +215,10 @@ std::string unknown_work_warning(const PreparedWorkload& w, const std::string& f
   if (w.unknown_work_rows == 0) return "";
   const Kernel& k = (*w.rows)[w.first_unknown_work_row];
   return file + ": " + std::to_string(w.unknown_work_rows) + " of " + std::to_string(w.rows->size()) +
-         " rows have no work (shape, flops or bytes) and no measured duration to infer it from, e.g. data row " +
+         " rows have no work (shape, flops or bytes) and " +
+         (w.opt.mode == PredictMode::absolute ? std::string("absolute mode does not infer it from measured durations")
+                                              : std::string("no measured duration to infer it from")) +
+         ", e.g. data row " +
          std::to_string(w.first_unknown_work_row + 1) + " ('" + k.name + "', " + std::string(to_string(k.cls)) +
          "): they are predicted at the launch floor";
 }

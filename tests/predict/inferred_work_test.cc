@@ -110,6 +110,11 @@ TEST(InferredWork, RowsWithNeitherWorkNorMeasurementAreCountedForAWarning) {
   const std::string warn = unknown_work_warning(w, "trace.csv");
   EXPECT_NE(warn.find("trace.csv: 2 of 4 rows"), std::string::npos) << warn;
   EXPECT_NE(warn.find("data row 3 ('mystery_kernel', elementwise)"), std::string::npos) << warn;
+  E2eOptions absolute;
+  absolute.mode = PredictMode::absolute;
+  const std::string abs_warn = unknown_work_warning(prepare_workload(rows, model(), db(), absolute, "t.csv"), "t.csv");
+  EXPECT_NE(abs_warn.find("3 of 4 rows"), std::string::npos) << abs_warn;
+  EXPECT_NE(abs_warn.find("absolute mode"), std::string::npos) << abs_warn;
   const std::vector<Kernel> fine = {rows[0], rows[1]};
   EXPECT_EQ(unknown_work_warning(prepare_workload(fine, model(), db(), o, "t.csv"), "t.csv"), "");
 }
