@@ -114,6 +114,42 @@ TEST(PredictCli, TransferToSourceGpuReproducesMeasuredTotal) {
   EXPECT_DOUBLE_EQ(json::parse(r.out)["predictions"][0]["total_us"].get<double>(), measured);
 }
 
+TEST(PredictCli, NsysTraceMovesItsGemmsByTheGemmRate) {
+  // An Nsight Systems capture (no shapes): imported, then predicted on its own GPU and on an H100.
+  // Its FP16 GEMMs must move by about the ratio of the two GPUs' tensor rates and still reproduce
+  // their measurements on their own GPU; before their work was inferred they stayed at 98 us.
+  const std::string list = temp_path("nsys_import.csv"), per = temp_path("nsys_per_kernel.csv");
+  const RunResult imp =
+      run_kcast("import '" + std::string(KCAST_TEST_DATA) + "/import/nsys_cuda_gpu_trace.csv' -o '" + list + "'", true);
+  ASSERT_EQ(imp.rc, 0) << imp.out;
+  const RunResult r = run_kcast("predict --kernels '" + list + "' --gpu A100-SXM4-40GB,H100-SXM --per-kernel '" + per + "'", true);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("work inferred:"), std::string::npos) << r.out;
+  std::istringstream in(slurp(per));
+  std::string line;
+  std::getline(in, line);  // header
+  int gemms = 0;
+  const double tensor = target("H100-SXM").caps.tensor_tflops[int(DType::fp16)] /
+                        target("A100-SXM4-40GB").caps.tensor_tflops[int(DType::fp16)];
+  while (std::getline(in, line)) {
+    if (line.find(",gemm,") == std::string::npos) continue;
+    // row,target_gpu,name,class,predicted_us,bound,measured_us,mode,source_gpu (the name has no commas)
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 9u) << line;
+    const double predicted = std::stod(f[4]), measured = std::stod(f[6]);
+    if (f[1] == "A100-SXM4-40GB") {
+      EXPECT_EQ(predicted, measured) << line;
+    } else {
+      ++gemms;
+      EXPECT_NEAR(measured / predicted, tensor, 0.15 * tensor) << line;
+      EXPECT_EQ(f[5], "compute") << line;
+    }
+  }
+  EXPECT_EQ(gemms, 2);
+}
+
 TEST(PredictCli, BadOptionsExitTwoWithAMessage) {
   const std::string f = "--kernels '" + fixture_path() + "'";
   struct Case {
