@@ -258,6 +258,16 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
     }
     case KernelClass::normalization:
       return streaming(k, g, 1.0 + (k.row_read_once ? 0.0 : p[kNormPasses] * 0.5), 0);
+    case KernelClass::communication: {
+      // A collective moves its `bytes` (what each GPU sends, the bus bytes of NCCL's accounting)
+      // over the GPU-to-GPU link, not through DRAM; without a link figure, as any streaming kernel.
+      if (!(g.link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 1.0, 0);
+      const double work = k.bytes / (g.link_gbps * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;
+      KernelPrediction r;
+      r.time_us = with_floor(g.launch_floor_us, work, p[kFloorBlend]);
+      r.bound = g.launch_floor_us > work ? Bound::launch : Bound::memory;
+      return r;
+    }
     case KernelClass::elementwise: {
       const double flops = known(k.flops) ? k.flops : (known(k.bytes) ? k.bytes * p[kElementwiseFlopsPerByte] : 0);
       return streaming(k, g, 1.0, flops);

@@ -35,6 +35,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   c.l2_bytes = known(g.l2_mb) ? g.l2_mb * 1e6 : 0;
   c.launch_floor_us = known(g.measured_launch_us) ? g.measured_launch_us : p[kFloorUs];
   c.context_scale = known(g.measured_context_scale) ? g.measured_context_scale : 1.0;
+  c.link_gbps = known(g.link_gbps) ? g.link_gbps * kLinkEff : 0.0;
   // Power limit: the clock a board can hold under dense math when its power budget per SM is
   // below what an SM draws at boost. Measured rates already include it.
   const double sm_watts = c.arch.watts_per_sm_ghz > 0 ? c.arch.watts_per_sm_ghz : p[kWattsPerSmGhz];

@@ -10,6 +10,12 @@
 
 namespace kcast {
 
+// The share of a GPU's link bandwidth (GpuSpec::link_gbps, one direction) that NCCL collectives
+// sustain: 8x A100-SXM4-80GB over NVLink reach an all-reduce bus bandwidth of ~200 GB/s of 300
+// (NVIDIA/nccl-tests#149), a GB200's GPU-to-GPU copies 770 GB/s of 900 (Azure/AI-benchmarking-guide#7).
+// A documented default until a microbenchmark measures the board's own.
+inline constexpr double kLinkEff = 0.7;
+
 struct GpuCaps {
   std::string name;
   int sm_count = 1;
@@ -22,6 +28,7 @@ struct GpuCaps {
   bool simt_gemm[7] = {};        // GEMMs of this dtype run on CUDA cores
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
+  double link_gbps = 0;          // sustained GPU-to-GPU bandwidth per direction for collectives; 0 = unknown
   double context_scale = 1;      // the measurement rig's context floors vs the typical rig's
   // The clock fraction a long GEMM of each dtype settles at under the board's power limit, or 1 where
   // a measured rate already includes it. The cost model applies it by the kernel's work (a short

@@ -28,6 +28,9 @@ struct GpuSpec {
          int8_tops = kUnknown;
   bool tensor_cores = false;  // false: fp16 figures are packed-vector SIMT rates (Pascal)
   double tdp_w = kUnknown;
+  // GPU-to-GPU bandwidth in one direction, GB/s: the NVLink / Infinity Fabric figure where the board
+  // has one built in (datasheets quote both directions: halved), else its PCIe x16 slot.
+  double link_gbps = kUnknown;
   std::string source;     // where the datasheet numbers come from
   std::string uncertain;  // columns not confirmed by two sources (see data/gpus.md)
 

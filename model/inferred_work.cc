@@ -29,7 +29,9 @@ bool compute_bound(const Kernel& k) {
 bool infers_flops(const Kernel& k) { return compute_bound(k); }
 
 Kernel with_inferred_work(const Kernel& k, double gpu_time_us, const GpuCaps& source, const CostModel& model) {
-  if (!lacks_work(k) || k.cls == KernelClass::communication || !(gpu_time_us > 0)) return k;
+  // A collective's bytes cross the link: without a link figure the model has nothing to scale them by.
+  if (!lacks_work(k) || !(gpu_time_us > 0) || (k.cls == KernelClass::communication && !(source.link_gbps > 0)))
+    return k;
   const bool flops = infers_flops(k);
   Kernel w = k;
   auto time_of = [&](double work) {
@@ -43,7 +45,8 @@ Kernel with_inferred_work(const Kernel& k, double gpu_time_us, const GpuCaps& so
   // First guess from the GPU's nominal rate, then the secant method: above the floor the model's
   // time is close to affine in the work (rate plus latency), so a few steps reach the measurement.
   const int gd = source.tensor_tflops[int(k.dtype)] > 0 ? int(k.dtype) : int(DType::fp32);
-  const double rate = flops ? std::max(source.tensor_tflops[gd], 1e-3) * 1e6 : std::max(source.dram_bw_gbps, 1.0) * 1e3;
+  const double bw = k.cls == KernelClass::communication ? source.link_gbps : source.dram_bw_gbps;
+  const double rate = flops ? std::max(source.tensor_tflops[gd], 1e-3) * 1e6 : std::max(bw, 1.0) * 1e3;
   double w0 = gpu_time_us * rate, t0 = time_of(w0);
   double w1 = 1.1 * w0, t1 = time_of(w1);
   for (int i = 0; i < 8 && std::fabs(t1 - gpu_time_us) > 1e-3 * gpu_time_us; ++i) {

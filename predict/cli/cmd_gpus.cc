@@ -26,7 +26,8 @@ constexpr Field kNumbers[] = {
     {"fp64_tflops", &GpuSpec::fp64_tflops},         {"fp32_tflops", &GpuSpec::fp32_tflops},
     {"tf32_tflops", &GpuSpec::tf32_tflops},         {"fp16_tflops", &GpuSpec::fp16_tflops},
     {"bf16_tflops", &GpuSpec::bf16_tflops},         {"fp8_tflops", &GpuSpec::fp8_tflops},
-    {"int8_tops", &GpuSpec::int8_tops},             {"tdp_w", &GpuSpec::tdp_w}};
+    {"int8_tops", &GpuSpec::int8_tops},             {"tdp_w", &GpuSpec::tdp_w},
+    {"link_gbps", &GpuSpec::link_gbps}};
 
 std::string num(double v) {
   if (!known(v)) return "";

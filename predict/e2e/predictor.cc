@@ -145,7 +145,7 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     std::unordered_map<std::tuple<uint32_t, int16_t, bool, int64_t>, uint32_t, TupleHash> index;
     for (size_t r = 0; r < rows.size(); ++r) {
       const int16_t s = w.source_of_row[r];
-      if (s < 0 || !lacks_work(rows[r]) || rows[r].cls == KernelClass::communication) continue;
+      if (s < 0 || !lacks_work(rows[r])) continue;
       const GpuCaps& src = w.source_caps[s];
       const double ctx = w.context_us.empty() ? 0.0 : w.context_us[r] * src.context_scale;
       const double gpu_us = measured_gpu_time(rows[r].duration_us, ctx, src.launch_floor_us);
@@ -177,7 +177,7 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
       w.uniq.of_row[r] = uint32_t(group_id[g]);
       if (inferred) {
         ++w.inferred_work_rows;
-      } else if (lacks_work(rows[r]) && w.source_of_row[r] < 0 && rows[r].cls != KernelClass::communication) {
+      } else if (lacks_work(rows[r]) && w.source_of_row[r] < 0) {
         if (w.unknown_work_rows++ == 0) w.first_unknown_work_row = r;
       }
     }

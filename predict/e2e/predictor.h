@@ -48,7 +48,7 @@ struct PreparedWorkload {
   double measured_kernel_us = kUnknown;  // sum of count * duration_us when every row is measured
   double measured_step_us = kUnknown;    // the trace's own step (step_time.h)
   // Rows predicted without any work (no shape, FLOPs or bytes, and no measurement to infer it from):
-  // the model can only put them at the launch floor. Collectives are not counted (no interconnect term).
+  // the model can only put them at the launch floor.
   size_t unknown_work_rows = 0, first_unknown_work_row = 0;
 };
 

@@ -11,7 +11,8 @@ const std::vector<KnobInfo> kKnobs = {
     {Knob::dram_bw, "dram_bw", "GB/s"},           {Knob::l2_bw, "l2_bw", "GB/s"},
     {Knob::l2_size, "l2_size", "MB"},             {Knob::tensor_flops, "tensor_flops", "TFLOP/s"},
     {Knob::vector_flops, "vector_flops", "TFLOP/s"}, {Knob::sm_count, "sm_count", "SMs"},
-    {Knob::clock, "clock", "MHz"},                {Knob::launch_overhead, "launch_overhead", "us"}};
+    {Knob::clock, "clock", "MHz"},                {Knob::launch_overhead, "launch_overhead", "us"},
+    {Knob::link_bw, "link_bw", "GB/s"}};
 
 std::string_view to_string(Knob k) {
   for (const auto& i : kKnobs)
@@ -85,6 +86,7 @@ double knob_value(const GpuCaps& c, const GpuSpec& spec, Knob k) {
     case Knob::sm_count: return c.sm_count;
     case Knob::clock: return c.clock_mhz;
     case Knob::launch_overhead: return c.launch_floor_us;
+    case Knob::link_bw: return c.link_gbps;
   }
   return 0;
 }
@@ -92,6 +94,8 @@ double knob_value(const GpuCaps& c, const GpuSpec& spec, Knob k) {
 void set_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double v, const std::string& option) {
   if (k == Knob::tensor_flops && tensor_reference(c, spec) < 0)
     throw InputError("option '" + option + "': " + c.name + " has no tensor cores; use vector_flops");
+  if (k == Knob::link_bw && !(c.link_gbps > 0))
+    throw InputError("option '" + option + "': " + c.name + " has no link_gbps in the GPU database");
   // l2_size and launch_overhead may be zero (no L2, no launch cost); the rest must be positive.
   if (k == Knob::l2_size || k == Knob::launch_overhead) {
     if (!(v >= 0) || !std::isfinite(v))
@@ -126,6 +130,7 @@ void set_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double v, const std::stri
       return;
     }
     case Knob::launch_overhead: c.launch_floor_us = v; return;
+    case Knob::link_bw: c.link_gbps = v; return;
   }
 }
 

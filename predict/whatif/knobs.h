@@ -17,6 +17,7 @@
 //   clock            MHz      caps.clock_mhz; compute rates and L2 bandwidth scale by new/old
 //                             (the sustained clock under load: power limits are not re-derived).
 //   launch_overhead  µs       caps.launch_floor_us (the per-kernel launch floor).
+//   link_bw          GB/s     caps.link_gbps: the GPU-to-GPU bandwidth collectives sustain, one direction.
 #pragma once
 #include <string>
 #include <string_view>
@@ -27,7 +28,7 @@
 
 namespace kcast {
 
-enum class Knob { dram_bw, l2_bw, l2_size, tensor_flops, vector_flops, sm_count, clock, launch_overhead };
+enum class Knob { dram_bw, l2_bw, l2_size, tensor_flops, vector_flops, sm_count, clock, launch_overhead, link_bw };
 
 struct KnobInfo {
   Knob knob;

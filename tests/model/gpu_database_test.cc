@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "model/error.h"
 
 namespace kcast {
@@ -59,6 +61,8 @@ TEST(GpuDatabase, ResolvesBoardVariantByProperties) {
   EXPECT_EQ(db.resolve("Mystery GPU", p).gpu, nullptr);
 }
 
+// link_gbps: one direction of the GPU's own links. Boards with NVLink built in carry far more than
+// any PCIe slot (Gen5 x16: 64 GB/s), newer NVLink generations more than older ones.
 }  // namespace
 }  // namespace kcast
 
@@ -89,6 +93,31 @@ TEST(ShippedGpuDatabase, PeaksAreDenseAndConsistent) {
     // Tensor BF16 is never below SIMT FP32 where both exist (catches unit mix-ups).
     if (known(g.bf16_tflops)) {
       EXPECT_GT(g.bf16_tflops, g.fp32_tflops) << g.name;
+    }
+  }
+}
+
+// link_gbps: one direction of the GPU's own links. Boards with NVLink built in carry far more than
+// any PCIe slot (Gen5 x16: 64 GB/s), newer NVLink generations more than older ones.
+TEST(ShippedGpuDatabase, LinkBandwidthIsOneDirectionOfTheBoardsLinks) {
+  const GpuDatabase& db = default_gpu_database();
+  for (const char* nvlink : {"V100-SXM2-32GB", "A100-SXM4-80GB", "H100-SXM", "H200", "B200"})
+    EXPECT_GT(db.resolve(nvlink).link_gbps, 100) << nvlink;
+  for (const char* pcie : {"T4", "L4", "A100-PCIe-40GB", "H100-PCIe"}) EXPECT_LE(db.resolve(pcie).link_gbps, 64) << pcie;
+  EXPECT_LT(db.resolve("A100-SXM4-80GB").link_gbps, db.resolve("H100-SXM").link_gbps);
+  EXPECT_LT(db.resolve("H100-SXM").link_gbps, db.resolve("B200").link_gbps);
+}
+
+TEST(GpuDatabaseCsv, LinkBandwidthMustBePositive) {
+  const std::string head = "name,sm_count,boost_clock_mhz,dram_bw_gbps,fp32_tflops,link_gbps\n";
+  EXPECT_TRUE(std::isnan(parse_gpu_database(head + "X,10,1000,100,1,\n", "g.csv").all()[0].link_gbps));
+  EXPECT_EQ(parse_gpu_database(head + "X,10,1000,100,1,25\n", "g.csv").all()[0].link_gbps, 25);
+  for (const char* bad : {"0", "-3", "fast"}) {
+    try {
+      parse_gpu_database(head + "X,10,1000,100,1," + bad + "\n", "g.csv");
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("g.csv:2: column 'link_gbps'"), std::string::npos) << e.what();
     }
   }
 }

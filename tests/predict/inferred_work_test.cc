@@ -72,6 +72,20 @@ TEST(InferredWork, GemmFollowsTensorThroughputAndStreamingFollowsBandwidth) {
   EXPECT_NEAR(d / v.row_us[0], bw, 0.1 * bw);
 }
 
+TEST(InferredWork, CollectiveFollowsTheLinkBandwidth) {
+  // An NCCL all-reduce timed at 2 ms on an A100 SXM4 (NVLink): on an H100 SXM it speeds up by the
+  // ratio of the two GPUs' links in the database, not by their DRAM or tensor rates.
+  Kernel nccl = by_work(KernelClass::communication, DType::bf16, kUnknown, 1);
+  nccl.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+  const Target a100 = target("A100-SXM4-80GB"), h100 = target("H100-SXM");
+  const GpuPrediction p = transfer_to({measured(without_work(nccl), 2000, a100.name)}, h100.name);
+  const double link = h100.caps.link_gbps / a100.caps.link_gbps;
+  EXPECT_GT(link, 1.2);
+  EXPECT_NEAR(2000 / p.row_us[0], link, 0.02 * link);
+  // Moving bytes over a PCIe slot instead: the L4's 32 GB/s against the A100's NVLink.
+  EXPECT_GT(transfer_to({measured(without_work(nccl), 2000, a100.name)}, "L4").row_us[0], 5 * 2000);
+}
+
 TEST(InferredWork, SameGpuReproducesTheMeasurementExactly) {
   std::vector<Kernel> rows = {measured(without_work(by_work(KernelClass::gemm, DType::fp16, 1, kUnknown)), 98.1, "H100-SXM"),
                               measured(without_work(streaming(1e6)), 14.2, "H100-SXM"),
@@ -87,10 +101,13 @@ TEST(InferredWork, LaunchBoundAndCollectiveRowsAreLeftAlone) {
   // At or under the floor there is no work to read from the time.
   const Kernel tiny = measured(without_work(streaming(1e3)), 0.9 * h100.launch_floor_us, "H100-SXM");
   EXPECT_TRUE(lacks_work(with_inferred_work(tiny, tiny.duration_us, h100, model().model)));
-  // The model has no interconnect term to scale a collective by.
+  // A collective on a GPU without a link figure has nothing to be scaled by.
   Kernel nccl = measured(without_work(streaming(1e6)), 500, "H100-SXM");
   nccl.cls = KernelClass::communication;
-  EXPECT_TRUE(lacks_work(with_inferred_work(nccl, nccl.duration_us, h100, model().model)));
+  GpuCaps no_link = h100;
+  no_link.link_gbps = 0;
+  EXPECT_TRUE(lacks_work(with_inferred_work(nccl, nccl.duration_us, no_link, model().model)));
+  EXPECT_FALSE(lacks_work(with_inferred_work(nccl, nccl.duration_us, h100, model().model)));
   // A row that has work keeps it.
   const Kernel shaped = measured(gemm(1024, 1024, 1024), 50, "H100-SXM");
   const Kernel same = with_inferred_work(shaped, 500, h100, model().model);

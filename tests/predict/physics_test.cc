@@ -37,7 +37,8 @@ std::vector<Kernel> transformer_like() {
 }
 
 const std::vector<Knob> kKnobsChecked = {Knob::dram_bw,      Knob::l2_bw,    Knob::l2_size, Knob::tensor_flops,
-                                         Knob::vector_flops, Knob::sm_count, Knob::clock,   Knob::launch_overhead};
+                                         Knob::vector_flops, Knob::sm_count, Knob::clock,   Knob::launch_overhead,
+                                         Knob::link_bw};
 
 // Checks the bound on the workload total and on every distinct kernel; returns readable violations.
 std::vector<std::string> check(const std::vector<Kernel>& rows, const std::string& gpu, PredictMode mode) {
@@ -52,6 +53,7 @@ std::vector<std::string> check(const std::vector<Kernel>& rows, const std::strin
   for (const auto& info : kKnobs) {
     if (std::find(kKnobsChecked.begin(), kKnobsChecked.end(), info.knob) == kKnobsChecked.end()) continue;
     if (info.knob == Knob::tensor_flops && knob_value(base, spec, info.knob) <= 0) continue;  // no tensor cores
+    if (info.knob == Knob::link_bw && knob_value(base, spec, info.knob) <= 0) continue;       // no link figure
     GpuCaps c = base;
     const double factor = info.knob == Knob::launch_overhead ? 0.5 : 2.0;
     scale_knob(c, spec, info.knob, factor, "--scale");
