@@ -1,5 +1,7 @@
 #include "predict/whatif/whatif.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 
@@ -111,6 +113,16 @@ WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const Gp
       // Launch floor of the configured GPU for the first three; the halved one for launch_half.
       r.walls[i].pred = evaluate_target(w, r.gpu, i == 3 ? launch : base, p);
     });
+    // A workload with collectives on a GPU with a link figure: the interconnect wall too (only
+    // collectives read the link, so the others keep their baseline time by construction).
+    const bool collectives = std::any_of(w.kernels.begin(), w.kernels.end(),
+                                         [](const Kernel& k) { return k.cls == KernelClass::communication; });
+    if (collectives && base.link_gbps > 0) {
+      GpuCaps link = base;
+      link.link_gbps *= 2;
+      r.walls.push_back({"link_2x", "2x GPU-to-GPU link bandwidth (collectives)", {}});
+      r.walls.back().pred = evaluate_target(w, r.gpu, base, predict_unique(w, link));
+    }
   }
   return r;
 }

@@ -160,5 +160,28 @@ TEST(Walls, EachWallHelpsAndBothHelpMost) {
   EXPECT_LE(r.walls[2].pred.step_us, r.walls[1].pred.step_us);
 }
 
+TEST(Walls, CollectivesAddTheLinkWall) {
+  // The fixture plus an all-reduce: a fifth wall, which speeds up only the collective.
+  std::vector<Kernel> rows = fixture();
+  Kernel nccl = streaming(4e8, KernelClass::communication);
+  nccl.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
+  rows.push_back(nccl);
+  E2eOptions o;
+  o.mode = PredictMode::absolute;
+  const PreparedWorkload w = prepare_workload(rows, model(), db(), o, "f");
+  const GpuSpec& spec = db().resolve("H100-SXM");
+  WhatifSpec ws;
+  ws.walls = true;
+  const WhatifResult r = run_whatif(w, spec, model().caps_for(spec), ws);
+  ASSERT_EQ(r.walls.size(), 5u);
+  EXPECT_EQ(r.walls[4].name, "link_2x");
+  const double base = r.modified.step_us, comm = r.baseline.by_class(KernelClass::communication);
+  ASSERT_GT(comm, 0);
+  EXPECT_LT(r.walls[4].pred.step_us, base);
+  // Only the collective moved, by at most half of its own time.
+  EXPECT_GE(r.walls[4].pred.step_us, base - comm / 2 * (1 + 1e-9));
+  EXPECT_NEAR(r.walls[4].pred.by_class(KernelClass::elementwise), r.baseline.by_class(KernelClass::elementwise), 1e-9);
+}
+
 }  // namespace
 }  // namespace kcast
