@@ -141,15 +141,19 @@ TEST(Sweep, OnePointPerStepAndMoreBandwidthNeverSlower) {
   EXPECT_EQ(r.modified.step_us, r.baseline.step_us);
 }
 
-TEST(Walls, EachWallHelpsAndBothHelpMost) {
-  const std::vector<Kernel> rows = fixture();
+// The walls study of `rows` (absolute mode) on `gpu`.
+WhatifResult walls_of(const std::vector<Kernel>& rows, const std::string& gpu) {
   E2eOptions o;
   o.mode = PredictMode::absolute;
   const PreparedWorkload w = prepare_workload(rows, model(), db(), o, "f");
-  const GpuSpec& spec = db().resolve("V100-PCIe-32GB");
+  const GpuSpec& spec = db().resolve(gpu);
   WhatifSpec ws;
   ws.walls = true;
-  const WhatifResult r = run_whatif(w, spec, model().caps_for(spec), ws);
+  return run_whatif(w, spec, model().caps_for(spec), ws);
+}
+
+TEST(Walls, EachWallHelpsAndBothHelpMost) {
+  const WhatifResult r = walls_of(fixture(), "V100-PCIe-32GB");
   ASSERT_EQ(r.walls.size(), 4u);
   const double base = r.modified.step_us;
   for (const auto& wall : r.walls) {
@@ -166,13 +170,7 @@ TEST(Walls, CollectivesAddTheLinkWall) {
   Kernel nccl = streaming(4e8, KernelClass::communication);
   nccl.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
   rows.push_back(nccl);
-  E2eOptions o;
-  o.mode = PredictMode::absolute;
-  const PreparedWorkload w = prepare_workload(rows, model(), db(), o, "f");
-  const GpuSpec& spec = db().resolve("H100-SXM");
-  WhatifSpec ws;
-  ws.walls = true;
-  const WhatifResult r = run_whatif(w, spec, model().caps_for(spec), ws);
+  const WhatifResult r = walls_of(rows, "H100-SXM");
   ASSERT_EQ(r.walls.size(), 5u);
   EXPECT_EQ(r.walls[4].name, "link_2x");
   const double base = r.modified.step_us, comm = r.baseline.by_class(KernelClass::communication);
