@@ -217,6 +217,15 @@ KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double 
   return r;
 }
 
+KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const {
+  if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 1.0, 0);
+  const double work = k.bytes / (link_gbps * 1e3) + params_[kMemLatencyCycles] / g.clock_mhz;
+  KernelPrediction r;
+  r.time_us = with_floor(g.launch_floor_us, work, params_[kFloorBlend]);
+  r.bound = g.launch_floor_us > work ? Bound::launch : Bound::memory;
+  return r;
+}
+
 KernelPrediction CostModel::at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale) const {
   const int gd = gemm_dtype(g, k.dtype);
   return streaming(k, g, 1.0, known(k.flops) ? k.flops : 0.0, gemm_rate(g, k.dtype) * rate_scale, g.gemm_derate[gd],
@@ -258,16 +267,14 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
     }
     case KernelClass::normalization:
       return streaming(k, g, 1.0 + (k.row_read_once ? 0.0 : p[kNormPasses] * 0.5), 0);
-    case KernelClass::communication: {
+    case KernelClass::communication:
       // A collective moves its `bytes` (what each GPU sends, the bus bytes of NCCL's accounting)
       // over the GPU-to-GPU link, not through DRAM; without a link figure, as any streaming kernel.
-      if (!(g.link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 1.0, 0);
-      const double work = k.bytes / (g.link_gbps * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;
-      KernelPrediction r;
-      r.time_us = with_floor(g.launch_floor_us, work, p[kFloorBlend]);
-      r.bound = g.launch_floor_us > work ? Bound::launch : Bound::memory;
-      return r;
-    }
+      return over_link(k, g, g.link_gbps);
+    case KernelClass::memcpy:
+      // A copy to or from the host crosses the host link, a peer copy the GPU-to-GPU link
+      // (model/copy_kind.h); a device-to-device copy streams through DRAM.
+      return over_link(k, g, k.copy == CopyKind::host ? g.host_gbps : k.copy == CopyKind::peer ? g.link_gbps : 0.0);
     case KernelClass::elementwise: {
       const double flops = known(k.flops) ? k.flops : (known(k.bytes) ? k.bytes * p[kElementwiseFlopsPerByte] : 0);
       return streaming(k, g, 1.0, flops);

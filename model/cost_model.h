@@ -53,6 +53,8 @@ class CostModel {
   KernelPrediction gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const;
   // A kernel given by FLOPs and bytes only, its math at the dtype's GEMM rate times `rate_scale`.
   KernelPrediction at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale) const;
+  // `bytes` over a link of `link_gbps` (sustained, GB/s) plus the floor; 0 = no link figure: streaming.
+  KernelPrediction over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const;
   // Bytes (times `passes`) against memory, `flops` against `flop_per_us` (the SIMT rate if 0) at a
   // boost-clock rate the power limit brings down to `derate` for long kernels.
   KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double passes, double flops,

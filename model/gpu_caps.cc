@@ -36,6 +36,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   c.launch_floor_us = known(g.measured_launch_us) ? g.measured_launch_us : p[kFloorUs];
   c.context_scale = known(g.measured_context_scale) ? g.measured_context_scale : 1.0;
   c.link_gbps = known(g.link_gbps) ? g.link_gbps * kLinkEff : 0.0;
+  c.host_gbps = known(g.host_gbps) ? g.host_gbps * kHostLinkEff : 0.0;
   // Power limit: the clock a board can hold under dense math when its power budget per SM is
   // below what an SM draws at boost. Measured rates already include it.
   const double sm_watts = c.arch.watts_per_sm_ghz > 0 ? c.arch.watts_per_sm_ghz : p[kWattsPerSmGhz];

@@ -15,6 +15,10 @@ namespace kcast {
 // (NVIDIA/nccl-tests#149), a GB200's GPU-to-GPU copies 770 GB/s of 900 (Azure/AI-benchmarking-guide#7).
 // A documented default until a microbenchmark measures the board's own.
 inline constexpr double kLinkEff = 0.7;
+// The share of the host link a copy sustains: a 1 GB cudaMemcpy host-to-device on a V100 PCIe moves
+// 12.35 GB/s over PCIe Gen3 x16's 15.75 (te42kyfo/gpu-benches cuda-memcpy, in
+// ../shared/data/microbench-reference.csv).
+inline constexpr double kHostLinkEff = 0.78;
 
 struct GpuCaps {
   std::string name;
@@ -29,6 +33,7 @@ struct GpuCaps {
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
   double link_gbps = 0;          // sustained GPU-to-GPU bandwidth per direction for collectives; 0 = unknown
+  double host_gbps = 0;          // sustained host-link bandwidth per direction for copies; 0 = unknown
   double context_scale = 1;      // the measurement rig's context floors vs the typical rig's
   // The clock fraction a long GEMM of each dtype settles at under the board's power limit, or 1 where
   // a measured rate already includes it. The cost model applies it by the kernel's work (a short

@@ -31,6 +31,8 @@ struct GpuSpec {
   // GPU-to-GPU bandwidth in one direction, GB/s: the NVLink / Infinity Fabric figure where the board
   // has one built in (datasheets quote both directions: halved), else its PCIe x16 slot.
   double link_gbps = kUnknown;
+  // Host link in one direction, GB/s: the PCIe x16 slot (a GB200's NVLink-C2C to its Grace CPU).
+  double host_gbps = kUnknown;
   std::string source;     // where the datasheet numbers come from
   std::string uncertain;  // columns not confirmed by two sources (see data/gpus.md)
 

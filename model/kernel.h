@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/conv_algo.h"
+#include "model/copy_kind.h"
 #include "model/dtype.h"
 #include "model/kernel_class.h"
 #include "model/sgemm_name.h"
@@ -49,6 +50,8 @@ struct Kernel {
   // attention rows: the kernel is written with Ampere's mma.sync on every architecture (FlashAttention-2
   // and the CUTLASS memory-efficient kernels, from its name: model/attention_kernel.h).
   bool mma_sync = false;
+  // memcpy rows: the link the copy crosses, from its name (model/copy_kind.h).
+  CopyKind copy = CopyKind::device;
 
   bool has_shape() const { return m > 0 && n > 0 && k > 0; }
   double gemm_flops() const { return 2.0 * double(batch) * double(m) * double(n) * double(k); }

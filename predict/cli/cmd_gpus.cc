@@ -27,7 +27,7 @@ constexpr Field kNumbers[] = {
     {"tf32_tflops", &GpuSpec::tf32_tflops},         {"fp16_tflops", &GpuSpec::fp16_tflops},
     {"bf16_tflops", &GpuSpec::bf16_tflops},         {"fp8_tflops", &GpuSpec::fp8_tflops},
     {"int8_tops", &GpuSpec::int8_tops},             {"tdp_w", &GpuSpec::tdp_w},
-    {"link_gbps", &GpuSpec::link_gbps}};
+    {"link_gbps", &GpuSpec::link_gbps}, {"host_gbps", &GpuSpec::host_gbps}};
 
 std::string num(double v) {
   if (!known(v)) return "";

@@ -33,7 +33,10 @@ Key key_of(const Kernel& k) {
   // bit 62: a norm or softmax that reads its rows once (Kernel::row_read_once); bit 61: an attention
   // kernel written with mma.sync (Kernel::mma_sync; the tile's top bit shares it, but only GEMM rows,
   // another class byte, carry a tile).
-  return Key{uint64_t(k.l2_cold) << 63 | uint64_t(k.row_read_once) << 62 | uint64_t(k.mma_sync) << 61 | tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
+  // The copy kind of a memcpy row (Kernel::copy) takes bits 0-1 of the conv-algorithm byte: only
+  // convolutions carry an algorithm, only copies a kind.
+  return Key{uint64_t(k.l2_cold) << 63 | uint64_t(k.row_read_once) << 62 | uint64_t(k.mma_sync) << 61 |
+             (k.cls == KernelClass::memcpy ? uint64_t(k.copy) << 16 : 0) | tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
              bits(k.flops), bits(k.bytes)};
 }
 

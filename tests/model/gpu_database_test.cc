@@ -106,9 +106,21 @@ TEST(ShippedGpuDatabase, LinkBandwidthIsOneDirectionOfTheBoardsLinks) {
   for (const char* pcie : {"T4", "L4", "A100-PCIe-40GB", "H100-PCIe"}) EXPECT_LE(db.resolve(pcie).link_gbps, 64) << pcie;
   EXPECT_LT(db.resolve("A100-SXM4-80GB").link_gbps, db.resolve("H100-SXM").link_gbps);
   EXPECT_LT(db.resolve("H100-SXM").link_gbps, db.resolve("B200").link_gbps);
+  // The host link: PCIe Gen3 < Gen4 < Gen5 < a GB200's NVLink-C2C.
+  EXPECT_LT(db.resolve("V100-SXM2-32GB").host_gbps, db.resolve("A100-SXM4-80GB").host_gbps);
+  EXPECT_LT(db.resolve("A100-SXM4-80GB").host_gbps, db.resolve("H100-SXM").host_gbps);
+  EXPECT_LT(db.resolve("H100-SXM").host_gbps, db.resolve("GB200").host_gbps);
+  for (const GpuSpec& g : db.all()) EXPECT_GT(g.host_gbps, 0) << g.name;
 }
 
 TEST(GpuDatabaseCsv, LinkBandwidthMustBePositive) {
+  const std::string bad_host = "name,sm_count,boost_clock_mhz,dram_bw_gbps,fp32_tflops,host_gbps\nX,10,1000,100,1,0\n";
+  try {
+    parse_gpu_database(bad_host, "h.csv");
+    ADD_FAILURE() << "host_gbps 0";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("h.csv:2: column 'host_gbps'"), std::string::npos) << e.what();
+  }
   const std::string head = "name,sm_count,boost_clock_mhz,dram_bw_gbps,fp32_tflops,link_gbps\n";
   EXPECT_TRUE(std::isnan(parse_gpu_database(head + "X,10,1000,100,1,\n", "g.csv").all()[0].link_gbps));
   EXPECT_EQ(parse_gpu_database(head + "X,10,1000,100,1,25\n", "g.csv").all()[0].link_gbps, 25);
