@@ -12,7 +12,8 @@ namespace {
 // The fields CostModel::predict reads. Doubles are compared by bit pattern with every NaN mapped to
 // one pattern, so "unknown" equals "unknown" and no epsilon can merge kernels the model separates.
 struct Key {
-  uint64_t head;  // conv algorithm, class and dtype
+  uint64_t head;   // named SGEMM tile and split, conv algorithm, class and dtype
+  uint64_t flags;  // what the kernel's name or the file says about how it runs (key_of)
   int64_t batch, m, n, k;
   uint64_t flops, bytes;
   bool operator==(const Key&) const = default;
@@ -29,22 +30,21 @@ Key key_of(const Kernel& k) {
   const uint64_t split = k.tile.known() ? uint64_t(std::clamp<int64_t>(k.grid[2], 0, 4096)) : 0;
   const uint64_t tile = split << 25 | uint64_t(k.tile.family) << 22 | uint64_t(k.tile.m & 0x7ff) << 11 |
                         uint64_t(k.tile.n & 0x7ff);
-  // Bit 63: a kernel that starts with a cold L2 (Kernel::l2_cold) is timed without the L2 share;
-  // bit 62: a norm or softmax that reads its rows once (Kernel::row_read_once); bit 61: an attention
-  // kernel written with mma.sync (Kernel::mma_sync; the tile's top bit shares it, but only GEMM rows,
-  // another class byte, carry a tile).
-  // The copy kind of a memcpy row (Kernel::copy) takes bits 0-1 of the conv-algorithm byte: only
-  // convolutions carry an algorithm, only copies a kind.
-  return Key{uint64_t(k.l2_cold) << 63 | uint64_t(k.row_read_once) << 62 | uint64_t(k.mma_sync) << 61 |
-             (k.cls == KernelClass::memcpy ? uint64_t(k.copy) << 16 : 0) | tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype), k.batch, k.m, k.n, k.k,
-             bits(k.flops), bits(k.bytes)};
+  // A kernel that starts with a cold L2 (Kernel::l2_cold) is timed without the L2 share, a norm or
+  // softmax that reads its rows once (Kernel::row_read_once) without the extra passes, an attention
+  // kernel written with mma.sync (Kernel::mma_sync) at its architecture's fraction, a copy over the
+  // link it crosses (Kernel::copy).
+  const uint64_t flags = uint64_t(k.l2_cold) | uint64_t(k.row_read_once) << 1 | uint64_t(k.mma_sync) << 2 |
+                         uint64_t(k.copy) << 3;
+  return Key{tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype),
+             flags, k.batch, k.m, k.n, k.k, bits(k.flops), bits(k.bytes)};
 }
 
 struct KeyHash {
   size_t operator()(const Key& key) const {
     // splitmix64-style mixing of each word: cheap and well spread for small integer shapes.
     uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (uint64_t w : {key.head, uint64_t(key.batch), uint64_t(key.m), uint64_t(key.n), uint64_t(key.k),
+    for (uint64_t w : {key.head, key.flags, uint64_t(key.batch), uint64_t(key.m), uint64_t(key.n), uint64_t(key.k),
                        key.flops, key.bytes}) {
       h ^= w + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
       h ^= h >> 31;
