@@ -18,8 +18,10 @@ using namespace kcast::testing;
 
 // Streaming kernels of several sizes measured on two GPUs with bandwidth-proportional times, plus a
 // shared framework floor: the model can fit this, and the same kernels exist on both GPUs.
+// One file per test: ctest runs the tests of this file in parallel processes.
 std::string write_measurements() {
-  const std::string path = ::testing::TempDir() + "/validate_meas.csv";
+  const std::string path = ::testing::TempDir() + "/validate_meas_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".csv";
   std::ofstream o(path);
   o << "name,class,bytes,duration_us,gpu,context\n";
   for (int i = 1; i <= 30; ++i) {
