@@ -1,20 +1,12 @@
 #include "model/conv_algo.h"
 
-#include <algorithm>
-#include <cctype>
+#include "model/ascii_lower.h"
 
 namespace kcast {
 
 namespace {
 
-// Case-insensitive search for a lowercase pattern; no copy of the name, which the kernel-list reader
-// passes for every conv row. Returns the position or npos.
-size_t find_ci(std::string_view s, std::string_view what) {
-  const auto at = std::search(s.begin(), s.end(), what.begin(), what.end(),
-                              [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-  return at == s.end() ? std::string_view::npos : size_t(at - s.begin());
-}
-bool has(std::string_view s, std::string_view what) { return find_ci(s, what) != std::string_view::npos; }
+bool has(std::string_view s, std::string_view what) { return contains_ci(s, what); }
 
 // A cuBLAS SGEMM kernel (cuDNN's GEMM algorithm calls cuBLAS): maxwell_sgemm_128x64_nn,
 // volta_sgemm_..., ampere_sgemm_..., sm80_..._sgemm_...; cuDNN's own kernels say scudnn.

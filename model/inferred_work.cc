@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
 
 #include "model/ascii_lower.h"
 
@@ -13,10 +12,8 @@ namespace {
 // GEMM-class kernels that stream their operands instead of reusing them from shared memory: cuBLAS's
 // matrix-vector kernels (gemv2T_kernel_val, gemvx, gemvNSP: a batch-1 linear layer, as in LLM
 // decoding) and the split-K reduction (splitKreduce_kernel) are bound by bandwidth, not tensor rate.
-bool streams_operands(const std::string& name) {
-  const std::string n = ascii_lower(name);
-  return n.find("gemv") != std::string::npos || n.find("splitkreduce") != std::string::npos ||
-         n.find("splitk_reduce") != std::string::npos;
+bool streams_operands(std::string_view name) {
+  return contains_ci(name, "gemv") || contains_ci(name, "splitkreduce") || contains_ci(name, "splitk_reduce");
 }
 
 bool compute_bound(const Kernel& k) {

@@ -1,21 +1,11 @@
 #include "model/row_kernel.h"
 
-#include <cctype>
 #include <regex>
 #include <string>
 
+#include "model/ascii_lower.h"
+
 namespace kcast {
-
-namespace {
-
-bool starts_with_ci(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
-  return true;
-}
-
-}  // namespace
 
 bool reads_rows_once(std::string_view name) {
   // Inductor names start with triton_per_ (persistent) or triton_red_ (a loop over the row, which

@@ -1,9 +1,9 @@
 // `--from auto`: which reader a file needs, from its first bytes (magic numbers, JSON keys, CSV
 // header names) and, only where the content is not conclusive, its extension.
-#include <cctype>
 #include <cstring>
 #include <fstream>
 
+#include "model/ascii_lower.h"
 #include "model/error.h"
 #include "predict/import/import.h"
 
@@ -12,14 +12,6 @@ namespace kcast {
 namespace {
 
 constexpr size_t kProbeBytes = 64 * 1024;
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  if (s.size() < suffix.size()) return false;
-  for (size_t i = 0; i < suffix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i])
-      return false;
-  return true;
-}
 
 bool has(std::string_view line, std::string_view what) { return line.find(what) != std::string_view::npos; }
 
@@ -68,7 +60,7 @@ TraceFormat detect_format_bytes(std::string_view head, const std::string& name) 
   size_t first = head.find_first_not_of(" \t\r\n");
   if (head.substr(0, 3) == "\xEF\xBB\xBF") first = head.find_first_not_of(" \t\r\n", 3);
   if (first == std::string_view::npos) {
-    if (ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".sqlite"))
+    if (ends_with_ci(name, ".json") || ends_with_ci(name, ".json.gz") || ends_with_ci(name, ".sqlite"))
       throw InputError(name + ": empty file");
     throw InputError(name + ": empty file (no trace to import)");
   }
@@ -94,9 +86,9 @@ TraceFormat detect_format_bytes(std::string_view head, const std::string& name) 
     }
   }
   // Content says nothing conclusive: let the extension pick the reader, whose error is specific.
-  if (ends_with(name, ".json") || ends_with(name, ".json.gz") || ends_with(name, ".pt.trace.json"))
+  if (ends_with_ci(name, ".json") || ends_with_ci(name, ".json.gz") || ends_with_ci(name, ".pt.trace.json"))
     return TraceFormat::kineto_json;
-  if (ends_with(name, ".sqlite") || ends_with(name, ".db")) return TraceFormat::nsys_sqlite;
+  if (ends_with_ci(name, ".sqlite") || ends_with_ci(name, ".db")) return TraceFormat::nsys_sqlite;
   throw InputError(name + ": unrecognized trace format (expected an nsys SQLite export, nsys "
                    "cuda_gpu_trace CSV, ncu CSV, PyTorch profiler JSON or a kcast kernel list); "
                    "pass --from FORMAT");
