@@ -75,6 +75,16 @@ double with_floor(double floor, double work, double q) {
   return hi * std::pow(1.0 + std::pow(r, q), 1.0 / q);
 }
 
+// A kernel whose math takes `t_c` and whose traffic takes `t_m` (µs, overlapped), behind the floor;
+// bound by the larger, or by the launch floor when that exceeds both.
+inline KernelPrediction floored(const GpuCaps& g, double t_c, double t_m, double q) {
+  const double work = std::max(t_m, t_c);
+  KernelPrediction r;
+  r.time_us = with_floor(g.launch_floor_us, work, q);
+  r.bound = g.launch_floor_us > work ? Bound::launch : (t_c > t_m ? Bound::compute : Bound::memory);
+  return r;
+}
+
 }  // namespace
 
 double conv_gain(const ModelParams& p, ConvAlgo a, bool simt) {
@@ -210,20 +220,13 @@ KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double 
   const double t_m = memory_time(bytes, g, params_, k.l2_cold);
   const double rate = flop_per_us > 0 ? flop_per_us : std::max(g.vector_tflops, 1e-6) * 1e6;
   const double t_c = flops > 0 ? flops / rate * power_stretch(flops, derate, boost_flops) : 0.0;
-  const double work = std::max(t_m, t_c);
-  KernelPrediction r;
-  r.time_us = with_floor(g.launch_floor_us, work, params_[kFloorBlend]);
-  r.bound = g.launch_floor_us > work ? Bound::launch : (t_c > t_m ? Bound::compute : Bound::memory);
-  return r;
+  return floored(g, t_c, t_m, params_[kFloorBlend]);
 }
 
 KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const {
   if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 1.0, 0);
-  const double work = k.bytes / (link_gbps * 1e3) + params_[kMemLatencyCycles] / g.clock_mhz;
-  KernelPrediction r;
-  r.time_us = with_floor(g.launch_floor_us, work, params_[kFloorBlend]);
-  r.bound = g.launch_floor_us > work ? Bound::launch : Bound::memory;
-  return r;
+  const double t_m = k.bytes / (link_gbps * 1e3) + params_[kMemLatencyCycles] / g.clock_mhz;
+  return floored(g, 0.0, t_m, params_[kFloorBlend]);
 }
 
 KernelPrediction CostModel::at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale) const {

@@ -16,14 +16,12 @@ bool streams_operands(std::string_view name) {
   return contains_ci(name, "gemv") || contains_ci(name, "splitkreduce") || contains_ci(name, "splitk_reduce");
 }
 
-bool compute_bound(const Kernel& k) {
+}  // namespace
+
+bool infers_flops(const Kernel& k) {
   return (k.cls == KernelClass::gemm && !streams_operands(k.name)) || k.cls == KernelClass::conv ||
          k.cls == KernelClass::attention;
 }
-
-}  // namespace
-
-bool infers_flops(const Kernel& k) { return compute_bound(k); }
 
 Kernel with_inferred_work(const Kernel& k, double gpu_time_us, const GpuCaps& source, const CostModel& model) {
   // A collective's bytes cross the link: without a link figure the model has nothing to scale them by.

@@ -8,9 +8,8 @@ bool gemm_like(KernelClass c) {
   return c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention;
 }
 
-// The dtype carrying the most FLOPs; rows without flops count as one FLOP so a list without any
-// still has an answer (its most common dtype).
-// The dtype with the most FLOPs (as the model sees each row: inferred work included).
+// The dtype carrying the most FLOPs as the model sees each row (inferred work included); rows without
+// flops count as one FLOP so a list without any still has an answer (its most common dtype).
 DType dominant_dtype(const PreparedWorkload& w) {
   std::array<double, 7> flops{};
   for (size_t r = 0; r < w.rows->size(); ++r) {
