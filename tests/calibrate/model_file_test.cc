@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 
 #include "calibrate/gpu_database_csv.h"
 #include "model/error.h"
@@ -183,6 +184,17 @@ TEST(ArchFacts, SgemmFamiliesAreAListOfKnownNames) {
   EXPECT_NE(msg.find("hopper"), std::string::npos) << msg;
 }
 
+// Each of `bad` in the one-number column `column` of an archs.csv row is an error naming the file,
+// line and column.
+void expect_bad_arch_cells(const std::string& column, std::initializer_list<const char*> bad) {
+  for (const char* v : bad) {
+    const std::string err = input_error_of([&] {
+      parse_arch_facts("compute_capability,tiles," + column + "\n9.0,128x128," + v + "\n", "archs.csv");
+    });
+    EXPECT_NE(err.find("archs.csv:2: column '" + column + "'"), std::string::npos) << v << ": " << err;
+  }
+}
+
 // watts_per_sm_ghz: an architecture's own SM power under dense math; empty = the fitted figure (0),
 // and a figure that is not positive is an error naming the file, line and column.
 TEST(ArchFacts, SmPowerIsPositiveOrEmpty) {
@@ -191,13 +203,7 @@ TEST(ArchFacts, SmPowerIsPositiveOrEmpty) {
   ASSERT_EQ(t.size(), 2u);
   EXPECT_DOUBLE_EQ(t[0].watts_per_sm_ghz, 1.1);
   EXPECT_EQ(t[1].watts_per_sm_ghz, 0.0);
-  for (const char* bad : {"0", "-1", "lots"}) {
-    const std::string err = input_error_of([&] {
-      parse_arch_facts(std::string("compute_capability,tiles,watts_per_sm_ghz\n8.9,128x128,") + bad + "\n",
-                       "archs.csv");
-    });
-    EXPECT_NE(err.find("archs.csv:2: column 'watts_per_sm_ghz'"), std::string::npos) << bad << ": " << err;
-  }
+  expect_bad_arch_cells("watts_per_sm_ghz", {"0", "-1", "lots"});
 }
 
 // mma_sync_fraction: a share in (0, 1]; empty or absent = 1 (mma.sync is the native instruction).
@@ -208,12 +214,7 @@ TEST(ArchFacts, MmaSyncFractionIsAShareOrEmpty) {
   EXPECT_DOUBLE_EQ(t[0].mma_sync_fraction, 0.58);
   EXPECT_EQ(t[1].mma_sync_fraction, 1.0);
   EXPECT_EQ(parse_arch_facts("compute_capability,tiles\n9.0,128x128\n", "old.csv")[0].mma_sync_fraction, 1.0);
-  for (const char* bad : {"0", "1.5", "-0.2", "half"}) {
-    const std::string err = input_error_of([&] {
-      parse_arch_facts(std::string("compute_capability,tiles,mma_sync_fraction\n9.0,128x128,") + bad + "\n", "archs.csv");
-    });
-    EXPECT_NE(err.find("archs.csv:2: column 'mma_sync_fraction'"), std::string::npos) << bad << ": " << err;
-  }
+  expect_bad_arch_cells("mma_sync_fraction", {"0", "1.5", "-0.2", "half"});
 }
 
 TEST(ArchFacts, ParsesBothTileMenusAndNamesABadCell) {
