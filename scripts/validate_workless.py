@@ -44,6 +44,11 @@ def transfer(kcast, rows, header, targets, tmp, tag):
     return rows_of(out)
 
 
+def canonical(kcast, name):
+    out = subprocess.run([kcast, "gpus", name, "--format", "json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["name"]
+
+
 def main():
     kcast = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "kcast")
     print("### transfer mode, every measured op moved to every other GPU that measured it; median |error| %")
@@ -58,6 +63,8 @@ def main():
             rows = rows_of(path)
             header = [c for c in rows[0].keys() if c in ("name", "class", "dtype", "duration_us", "gpu", "context", "l2") or c in WORK]
             gpus = sorted({r["gpu"] for r in rows})
+            # per-kernel output names GPUs canonically; the corpus as its source wrote them
+            corpus_name = {canonical(kcast, g): g for g in gpus}
             measured = {(tuple(r[c] for c in key_cols), r["gpu"]): float(r["duration_us"]) for r in rows}
             errs = {"with": {}, "without": {}, "unchanged": {}}
             n_ops = 0
@@ -69,33 +76,20 @@ def main():
                     tag = "%s_%d_%s" % (corpus, gpus.index(s), label)
                     for p in transfer(kcast, data, header, targets, tmp, tag):
                         key = tuple(mine[int(p["row"])][c] for c in key_cols)
-                        # per-kernel target names are canonical; measured ones as the corpus writes them
-                        for g in targets:
-                            if (key, g) not in measured:
-                                continue
-                            if p["target_gpu"] != canonical(kcast, g):
-                                continue
-                            m = measured[(key, g)]
-                            errs[label].setdefault((s, g), []).append(abs(float(p["predicted_us"]) - m) / m * 100)
-                            if label == "with":
-                                n_ops += 1
-                                d = float(mine[int(p["row"])]["duration_us"])
-                                errs["unchanged"].setdefault((s, g), []).append(abs(d - m) / m * 100)
+                        g = corpus_name[p["target_gpu"]]
+                        if (key, g) not in measured:
+                            continue
+                        m = measured[(key, g)]
+                        errs[label].setdefault((s, g), []).append(abs(float(p["predicted_us"]) - m) / m * 100)
+                        if label == "with":
+                            n_ops += 1
+                            d = float(mine[int(p["row"])]["duration_us"])
+                            errs["unchanged"].setdefault((s, g), []).append(abs(d - m) / m * 100)
             pair_w = [statistics.median(v) for v in errs["with"].values()]
             pair_wo = [statistics.median(v) for v in errs["without"].values()]
             pair_u = [statistics.median(v) for v in errs["unchanged"].values()]
             print("%-22s %6d %6d %10.1f%% %13.1f%% %10.1f%%" % (corpus, len(pair_w), n_ops, statistics.median(pair_w),
                                                                 statistics.median(pair_wo), statistics.median(pair_u)))
-
-
-_CANON = {}
-
-
-def canonical(kcast, name):
-    if name not in _CANON:
-        out = subprocess.run([kcast, "gpus", name, "--format", "json"], check=True, capture_output=True, text=True).stdout
-        _CANON[name] = json.loads(out)["name"]
-    return _CANON[name]
 
 
 if __name__ == "__main__":
