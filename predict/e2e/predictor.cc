@@ -1,8 +1,8 @@
 #include "predict/e2e/predictor.h"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <map>
 #include <mutex>

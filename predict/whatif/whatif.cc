@@ -1,7 +1,6 @@
 #include "predict/whatif/whatif.h"
 
 #include <algorithm>
-
 #include <charconv>
 #include <cmath>
 
