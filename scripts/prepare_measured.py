@@ -53,47 +53,51 @@ BINARY = {"add", "mul", "div", "pow"}          # tensor (+) tensor: 2 reads + 1 
 UNARY = {"addu", "mulu", "divu", "powu", "relu", "gelu", "tanh"}  # 1 read + 1 write
 
 
+def neusight_row(op, r):
+    """One NeuSight measurement (a dict with its CSV's column names) as a kernel-list row, or None."""
+    row = {"name": short_name(r["Kernel Name"]), "dtype": "fp32", "count": 1,
+           "duration_us": f"{float(r['Latency']) * 1000:.4f}", "gpu": r["Device"],
+           "context": "neusight:" + op,
+           "grid_x": r["Grid x"], "grid_y": r["Grid y"], "grid_z": r["Grid z"],
+           "block_x": r["Block x"], "block_y": r["Block y"], "block_z": r["Block z"]}
+    if op in ("bmm", "linear"):
+        B, M, N, K = (int(r[c]) for c in "BMNK")
+        # NeuSight names the operands (M x N) . (N x K): N is the reduction, the output
+        # is M x K. The recorded grids confirm it (for every 128x128 cuBLAS kernel,
+        # grid = ceil(K/128) x ceil(M/128)), so kcast's n = K and k = N.
+        # linear applies one weight to every batch row: a single GEMM with m = B*M.
+        row.update({"class": "gemm", "batch": B if op == "bmm" else 1,
+                    "m": M if op == "bmm" else B * M, "n": K, "k": N})
+    elif op == "conv":
+        B, ci, co, ks, hw, st, pad = (int(r[c]) for c in ["B", "Input_Channel", "Output_Channel",
+                                      "Kernel_Szie", "Input_Size", "Stride", "Padding"])
+        ho = (hw + 2 * pad - ks) // st + 1
+        if ho <= 0:
+            return None
+        # Implicit GEMM: m = N*Ho*Wo, n = Cout, k = Cin*kh*kw; DRAM traffic is the real
+        # tensors (input, filter, output), not the im2col matrix.
+        row.update({"class": "conv", "batch": 1, "m": B * ho * ho, "n": co, "k": ci * ks * ks,
+                    "bytes": 4 * (B * ci * hw * hw + co * ci * ks * ks + B * co * ho * ho)})
+    else:
+        B, H = int(r["B"]), int(r["H"])
+        elems = B * H
+        cls = {"softmax": "softmax", "ln": "normalization"}.get(op, "elementwise")
+        nbytes = 4 * elems * (3 if op in BINARY else 2)
+        row.update({"class": cls, "bytes": nbytes})
+        if op == "softmax":
+            # Rows and the reduced length (docs/CLI-EXTENSIONS.md): which softmax
+            # kernel PyTorch launches depends on the row length.
+            row.update({"m": B, "n": H})
+    return row
+
+
 def neusight():
     out = []
     d = os.path.join(SHARED, "neusight-ops")
     for fname in sorted(os.listdir(d)):
         op = fname[:-4]
         with open(os.path.join(d, fname)) as f:
-            for r in csv.DictReader(f):
-                row = {"name": short_name(r["Kernel Name"]), "dtype": "fp32", "count": 1,
-                       "duration_us": f"{float(r['Latency']) * 1000:.4f}", "gpu": r["Device"],
-                       "context": "neusight:" + op,
-                       "grid_x": r["Grid x"], "grid_y": r["Grid y"], "grid_z": r["Grid z"],
-                       "block_x": r["Block x"], "block_y": r["Block y"], "block_z": r["Block z"]}
-                if op in ("bmm", "linear"):
-                    B, M, N, K = (int(r[c]) for c in "BMNK")
-                    # NeuSight names the operands (M x N) . (N x K): N is the reduction, the output
-                    # is M x K. The recorded grids confirm it (for every 128x128 cuBLAS kernel,
-                    # grid = ceil(K/128) x ceil(M/128)), so kcast's n = K and k = N.
-                    # linear applies one weight to every batch row: a single GEMM with m = B*M.
-                    row.update({"class": "gemm", "batch": B if op == "bmm" else 1,
-                                "m": M if op == "bmm" else B * M, "n": K, "k": N})
-                elif op == "conv":
-                    B, ci, co, ks, hw, st, pad = (int(r[c]) for c in ["B", "Input_Channel", "Output_Channel",
-                                                  "Kernel_Szie", "Input_Size", "Stride", "Padding"])
-                    ho = (hw + 2 * pad - ks) // st + 1
-                    if ho <= 0:
-                        continue
-                    # Implicit GEMM: m = N*Ho*Wo, n = Cout, k = Cin*kh*kw; DRAM traffic is the real
-                    # tensors (input, filter, output), not the im2col matrix.
-                    row.update({"class": "conv", "batch": 1, "m": B * ho * ho, "n": co, "k": ci * ks * ks,
-                                "bytes": 4 * (B * ci * hw * hw + co * ci * ks * ks + B * co * ho * ho)})
-                else:
-                    B, H = int(r["B"]), int(r["H"])
-                    elems = B * H
-                    cls = {"softmax": "softmax", "ln": "normalization"}.get(op, "elementwise")
-                    nbytes = 4 * elems * (3 if op in BINARY else 2)
-                    row.update({"class": cls, "bytes": nbytes})
-                    if op == "softmax":
-                        # Rows and the reduced length (docs/CLI-EXTENSIONS.md): which softmax
-                        # kernel PyTorch launches depends on the row length.
-                        row.update({"m": B, "n": H})
-                out.append(row)
+            out.extend(row for row in (neusight_row(op, r) for r in csv.DictReader(f)) if row)
     write(os.path.join(OUT, "neusight_ops.csv"), out)
 
 
