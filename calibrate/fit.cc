@@ -16,12 +16,13 @@ namespace kcast {
 
 namespace {
 
-// A board gets its own SGEMM scale only with enough SIMT GEMM rows to pin it down, and its own rig
-// scale only with enough rows measured in a context.
+// A board gets its own SGEMM (or convolution) scale only with enough SIMT GEMM and convolution rows
+// to pin it down, and its own rig scale only with enough rows measured in a context.
 constexpr size_t kMinBoardRows = 50;
 
-// A per-GPU scale the fit moves as its own parameter block (a board's SGEMM scale, a rig's context
-// scale): which GPUs have one, their values, the bounds, and where it lives in GpuMeasured.
+// A per-GPU scale the fit moves as its own parameter block (a board's SGEMM or convolution scale, a
+// rig's context scale): which GPUs have one, their values, the bounds, and where it lives in
+// GpuMeasured.
 struct ScaleBlock {
   const char* name;                // also the --freeze name that turns the block off
   double GpuSpec::*spec_field;     // where the model reads it
@@ -29,6 +30,7 @@ struct ScaleBlock {
   double lower, upper;
   std::vector<int> of_gpu;         // GPU index -> index in `values`, or -1
   std::vector<double> values;
+  int block = -1;                  // its Ceres parameter block; -1 when no GPU has one
 };
 
 // Gives every GPU with at least kMinBoardRows rows that `counts` its own value in `b`, started at
@@ -51,30 +53,25 @@ void select_scales(ScaleBlock& b, const MeasuredSet& data, const LoadedModel& ba
 // One cost function for all rows: the model needs each GPU's capabilities derived from the current
 // parameters, which is cheap once per evaluation and expensive per row. Ceres differentiates it
 // numerically (the tile choice and wave count are piecewise, so there is no useful analytic form).
-// Parameter blocks: the free model parameters; the context floors (if any); the boards' SGEMM
-// scales (if any); the boards' rig scales (if any). Each board or rig scale has a prior residual
-// that keeps it near 1.
-struct BlockLayout {
-  int ctx = -1, board = -1, rig = -1;  // index of each optional block, -1 if absent
-};
-
+// Parameter blocks: the free model parameters; the context floors (if any, `ctx_block`); each
+// GPU-side scale block (boards' SGEMM and convolution scales) with a GPU; the rigs' scales (if
+// any). Each board or rig scale has a prior residual that keeps it near 1.
 class BatchResidual {
  public:
   // `free` lists the parameters Ceres moves (its first block, in this order); the others keep their
-  // values from `base`, and are not differentiated at all. `board_of_gpu[g]` (`rig_of_gpu[g]`) is
-  // GPU g's index in the board (rig) block, or -1.
+  // values from `base`, and are not differentiated at all. Each of `boards` acts on GPU capabilities;
+  // `rigs` scales the context floors of its GPUs' rows.
   BatchResidual(const MeasuredSet& data, const LoadedModel& base, std::vector<int> ctx_of_row,
-                std::vector<double> weight, std::vector<int> free, std::vector<int> board_of_gpu,
-                std::vector<int> rig_of_gpu, BlockLayout blocks)
+                std::vector<double> weight, std::vector<int> free, std::vector<ScaleBlock> boards,
+                ScaleBlock rigs, int ctx_block)
       : data_(data), ctx_of_row_(std::move(ctx_of_row)), weight_(std::move(weight)), free_(std::move(free)),
-        board_of_gpu_(std::move(board_of_gpu)), rig_of_gpu_(std::move(rig_of_gpu)), blocks_(blocks),
-        model_(base.model), rows_of_gpu_(data.gpus.size()) {
+        boards_(std::move(boards)), rigs_(std::move(rigs)), ctx_block_(ctx_block), model_(base.model),
+        rows_of_gpu_(data.gpus.size()) {
     for (const GpuSpec* g : data.gpus) specs_.push_back(base.spec_for(*g));
     for (size_t i = 0; i < data.rows.size(); ++i) rows_of_gpu_[data.rows[i].gpu_index].push_back(i);
     // Bytes of the extra kernel each row's context runs per op: data, fixed through the fit.
     for (const auto& r : data.rows) pass_bytes_.push_back(model_.context_pass_bytes(r.kernel));
-    for (int b : board_of_gpu_) boards_ += b >= 0;
-    for (int b : rig_of_gpu_) rigs_ += b >= 0;
+    for (const ScaleBlock& b : boards_) cached_board_.emplace_back(b.values.size(), 0.0);
   }
   void set_delta(double d) { delta_ = d; }
 
@@ -82,41 +79,46 @@ class BatchResidual {
     // Numeric differentiation perturbs one value at a time: when a context floor moved, the
     // GPU-side predictions are reused; when one board's scale moved, only its rows are redone.
     const size_t nf = free_.size();
-    const double* board = blocks_.board >= 0 ? p[blocks_.board] : nullptr;
-    const double* rig = blocks_.rig >= 0 ? p[blocks_.rig] : nullptr;
+    const double* rig = rigs_.block >= 0 ? p[rigs_.block] : nullptr;
     if (!cached_valid_ || !std::equal(p[0], p[0] + nf, cached_params_.begin())) {
       cached_valid_ = true;
       ModelParams& mp = model_.mutable_params();
       for (size_t i = 0; i < nf; ++i) mp.p[free_[i]] = p[0][i];
       cached_pred_.resize(data_.rows.size());
-      cached_board_.assign(boards_, 0.0);
-      for (size_t g = 0; g < specs_.size(); ++g) predict_gpu(g, board);
+      for (size_t g = 0; g < specs_.size(); ++g) predict_gpu(g, p);
       std::copy(p[0], p[0] + nf, cached_params_.begin());
-    } else if (board) {
+    } else {
       for (size_t g = 0; g < specs_.size(); ++g)
-        if (board_of_gpu_[g] >= 0 && board[board_of_gpu_[g]] != cached_board_[board_of_gpu_[g]]) predict_gpu(g, board);
+        if (board_moved(g, p)) predict_gpu(g, p);
     }
     for (size_t i = 0; i < data_.rows.size(); ++i) {
       const auto& r = data_.rows[i];
       double pred = cached_pred_[i];
       if (ctx_of_row_[i] >= 0) {
-        const int rb = rig_of_gpu_[r.gpu_index];
-        pred += p[blocks_.ctx][ctx_of_row_[i]] * (rb >= 0 ? rig[rb] : 1.0);
+        const int rb = rigs_.of_gpu[r.gpu_index];
+        pred += p[ctx_block_][ctx_of_row_[i]] * (rb >= 0 ? rig[rb] : 1.0);
       }
       const double e = std::log(std::max(pred, 1e-3)) - std::log(r.kernel.duration_us);
       residuals[i] = weight_[i] * robust(e);
     }
     // A board's scale is a deviation from the population's eff_simt, not a free per-GPU efficiency:
     // a prior on log(scale), robust (L1-like) so that eff_simt settles near the median board.
-    for (int b = 0; b < boards_; ++b) residuals[data_.rows.size() + b] = kBoardPriorWeight * robust(std::log(board[b]));
     // Likewise a rig's scale is a deviation from the typical rig, whose floors the context block holds.
-    for (int b = 0; b < rigs_; ++b)
-      residuals[data_.rows.size() + boards_ + b] = kBoardPriorWeight * robust(std::log(rig[b]));
+    size_t at = data_.rows.size();
+    for (const ScaleBlock* b : all_scales())
+      for (size_t j = 0; j < b->values.size(); ++j) residuals[at++] = kBoardPriorWeight * robust(std::log(p[b->block][j]));
     return true;
   }
 
  private:
   static constexpr double kBoardPriorWeight = 0.2;  // vs ~1 per (GPU, class) group of rows: weak
+
+  std::vector<const ScaleBlock*> all_scales() const {
+    std::vector<const ScaleBlock*> v;
+    for (const ScaleBlock& b : boards_) v.push_back(&b);
+    v.push_back(&rigs_);
+    return v;
+  }
 
   // Pseudo-Huber: quadratic near zero, linear in the tails; sign kept for Gauss-Newton.
   double robust(double e) const {
@@ -124,10 +126,21 @@ class BatchResidual {
     return std::copysign(std::sqrt(rho), e);
   }
 
-  void predict_gpu(size_t g, const double* board) const {
+  bool board_moved(size_t g, double const* const* p) const {
+    for (size_t s = 0; s < boards_.size(); ++s) {
+      const int j = boards_[s].of_gpu[g];
+      if (j >= 0 && p[boards_[s].block][j] != cached_board_[s][size_t(j)]) return true;
+    }
+    return false;
+  }
+
+  void predict_gpu(size_t g, double const* const* p) const {
     GpuSpec spec = specs_[g];
-    const int b = board_of_gpu_[g];
-    if (b >= 0) spec.measured_sgemm_scale = board[b], cached_board_[b] = board[b];
+    for (size_t s = 0; s < boards_.size(); ++s) {
+      const int j = boards_[s].of_gpu[g];
+      if (j < 0) continue;
+      spec.*boards_[s].spec_field = cached_board_[s][size_t(j)] = p[boards_[s].block][j];
+    }
     const GpuCaps caps = model_.caps(spec);
     // A context's extra kernel per op (CostModel::context_pass_us) is GPU work measured with the row.
     for (size_t i : rows_of_gpu_[g])
@@ -138,21 +151,22 @@ class BatchResidual {
   std::vector<int> ctx_of_row_;
   std::vector<double> weight_;
   std::vector<int> free_;
-  std::vector<int> board_of_gpu_, rig_of_gpu_;
-  BlockLayout blocks_;
-  int boards_ = 0, rigs_ = 0;
+  std::vector<ScaleBlock> boards_;  // those with at least one GPU
+  ScaleBlock rigs_;
+  int ctx_block_;
   std::vector<GpuSpec> specs_;
   mutable CostModel model_;
   std::vector<std::vector<size_t>> rows_of_gpu_;
   std::vector<double> pass_bytes_;  // per row
   mutable bool cached_valid_ = false;
   mutable std::array<double, kNumParams> cached_params_{};
-  mutable std::vector<double> cached_board_;
+  mutable std::vector<std::vector<double>> cached_board_;  // per board block, the values predicted with
   mutable std::vector<double> cached_pred_;
   double delta_ = 0.25;
 };
 
-// Rows that run as SIMT (CUDA-core) GEMMs on their GPU: what a board's SGEMM scale acts on.
+// Rows that run as SIMT (CUDA-core) GEMMs or convolutions on their GPU: what a board's SGEMM and
+// convolution scales act on.
 bool is_simt_gemm(const Kernel& k, const GpuCaps& caps) {
   return (k.cls == KernelClass::gemm || k.cls == KernelClass::conv) && k.has_shape() && caps.simt_gemm[int(k.dtype)];
 }
@@ -238,19 +252,33 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   std::vector<double> weight;
   for (const auto& r : data.rows) weight.push_back(1.0 / std::sqrt(group_n[{r.gpu_index, int(r.kernel.cls)}]));
 
-  // Boards with enough SIMT GEMM rows get their own SGEMM scale; boards with enough rows measured
-  // in a context get their own rig scale (the framework floors of each measurement machine differ:
-  // host CPU, driver, framework).
-  ScaleBlock boards{"sgemm_scale", &GpuSpec::measured_sgemm_scale, &GpuMeasured::sgemm_scale, 0.3, 3.0, {}, {}};
+  // Boards with enough SIMT GEMM and convolution rows get their own SGEMM scale, which acts on
+  // both; a board measured on convolutions alone gets a convolution scale instead: cuDNN's kernels
+  // say little of its cuBLAS GEMMs (the A100 80GB PCIe's convolutions run at 0.87 of eff_simt, the
+  // GEMMs of its 40GB sibling at 1.2 and its own linear layers, NeuSight's test set, at 1.2 too).
+  // Boards with enough rows measured in a context get their own rig scale (the framework floors of
+  // each measurement machine differ: host CPU, driver, framework).
+  ScaleBlock sgemms{"sgemm_scale", &GpuSpec::measured_sgemm_scale, &GpuMeasured::sgemm_scale, 0.3, 3.0, {}, {}};
+  ScaleBlock convs{"conv_scale", &GpuSpec::measured_conv_scale, &GpuMeasured::conv_scale, 0.3, 3.0, {}, {}};
   ScaleBlock rigs{"context_scale", &GpuSpec::measured_context_scale, &GpuMeasured::context_scale, 0.2, 5.0, {}, {}};
   std::vector<GpuCaps> base_caps;
   for (const GpuSpec* g : data.gpus) base_caps.push_back(base.caps_for(*g));
-  select_scales(boards, data, base, opt, [&](const MeasuredRow& r) { return is_simt_gemm(r.kernel, base_caps[r.gpu_index]); });
+  std::vector<size_t> gemm_rows(data.gpus.size(), 0), conv_rows(data.gpus.size(), 0);
+  for (const auto& r : data.rows)
+    if (is_simt_gemm(r.kernel, base_caps[r.gpu_index]))
+      ++(r.kernel.cls == KernelClass::conv ? conv_rows : gemm_rows)[r.gpu_index];
+  auto convs_only = [&](size_t g) { return gemm_rows[g] < kMinBoardRows && conv_rows[g] >= kMinBoardRows; };
+  select_scales(sgemms, data, base, opt, [&](const MeasuredRow& r) {
+    return !convs_only(r.gpu_index) && is_simt_gemm(r.kernel, base_caps[r.gpu_index]);
+  });
+  select_scales(convs, data, base, opt, [&](const MeasuredRow& r) {
+    return convs_only(r.gpu_index) && r.kernel.cls == KernelClass::conv && is_simt_gemm(r.kernel, base_caps[r.gpu_index]);
+  });
   select_scales(rigs, data, base, opt, [](const MeasuredRow& r) { return !r.kernel.context.empty(); });
 
   std::vector<bool> is_frozen(kNumParams, false);
   for (const auto& name : opt.frozen) {
-    if (name == boards.name || name == rigs.name) continue;
+    if (name == sgemms.name || name == convs.name || name == rigs.name) continue;
     int idx = -1;
     for (int i = 0; i < kNumParams; ++i)
       if (name == kParamInfo[i].name) idx = i;
@@ -271,31 +299,38 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       free.push_back(i);
       params.push_back(std::clamp(base.model.params().p[i], kParamInfo[i].lower, kParamInfo[i].upper));
     }
-  const bool has_ctx = !contexts.empty(), has_boards = !boards.values.empty(), has_rigs = !rigs.values.empty();
-  if (free.empty() && !has_ctx && !has_boards) throw InputError("calibrate: every parameter is frozen; nothing to fit");
-  BlockLayout layout;
+  const bool has_ctx = !contexts.empty();
+  std::vector<ScaleBlock*> scales;  // those with at least one GPU, in parameter-block order
+  for (ScaleBlock* b : {&sgemms, &convs, &rigs})
+    if (!b->values.empty()) scales.push_back(b);
+  if (free.empty() && !has_ctx && scales.empty())
+    throw InputError("calibrate: every parameter is frozen; nothing to fit");
   int next_block = 1;
-  if (has_ctx) layout.ctx = next_block++;
-  if (has_boards) layout.board = next_block++;
-  if (has_rigs) layout.rig = next_block++;
-  auto* functor = new BatchResidual(data, start, ctx_of_row, weight, free, boards.of_gpu, rigs.of_gpu, layout);
+  const int ctx_block = has_ctx ? next_block++ : -1;
+  for (ScaleBlock* b : scales) b->block = next_block++;
+  std::vector<ScaleBlock> boards;
+  for (const ScaleBlock* b : {&sgemms, &convs})
+    if (b->block >= 0) boards.push_back(*b);
+  auto* functor = new BatchResidual(data, start, ctx_of_row, weight, free, boards, rigs, ctx_block);
   functor->set_delta(opt.huber_delta);
   auto* cost = new ceres::DynamicNumericDiffCostFunction<BatchResidual, ceres::FORWARD>(functor);
   // Ceres needs a non-empty first block; with everything frozen it carries one inert value.
   if (params.empty()) params.push_back(0.0);
   cost->AddParameterBlock(int(params.size()));
   if (has_ctx) cost->AddParameterBlock(int(contexts.size()));
-  if (has_boards) cost->AddParameterBlock(int(boards.values.size()));
-  if (has_rigs) cost->AddParameterBlock(int(rigs.values.size()));
-  cost->SetNumResiduals(int(data.rows.size() + boards.values.size() + rigs.values.size()));
+  size_t prior_residuals = 0;
+  for (const ScaleBlock* b : scales) {
+    cost->AddParameterBlock(int(b->values.size()));
+    prior_residuals += b->values.size();
+  }
+  cost->SetNumResiduals(int(data.rows.size() + prior_residuals));
 
   ceres::Problem problem;
   std::vector<double*> blocks{params.data()};
   if (has_ctx) blocks.push_back(ctx_values.data());
-  if (has_boards) blocks.push_back(boards.values.data());
-  if (has_rigs) blocks.push_back(rigs.values.data());
+  for (ScaleBlock* b : scales) blocks.push_back(b->values.data());
   problem.AddResidualBlock(cost, nullptr, blocks);
-  for (ScaleBlock* b : {&boards, &rigs})
+  for (ScaleBlock* b : scales)
     for (size_t i = 0; i < b->values.size(); ++i) {
       problem.SetParameterLowerBound(b->values.data(), int(i), b->lower);
       problem.SetParameterUpperBound(b->values.data(), int(i), b->upper);
@@ -327,7 +362,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   ModelParams& mp = out.model.mutable_params();
   for (size_t j = 0; j < free.size(); ++j) mp.p[free[j]] = params[j];
   for (size_t i = 0; i < contexts.size(); ++i) mp.context_overhead_us[contexts[i]] = ctx_values[i];
-  for (const ScaleBlock* b : {&boards, &rigs})
+  for (const ScaleBlock* b : scales)
     for (size_t g = 0; g < data.gpus.size(); ++g) {
       if (b->of_gpu[g] < 0) continue;
       GpuMeasured& gm = out.gpus[data.gpus[g]->name];

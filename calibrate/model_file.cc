@@ -128,8 +128,9 @@ double sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const Gpu
 // On square torch.mm SGEMMs timed elsewhere (data/measured/torch_mm_square.csv) the V100 SXM2 and P100
 // SXM2 run 0.90-0.92 of their datasheet peak at n >= 4096, as their PCIe siblings' scales say, not the
 // typical board's 0.80.
-double sibling_sgemm_scale(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu) {
-  const std::vector<double> v = sibling_figures(gpus, gpu, &GpuMeasured::sgemm_scale, [](const GpuSpec& a, const GpuSpec& b) {
+// Convolutions likewise, from the chip's boards with measured convolutions (cuDNN's kernels).
+double sibling_scale(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu, double GpuMeasured::*field) {
+  const std::vector<double> v = sibling_figures(gpus, gpu, field, [](const GpuSpec& a, const GpuSpec& b) {
     return a.compute_capability == b.compute_capability && a.sm_count == b.sm_count;
   });
   return v.empty() ? kUnknown : median_of(v);
@@ -137,11 +138,15 @@ double sibling_sgemm_scale(const std::map<std::string, GpuMeasured>& gpus, const
 
 }  // namespace
 
-GpuSpec LoadedModel::spec_for(const GpuSpec& gpu) const {
+GpuSpec LoadedModel::spec_for(const GpuSpec& gpu, bool siblings) const {
   GpuSpec s = gpu;
   auto it = gpus.find(gpu.name);
-  if (it == gpus.end() || !known(it->second.dram_bw_gbps)) s.measured_dram_bw_gbps = sibling_dram_bw(gpus, gpu);
-  if (it == gpus.end() || !known(it->second.sgemm_scale)) s.measured_sgemm_scale = sibling_sgemm_scale(gpus, gpu);
+  if (siblings) {
+    const bool own = it != gpus.end();
+    if (!own || !known(it->second.dram_bw_gbps)) s.measured_dram_bw_gbps = sibling_dram_bw(gpus, gpu);
+    if (!own || !known(it->second.sgemm_scale)) s.measured_sgemm_scale = sibling_scale(gpus, gpu, &GpuMeasured::sgemm_scale);
+    if (!own || !known(it->second.conv_scale)) s.measured_conv_scale = sibling_scale(gpus, gpu, &GpuMeasured::conv_scale);
+  }
   if (it == gpus.end()) return s;
   const GpuMeasured& m = it->second;
   if (known(m.dram_bw_gbps)) s.measured_dram_bw_gbps = m.dram_bw_gbps;
@@ -149,6 +154,7 @@ GpuSpec LoadedModel::spec_for(const GpuSpec& gpu) const {
   if (known(m.launch_us)) s.measured_launch_us = m.launch_us;
   if (known(m.fp32_tflops)) s.measured_fp32_tflops = m.fp32_tflops;
   if (known(m.sgemm_scale)) s.measured_sgemm_scale = m.sgemm_scale;
+  if (known(m.conv_scale)) s.measured_conv_scale = m.conv_scale;
   if (known(m.context_scale)) s.measured_context_scale = m.context_scale;
   for (int i = 0; i < 7; ++i)
     if (known(m.gemm_eff[i])) s.measured_gemm_eff[i] = m.gemm_eff[i];
@@ -206,6 +212,7 @@ LoadedModel model_from_json(const nlohmann::json& j, const std::string& file) {
       gm.launch_us = num_or_nan(g, "launch_us", file);
       gm.fp32_tflops = num_or_nan(g, "fp32_tflops", file);
       gm.sgemm_scale = num_or_nan(g, "sgemm_scale", file);
+      gm.conv_scale = num_or_nan(g, "conv_scale", file);
       gm.context_scale = num_or_nan(g, "context_scale", file);
       if (g.contains("gemm_eff")) {
         for (const auto& [dt, v] : g["gemm_eff"].items()) {
@@ -242,6 +249,7 @@ nlohmann::json model_to_json(const LoadedModel& m) {
     put("launch_us", g.launch_us);
     put("fp32_tflops", g.fp32_tflops);
     put("sgemm_scale", g.sgemm_scale);
+    put("conv_scale", g.conv_scale);
     put("context_scale", g.context_scale);
     nlohmann::json eff = nlohmann::json::object();
     for (DType d : kAllDTypes)

@@ -21,7 +21,8 @@ namespace kcast {
 struct GpuMeasured {
   double dram_bw_gbps = kUnknown, l2_bw_gbps = kUnknown, launch_us = kUnknown, fp32_tflops = kUnknown;
   double gemm_eff[7] = {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
-  double sgemm_scale = kUnknown;    // fitted from the board's measured kernels (calibrate/fit.h)
+  double sgemm_scale = kUnknown;    // fitted from the board's SIMT GEMMs and convolutions (calibrate/fit.h)
+  double conv_scale = kUnknown;     // instead, on a board measured on convolutions alone
   double context_scale = kUnknown;  // its measurement rig's context floors, fitted likewise
   std::string source;
 };
@@ -33,8 +34,9 @@ struct LoadedModel {
   nlohmann::json fit = nlohmann::json::object();
   std::string path;  // where it was loaded from ("<default>" for the shipped one)
 
-  // The GPU's spec with this model's measured overrides applied.
-  GpuSpec spec_for(const GpuSpec& gpu) const;
+  // The GPU's spec with this model's measured overrides applied; with `siblings`, figures the GPU
+  // lacks are taken from its chip siblings' (DRAM bandwidth, SGEMM and convolution scales).
+  GpuSpec spec_for(const GpuSpec& gpu, bool siblings = true) const;
   GpuCaps caps_for(const GpuSpec& gpu) const { return model.caps(spec_for(gpu)); }
 };
 

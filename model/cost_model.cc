@@ -253,8 +253,10 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
   switch (k.cls) {
     case KernelClass::gemm:
     case KernelClass::conv: {
-      const double scale =
-          k.cls == KernelClass::conv ? p[kConvEff] * conv_gain(p, k.conv_algo, g.simt_gemm[int(k.dtype)]) : 1.0;
+      const bool simt = g.simt_gemm[int(k.dtype)];
+      const double scale = k.cls == KernelClass::conv
+                               ? p[kConvEff] * conv_gain(p, k.conv_algo, simt) * (simt ? g.simt_conv_scale : 1.0)
+                               : 1.0;
       if (k.has_shape()) return gemm(k, g, scale);
       return at_gemm_rate(k, g, scale);  // no shape: FLOPs against the sustained rate
     }

@@ -46,6 +46,9 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   // SIMT FP32: a measured FMA rate already reflects dual issue and clocks under load.
   const double fp32 = known(g.fp32_tflops) ? g.fp32_tflops : 0;  // at boost clock
   c.vector_tflops = known(g.measured_fp32_tflops) ? g.measured_fp32_tflops : fp32 * power * c.arch.fp32_gemm_factor;
+  // A board's SIMT GEMM and convolution efficiencies relative to eff_simt (GpuSpec).
+  const double sgemm = known(g.measured_sgemm_scale) ? g.measured_sgemm_scale : 1.0;
+  c.simt_conv_scale = known(g.measured_conv_scale) ? g.measured_conv_scale / sgemm : 1.0;
   for (DType d : kAllDTypes) {
     const int i = int(d);
     double peak = 0, eff = 0;
@@ -55,7 +58,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
       if (d == DType::tf32) simt = fp32;  // TF32 requested where no tensor unit: runs as FP32
       if (d == DType::fp32 || d == DType::tf32) simt *= c.arch.fp32_gemm_factor;
       peak = simt;
-      eff = p[kEffSimt] * (known(g.measured_sgemm_scale) ? g.measured_sgemm_scale : 1.0);
+      eff = p[kEffSimt] * sgemm;
       c.simt_gemm[i] = true;
       c.gemm_derate[i] = power;
     } else {

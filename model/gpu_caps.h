@@ -35,6 +35,7 @@ struct GpuCaps {
   double link_gbps = 0;          // sustained GPU-to-GPU bandwidth per direction for collectives; 0 = unknown
   double host_gbps = 0;          // sustained host-link bandwidth per direction for copies; 0 = unknown
   double context_scale = 1;      // the measurement rig's context floors vs the typical rig's
+  double simt_conv_scale = 1;    // CUDA-core convolutions' rate relative to the SIMT GEMM rate
   // The clock fraction a long GEMM of each dtype settles at under the board's power limit, or 1 where
   // a measured rate already includes it. The cost model applies it by the kernel's work (a short
   // kernel finishes before the power controller pulls the clock down).

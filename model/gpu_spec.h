@@ -46,6 +46,9 @@ struct GpuSpec {
   // This board's SIMT (CUDA-core) GEMM efficiency relative to the model's eff_simt, fitted from its
   // own measured kernels (boards of one chip differ: clocks they hold, cooling, library version).
   double measured_sgemm_scale = kUnknown;
+  // The same for its CUDA-core convolutions, where only those were measured (cuDNN's kernels, not
+  // cuBLAS's: A100 80GB PCIe convolutions 0.87 against A100 GEMMs 1.2). NaN: its SGEMM scale.
+  double measured_conv_scale = kUnknown;
   // The framework floors of this board's measurement rig (host CPU, driver, framework build)
   // relative to the typical rig's, fitted from its own measured kernels: multiplies every context
   // floor (ModelParams::context_overhead) of rows measured on it. Not a GPU capability.

@@ -30,6 +30,7 @@ GpuMeasured measured_from(const GpuSpec& s) {
   m.fp32_tflops = s.measured_fp32_tflops;
   for (int i = 0; i < 7; ++i) m.gemm_eff[i] = s.measured_gemm_eff[i];
   m.sgemm_scale = s.measured_sgemm_scale;
+  m.conv_scale = s.measured_conv_scale;
   m.context_scale = s.measured_context_scale;
   m.source = s.measured_source;
   return m;
@@ -70,7 +71,8 @@ int cmd_calibrate(int argc, char** argv) {
     const std::string text = read_file(f);
     MicrobenchResults r = parse_microbench_csv(text, f == "-" ? "<stdin>" : f);
     const GpuSpec& gpu = db.resolve(r.device);
-    GpuSpec spec = model.spec_for(gpu);
+    // Its own figures only: a sibling's figures would be stored as this board's own.
+    GpuSpec spec = model.spec_for(gpu, false);
     apply_microbench(r, spec);
     model.gpus[gpu.name] = measured_from(spec);
     inputs.push_back(provenance_entry(digest_of(f, text), r.rows.size()));

@@ -76,11 +76,15 @@ nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
   j["gemm_tflops_at_boost"] = rate;
   j["dense_math_clock_fraction"] = clock;
   const auto own = lm.gpus.find(g.name);
-  const bool own_scale = own != lm.gpus.end() && known(own->second.sgemm_scale);
-  j["sgemm_scale"] = known(spec.measured_sgemm_scale) ? nlohmann::json(spec.measured_sgemm_scale) : nlohmann::json();
-  j["sgemm_scale_from"] = own_scale                             ? "own calibration"
-                          : known(spec.measured_sgemm_scale) ? "chip siblings (same compute capability and SM count)"
-                                                               : "typical board";
+  auto scale = [&](const char* key, double GpuMeasured::*field, double value, const char* otherwise) {
+    const bool own_scale = own != lm.gpus.end() && known(own->second.*field);
+    j[key] = known(value) ? nlohmann::json(value) : nlohmann::json();
+    j[std::string(key) + "_from"] = own_scale      ? "own calibration"
+                                    : known(value) ? "chip siblings (same compute capability and SM count)"
+                                                   : otherwise;
+  };
+  scale("sgemm_scale", &GpuMeasured::sgemm_scale, spec.measured_sgemm_scale, "typical board");
+  scale("conv_scale", &GpuMeasured::conv_scale, spec.measured_conv_scale, "its SGEMM scale");
   j["measured_source"] = spec.measured_source;
   // Fused attention: attn_eff of the GEMM rate; kernels written with mma.sync (FlashAttention-2) get
   // the architecture's share of that (model/attention_kernel.h).
@@ -98,9 +102,11 @@ void print_model_view(const nlohmann::json& v) {
   std::printf("  GEMM rate at boost, TFLOP/s (x clock fraction a long GEMM settles at under the power limit):\n   ");
   for (const auto& [d, r] : v["gemm_tflops_at_boost"].items())
     std::printf(" %s %.4g (x%.2f)", d.c_str(), r.get<double>(), v["dense_math_clock_fraction"][d].get<double>());
-  std::printf("\n  SGEMM scale: %s (%s)\n",
+  std::printf("\n  SGEMM scale: %s (%s); convolution scale: %s (%s)\n",
               v["sgemm_scale"].is_null() ? "1" : num(v["sgemm_scale"].get<double>()).c_str(),
-              v["sgemm_scale_from"].get<std::string>().c_str());
+              v["sgemm_scale_from"].get<std::string>().c_str(),
+              v["conv_scale"].is_null() ? "as SGEMM" : num(v["conv_scale"].get<double>()).c_str(),
+              v["conv_scale_from"].get<std::string>().c_str());
   std::printf("  fused attention: %.2f of the GEMM rate; kernels written with mma.sync (FlashAttention-2) x%.2f\n",
               v["attention_eff"].get<double>(), v["mma_sync_fraction"].get<double>());
 }

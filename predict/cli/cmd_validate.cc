@@ -88,11 +88,11 @@ int cmd_validate(int argc, char** argv) {
 
   MeasuredSet targets = all, sources = all;
   if (!held.empty()) {
-    // A held-out board's fitted SGEMM and rig scales came from its own measurements: they must not
-    // help predict them (microbenchmark figures stay: they are not the scored data).
+    // A held-out board's fitted SGEMM, convolution and rig scales came from its own measurements:
+    // they must not help predict them (microbenchmark figures stay: they are not the scored data).
     for (const auto& h : held)
       if (auto it = model.gpus.find(h); it != model.gpus.end())
-        it->second.sgemm_scale = kUnknown, it->second.context_scale = kUnknown;
+        it->second.sgemm_scale = it->second.conv_scale = it->second.context_scale = kUnknown;
     targets = filter_gpus(all, held, true);
     sources = filter_gpus(all, held, false);
     if (targets.rows.empty()) throw InputError("validate: no measured rows on the held-out GPU(s)");

@@ -141,6 +141,51 @@ TEST(FitModel, GivesEachBoardItsOwnSgemmScale) {
   EXPECT_EQ(fit_model(data, start, opt).gpus.count("V100-PCIe-32GB"), 0u);
 }
 
+// A board measured on convolutions alone gets a convolution scale, not an SGEMM scale: cuDNN's kernels
+// say little of its cuBLAS GEMMs. A board with GEMMs and convolutions gets one SGEMM scale for both.
+TEST(FitModel, ABoardMeasuredOnConvolutionsAloneGetsAConvolutionScale) {
+  LoadedModel truth = initial_model("truth");
+  truth.gpus["V100-PCIe-32GB"].sgemm_scale = 1.2;
+  truth.gpus["A100-PCIe-80GB"].conv_scale = 0.8;
+  MeasuredSet data = measured_on({"V100-PCIe-32GB", "P100-PCIe-16GB", "A100-PCIe-80GB"});
+  std::mt19937 rng(13);
+  std::lognormal_distribution<double> noise(0.0, 0.02);
+  std::uniform_int_distribution<int> dim(512, 4096);
+  for (size_t gi = 0; gi < data.gpus.size(); ++gi) {
+    const GpuCaps caps = truth.caps_for(*data.gpus[gi]);
+    for (KernelClass cls : {KernelClass::gemm, KernelClass::conv}) {
+      // The V100 runs both, the P100 GEMMs alone, the A100 convolutions alone.
+      if ((gi == 1 && cls == KernelClass::conv) || (gi == 2 && cls == KernelClass::gemm)) continue;
+      for (int i = 0; i < 120; ++i) {
+        Kernel k;
+        k.cls = cls;
+        k.dtype = DType::fp32;
+        k.m = dim(rng), k.n = dim(rng), k.k = dim(rng);
+        k.derive_from_shape();
+        k.duration_us = predicted_as_measured(truth, k, caps) * noise(rng);
+        data.rows.push_back({k, gi, "synthetic"});
+      }
+    }
+  }
+  LoadedModel start = initial_model("start");
+  FitOptions opt;
+  for (int i = 0; i < kNumParams; ++i)
+    if (i != kEffSimt) opt.frozen.push_back(kParamInfo[i].name);
+  const LoadedModel fitted = fit_model(data, start, opt);
+  const GpuMeasured &v100 = fitted.gpus.at("V100-PCIe-32GB"), &p100 = fitted.gpus.at("P100-PCIe-16GB"),
+                    &a100 = fitted.gpus.at("A100-PCIe-80GB");
+  EXPECT_NEAR(v100.sgemm_scale / p100.sgemm_scale, 1.2, 0.03);
+  EXPECT_NEAR(a100.conv_scale / p100.sgemm_scale, 0.8, 0.03);
+  EXPECT_FALSE(known(a100.sgemm_scale));
+  EXPECT_FALSE(known(v100.conv_scale));
+  EXPECT_FALSE(known(p100.conv_scale));
+  // --freeze conv_scale fits none, and leaves the SGEMM scales.
+  opt.frozen.push_back("conv_scale");
+  const LoadedModel no_conv = fit_model(data, start, opt);
+  EXPECT_EQ(no_conv.gpus.count("A100-PCIe-80GB"), 0u);
+  EXPECT_TRUE(known(no_conv.gpus.at("V100-PCIe-32GB").sgemm_scale));
+}
+
 // Three boards measured on machines whose framework floors differ (x1.5 and x0.8 of the first): the
 // fit gives each rig its own context scale in the true ratios, centred on the typical rig, and the
 // context floor stays the typical one.

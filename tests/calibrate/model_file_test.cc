@@ -128,6 +128,28 @@ TEST(ModelFile, BoardWithoutSgemmScaleTakesItsChipSiblingsMedian) {
   EXPECT_FALSE(known(scale_of("H100-PCIe")));
 }
 
+// Convolution scales follow the same sibling rule, from the chip's boards with measured convolutions;
+// a board's GEMMs never take a sibling's convolution scale (cuDNN's kernels and cuBLAS's differ per
+// board).
+TEST(ModelFile, ConvolutionScaleHasItsOwnSiblings) {
+  LoadedModel m = bare_model();
+  const GpuDatabase& db = default_gpu_database();
+  measure(m, "A100-PCIe-40GB", &GpuMeasured::sgemm_scale, 1.2);
+  measure(m, "A100-PCIe-80GB", &GpuMeasured::conv_scale, 0.85);
+  const GpuSpec pcie80 = m.spec_for(db.resolve("A100-PCIe-80GB"));
+  EXPECT_DOUBLE_EQ(pcie80.measured_sgemm_scale, 1.2);  // its GEMMs: the sibling's SGEMM scale
+  EXPECT_DOUBLE_EQ(pcie80.measured_conv_scale, 0.85);
+  const GpuSpec pcie40 = m.spec_for(db.resolve("A100-PCIe-40GB"));
+  EXPECT_DOUBLE_EQ(pcie40.measured_sgemm_scale, 1.2);
+  EXPECT_DOUBLE_EQ(pcie40.measured_conv_scale, 0.85);  // its convolutions: the sibling's
+  // Without siblings (what calibrate --microbench stores as a board's own), neither is borrowed.
+  EXPECT_FALSE(known(m.spec_for(db.resolve("A100-SXM4-80GB"), false).measured_conv_scale));
+  EXPECT_FALSE(known(m.spec_for(db.resolve("A100-SXM4-80GB"), false).measured_sgemm_scale));
+  // A round trip through model.json keeps it.
+  const LoadedModel back = model_from_json(model_to_json(m), "t.json");
+  EXPECT_DOUBLE_EQ(back.gpus.at("A100-PCIe-80GB").conv_scale, 0.85);
+}
+
 }  // namespace
 }  // namespace kcast
 

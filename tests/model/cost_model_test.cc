@@ -379,6 +379,33 @@ TEST(CostModel, AnArchitecturesOwnSmPowerReplacesTheFittedFigure) {
   EXPECT_NEAR(own.predict(k, own.caps(board)).time_us / t_fitted, 2.0, 0.02);
 }
 
+// A board's convolution scale moves its CUDA-core convolutions' compute rate, relative to its SGEMM
+// scale, and leaves its GEMMs alone; without one, convolutions follow the SGEMM scale.
+TEST(CostModel, ConvolutionScaleMovesConvolutionsNotGemms) {
+  ModelParams p;
+  p[kFloorBlend] = 1.0;
+  p[kMemLatencyCycles] = 0.0;
+  const CostModel model(p, default_arch_facts());
+  auto big = [](KernelClass cls) {
+    Kernel k;
+    k.cls = cls;
+    k.dtype = DType::fp32;
+    k.m = k.n = k.k = 8192;
+    k.derive_from_shape();
+    return k;
+  };
+  GpuSpec plain = paper_gpu(), sgemm = paper_gpu(), both = paper_gpu();
+  sgemm.measured_sgemm_scale = 1.25;
+  both.measured_sgemm_scale = 1.25;
+  both.measured_conv_scale = 0.5;
+  auto t = [&](KernelClass cls, const GpuSpec& g) { return model.predict(big(cls), model.caps(g)).time_us; };
+  const double g0 = t(KernelClass::gemm, plain), c0 = t(KernelClass::conv, plain);
+  EXPECT_NEAR(t(KernelClass::gemm, sgemm) / g0, 1 / 1.25, 1e-3);  // compute-bound: time ~ 1 / rate
+  EXPECT_NEAR(t(KernelClass::conv, sgemm) / c0, 1 / 1.25, 1e-3);
+  EXPECT_DOUBLE_EQ(t(KernelClass::gemm, both), t(KernelClass::gemm, sgemm));
+  EXPECT_NEAR(t(KernelClass::conv, both) / c0, 1 / 0.5, 1e-3);
+}
+
 TEST(CostModel, ShortSoftmaxRowsAreReadOnce) {
   CostModel m = plain_model();
   GpuCaps c = m.caps(paper_gpu());

@@ -45,6 +45,22 @@ TEST(GpusCli, SgemmScaleSaysWhereItComesFrom) {
   EXPECT_EQ(gpu_json("V100-PCIe-32GB")["model"]["sgemm_scale_from"], "own calibration");
 }
 
+// The shipped model measured the A100 80GB PCIe on convolutions alone: they keep its own convolution
+// scale while its GEMMs take the A100 PCIe 40GB's SGEMM scale, whose convolutions in turn take the
+// 80GB board's.
+TEST(GpusCli, ConvolutionScaleSaysWhereItComesFrom) {
+  std::ifstream in(std::string(KCAST_SOURCE_DIR) + "/data/models/default.json");
+  const json model = json::parse(in);
+  const json& fitted = model["gpus"];
+  const json pcie80 = gpu_json("A100-PCIe-80GB")["model"], pcie40 = gpu_json("A100-PCIe-40GB")["model"];
+  EXPECT_EQ(pcie80["conv_scale_from"], "own calibration");
+  EXPECT_EQ(pcie80["conv_scale"].get<double>(), fitted["A100-PCIe-80GB"]["conv_scale"].get<double>());
+  EXPECT_EQ(pcie80["sgemm_scale"].get<double>(), fitted["A100-PCIe-40GB"]["sgemm_scale"].get<double>());
+  EXPECT_NE(pcie80["sgemm_scale_from"].get<std::string>().find("sibling"), std::string::npos);
+  EXPECT_EQ(pcie40["conv_scale"].get<double>(), fitted["A100-PCIe-80GB"]["conv_scale"].get<double>());
+  EXPECT_EQ(gpu_json("V100-PCIe-32GB")["model"]["conv_scale_from"], "its SGEMM scale");
+}
+
 TEST(GpusCli, AttentionSaysWhereMmaSyncKernelsRunSlower) {
   // data/archs.csv: Hopper runs FlashAttention-2's mma.sync kernels at a fraction of its own share.
   const auto h100 = gpu_json("H100-SXM")["model"], a100 = gpu_json("A100-SXM4-80GB")["model"];
