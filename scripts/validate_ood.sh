@@ -6,14 +6,15 @@
 # A100 80GB PCIe). Nothing is fitted on these rows; of those three GPUs only the A100 80GB PCIe has
 # fitted rows (its convolutions). Grouped per GPU and NeuSight op, to set beside NeuSight's published
 # out-of-distribution mean errors (BMM 13.8%, linear 13.9%, element-wise 19.3%, softmax 13.9%,
-# layer norm 56.7%).
+# layer norm 56.7%). Transfer mode moves each measurement to every other GPU that timed the same op
+# and shape by the model's ratio (its pair lines close the output), across generations.
 # usage: scripts/validate_ood.sh [KCAST_BINARY] > results.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${1:-build/kcast}
 ROWS=$(mktemp --suffix=.csv)
-trap 'rm -f "$ROWS"' EXIT
-"$K" validate --measurements data/measured/neusight_ood.csv --no-transfer --per-row "$ROWS" >/dev/null
+trap 'rm -f "$ROWS" "$ROWS.lines"' EXIT
+"$K" validate --measurements data/measured/neusight_ood.csv --per-row "$ROWS" > "$ROWS.lines"
 python3 - "$ROWS" <<'PY'
 import csv, statistics, sys
 OOD = {"L4", "H100-SXM", "A100-PCIe-80GB"}
@@ -39,3 +40,7 @@ for op in ["bmm", "linear", "element-wise", "softmax", "layer norm"]:
         e = pooled[op]
         print("%-13s %5d %8.1f %8.1f   NeuSight %.1f" % (op, len(e), statistics.median(e), statistics.fmean(e), PUB[op]))
 PY
+echo "### transfer mode, per source -> target pair (all ops)"
+grep '^mode' "$ROWS.lines"
+awk '$1 == "transfer" && $4 == "all"' "$ROWS.lines"
+python3 scripts/transfer_pairs.py "$ROWS.lines" --onto L4,H100-SXM,A100-PCIe-80GB
