@@ -105,20 +105,17 @@ class BatchResidual {
     // a prior on log(scale), robust (L1-like) so that eff_simt settles near the median board.
     // Likewise a rig's scale is a deviation from the typical rig, whose floors the context block holds.
     size_t at = data_.rows.size();
-    for (const ScaleBlock* b : all_scales())
-      for (size_t j = 0; j < b->values.size(); ++j) residuals[at++] = kBoardPriorWeight * robust(std::log(p[b->block][j]));
+    auto prior = [&](const ScaleBlock& b) {
+      for (size_t j = 0; j < b.values.size(); ++j)
+        residuals[at++] = kBoardPriorWeight * robust(std::log(p[b.block][j]));
+    };
+    for (const ScaleBlock& b : boards_) prior(b);
+    prior(rigs_);
     return true;
   }
 
  private:
   static constexpr double kBoardPriorWeight = 0.2;  // vs ~1 per (GPU, class) group of rows: weak
-
-  std::vector<const ScaleBlock*> all_scales() const {
-    std::vector<const ScaleBlock*> v;
-    for (const ScaleBlock& b : boards_) v.push_back(&b);
-    v.push_back(&rigs_);
-    return v;
-  }
 
   // Pseudo-Huber: quadratic near zero, linear in the tails; sign kept for Gauss-Newton.
   double robust(double e) const {
@@ -272,7 +269,8 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
     return !convs_only(r.gpu_index) && is_simt_gemm(r.kernel, base_caps[r.gpu_index]);
   });
   select_scales(convs, data, base, opt, [&](const MeasuredRow& r) {
-    return convs_only(r.gpu_index) && r.kernel.cls == KernelClass::conv && is_simt_gemm(r.kernel, base_caps[r.gpu_index]);
+    return convs_only(r.gpu_index) && r.kernel.cls == KernelClass::conv &&
+           is_simt_gemm(r.kernel, base_caps[r.gpu_index]);
   });
   select_scales(rigs, data, base, opt, [](const MeasuredRow& r) { return !r.kernel.context.empty(); });
 
