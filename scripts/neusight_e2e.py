@@ -10,8 +10,11 @@ architecture that differs from the built-in (read from the torch.fx graph CSV be
 "GPT-3 XL" is d=3072, 24 heads of 128), and for training `--optimizer none --no-loss` (NeuSight times
 forward and backward + gradient accumulation of the logits, without a loss or an optimizer step).
 Skipped: switchxl4 (mixture of experts, no kcast model) and the -fusion variants (fused kernels).
+A label folder without the graph CSVs (data/sources/neusight-labels keeps only the JSONs) takes a
+model's architecture from its graph in the --arch-labels folders: it is the model's, the same on
+every GPU.
 
-usage: scripts/neusight_e2e.py [--labels DIR] [-o OUT.csv]
+usage: scripts/neusight_e2e.py [--labels DIR] [--arch-labels DIR]... [-o OUT.csv]
 """
 import argparse
 import ast
@@ -75,10 +78,39 @@ def graph_arch(csv_path):
     return arch
 
 
+def source_name(root, labels, gpu_dir, fname):
+    """A label's path: relative to the project for the labels kept in data/sources, else to ../shared/data."""
+    path = os.path.abspath(os.path.join(labels, gpu_dir, fname))
+    if path.startswith(os.path.abspath(root) + os.sep) and "/shared/" not in path:
+        return os.path.relpath(path, root)
+    return f"neusight-labels/{gpu_dir}/{fname}"
+
+
+def find_graph(folder, fname, arch_dirs):
+    """The torch.fx graph CSV beside a label, else one of the same model (same mode first) elsewhere."""
+    own = os.path.join(folder, fname[:-5] + ".csv")
+    if os.path.exists(own):
+        return own
+    model, mode = NAME.match(fname)["model"], NAME.match(fname)["mode"]
+    for want_mode in (True, False):
+        for d in arch_dirs:
+            for gpu_dir in sorted(os.listdir(d)):
+                sub = os.path.join(d, gpu_dir)
+                if not os.path.isdir(sub):
+                    continue
+                for f in sorted(os.listdir(sub)):
+                    m = NAME.match(f[:-4] + ".json") if f.endswith(".csv") else None
+                    if m and not m["fusion"] and m["model"] == model and (m["mode"] == mode or not want_mode):
+                        return os.path.join(sub, f)
+    return own
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--labels", default=os.path.join(root, "..", "shared", "data", "neusight-labels"))
+    ap.add_argument("--arch-labels", action="append", default=[],
+                    help="label folders whose graph CSVs give a model's architecture where --labels has none")
     ap.add_argument("-o", "--output", default=os.path.join(root, "data", "measured", "neusight_e2e.csv"))
     args = ap.parse_args()
 
@@ -101,7 +133,7 @@ def main():
                 sys.exit(f"{folder}/{fname}: num_layer is missing")
             synth = [model, "--mode", mode, "--seq", str(seq), "--batch", str(batch), "--layers", str(layers),
                      "--dtype", "fp32"]
-            arch = graph_arch(os.path.join(folder, fname[:-5] + ".csv"))
+            arch = graph_arch(find_graph(folder, fname, [args.labels] + args.arch_labels))
             for key in ("hidden", "heads", "ffn", "vocab"):
                 if key in arch and arch[key] != BUILTIN[model][key]:
                     synth += [f"--{key}", str(arch[key])]
@@ -110,7 +142,7 @@ def main():
             rows.append({
                 "model": model, "mode": mode, "seq": seq, "batch": batch, "gpu": gpu, "num_layer": layers,
                 "e2e_ms": j["e2e_latency"], "fw_ms": j["fw_latency"], "bwall_ms": j["bwall_latency"],
-                "source_file": f"neusight-labels/{gpu_dir}/{fname}", "synth_args": " ".join(synth),
+                "source_file": source_name(root, args.labels, gpu_dir, fname), "synth_args": " ".join(synth),
             })
     rows.sort(key=lambda r: (r["model"], r["mode"], r["gpu"], r["seq"], r["batch"]))
     cols = ["model", "mode", "seq", "batch", "gpu", "num_layer", "e2e_ms", "fw_ms", "bwall_ms", "source_file",
