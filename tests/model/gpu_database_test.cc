@@ -71,7 +71,8 @@ TEST(GpuDatabase, ResolvesBoardVariantByProperties) {
 namespace kcast {
 namespace {
 
-// Every device string CLI.md promises must resolve, to the board it names.
+// Every device string CLI.md promises must resolve, to the board it names, and so must the devices of
+// the public measurements kcast is validated on.
 TEST(ShippedGpuDatabase, ResolvesEveryCliDeviceName) {
   const GpuDatabase& db = default_gpu_database();
   EXPECT_GE(db.all().size(), 18u);
@@ -82,7 +83,10 @@ TEST(ShippedGpuDatabase, ResolvesEveryCliDeviceName) {
       {"Tesla P100-PCIE-16GB", "P100-PCIe-16GB"}, {"Tesla P100-SXM2-16GB", "P100-SXM2"},
       {"Tesla T4", "T4"}, {"Tesla P4", "P4"}, {"NVIDIA L4", "L4"}, {"NVIDIA L40S", "L40S"},
       {"NVIDIA H200", "H200"}, {"NVIDIA B200", "B200"}, {"NVIDIA GB200", "GB200"},
-      {"NVIDIA H100 PCIe", "H100-PCIe"}};
+      {"NVIDIA H100 PCIe", "H100-PCIe"},
+      // The AMD devices of NeuSight's evaluation, as PyTorch on ROCm names them.
+      {"AMD Instinct MI100", "MI100"}, {"AMD Instinct MI210", "MI210"}, {"AMD Instinct MI250", "MI250"},
+      {"AMD Instinct MI250X / MI250", "MI250X"}};
   for (const auto& [device, canonical] : names) EXPECT_EQ(db.resolve(device).name, canonical) << device;
 }
 
