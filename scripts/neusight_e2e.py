@@ -81,7 +81,7 @@ def graph_arch(csv_path):
 def source_name(root, labels, gpu_dir, fname):
     """A label's path: relative to the project for the labels kept in data/sources, else to ../shared/data."""
     path = os.path.abspath(os.path.join(labels, gpu_dir, fname))
-    if path.startswith(os.path.abspath(root) + os.sep) and "/shared/" not in path:
+    if path.startswith(os.path.abspath(root) + os.sep):
         return os.path.relpath(path, root)
     return f"neusight-labels/{gpu_dir}/{fname}"
 
@@ -91,7 +91,7 @@ def find_graph(folder, fname, arch_dirs):
     own = os.path.join(folder, fname[:-5] + ".csv")
     if os.path.exists(own):
         return own
-    model, mode = NAME.match(fname)["model"], NAME.match(fname)["mode"]
+    label = NAME.match(fname)
     for want_mode in (True, False):
         for d in arch_dirs:
             for gpu_dir in sorted(os.listdir(d)):
@@ -100,7 +100,8 @@ def find_graph(folder, fname, arch_dirs):
                     continue
                 for f in sorted(os.listdir(sub)):
                     m = NAME.match(f[:-4] + ".json") if f.endswith(".csv") else None
-                    if m and not m["fusion"] and m["model"] == model and (m["mode"] == mode or not want_mode):
+                    same_mode = m is not None and m["mode"] == label["mode"]
+                    if m and not m["fusion"] and m["model"] == label["model"] and (same_mode or not want_mode):
                         return os.path.join(sub, f)
     return own
 
