@@ -86,24 +86,30 @@ def source_name(root, labels, gpu_dir, fname):
     return f"neusight-labels/{gpu_dir}/{fname}"
 
 
-def find_graph(folder, fname, arch_dirs):
+def graph_index(dirs):
+    """(model, mode) and (model, None) -> the first torch.fx graph CSV of that model in `dirs`
+    (folders of GPU folders, searched in order; sorted within each)."""
+    index = {}
+    for d in dirs:
+        for gpu_dir in sorted(os.listdir(d)):
+            sub = os.path.join(d, gpu_dir)
+            if not os.path.isdir(sub):
+                continue
+            for f in sorted(os.listdir(sub)):
+                m = NAME.match(f[:-4] + ".json") if f.endswith(".csv") else None
+                if m and not m["fusion"]:
+                    index.setdefault((m["model"], m["mode"]), os.path.join(sub, f))
+                    index.setdefault((m["model"], None), os.path.join(sub, f))
+    return index
+
+
+def find_graph(folder, fname, graphs):
     """The torch.fx graph CSV beside a label, else one of the same model (same mode first) elsewhere."""
     own = os.path.join(folder, fname[:-5] + ".csv")
     if os.path.exists(own):
         return own
     label = NAME.match(fname)
-    for want_mode in (True, False):
-        for d in arch_dirs:
-            for gpu_dir in sorted(os.listdir(d)):
-                sub = os.path.join(d, gpu_dir)
-                if not os.path.isdir(sub):
-                    continue
-                for f in sorted(os.listdir(sub)):
-                    m = NAME.match(f[:-4] + ".json") if f.endswith(".csv") else None
-                    same_mode = m is not None and m["mode"] == label["mode"]
-                    if m and not m["fusion"] and m["model"] == label["model"] and (same_mode or not want_mode):
-                        return os.path.join(sub, f)
-    return own
+    return graphs.get((label["model"], label["mode"])) or graphs.get((label["model"], None)) or own
 
 
 def main():
@@ -114,6 +120,7 @@ def main():
                     help="label folders whose graph CSVs give a model's architecture where --labels has none")
     ap.add_argument("-o", "--output", default=os.path.join(root, "data", "measured", "neusight_e2e.csv"))
     args = ap.parse_args()
+    graphs = graph_index([args.labels] + args.arch_labels)
 
     rows = []
     for gpu_dir in sorted(os.listdir(args.labels)):
@@ -134,7 +141,7 @@ def main():
                 sys.exit(f"{folder}/{fname}: num_layer is missing")
             synth = [model, "--mode", mode, "--seq", str(seq), "--batch", str(batch), "--layers", str(layers),
                      "--dtype", "fp32"]
-            arch = graph_arch(find_graph(folder, fname, [args.labels] + args.arch_labels))
+            arch = graph_arch(find_graph(folder, fname, graphs))
             for key in ("hidden", "heads", "ffn", "vocab"):
                 if key in arch and arch[key] != BUILTIN[model][key]:
                     synth += [f"--{key}", str(arch[key])]
