@@ -49,16 +49,18 @@ uint32_t parse_sgemm_families(const char* cell, const CellRef& where) {
 std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::string& file) {
   std::vector<ArchFacts> out;
   try {
-    io::CSVReader<13, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+    io::CSVReader<14, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
         file, std::make_unique<MemoryByteSource>(text));
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "compute_capability",
                    "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k", "simt_tiles",
-                   "simt_batched_tile", "sgemm_families", "simt_long_k", "watts_per_sm_ghz", "mma_sync_fraction");
+                   "simt_batched_tile", "sgemm_families", "simt_long_k", "watts_per_sm_ghz", "mma_sync_fraction",
+                   "threads_per_sm");
     // With ignore_missing_column, fccp leaves a missing column's pointer untouched: start null.
     char *cc = nullptr, *f32 = nullptr, *ctas = nullptr, *split = nullptr, *maxsplit = nullptr,
          *tiles = nullptr, *streamk = nullptr, *simt = nullptr, *batched = nullptr, *families = nullptr,
-         *longk = nullptr, *watts = nullptr, *mma = nullptr;
-    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt, batched, families, longk, watts, mma)) {
+         *longk = nullptr, *watts = nullptr, *mma = nullptr, *threads = nullptr;
+    while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt, batched, families, longk, watts, mma,
+                       threads)) {
       const unsigned line = in.get_file_line();
       ArchFacts a;
       a.compute_capability = cc ? cc : "";
@@ -74,6 +76,10 @@ std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::stri
       if (parse_int_cell(split, CellRef{file, line, "split_k"}, v)) a.split_k = v != 0;
       if (parse_int_cell(maxsplit, CellRef{file, line, "max_split_k"}, v)) a.max_split_k = int(std::max<int64_t>(1, v));
       if (parse_int_cell(streamk, CellRef{file, line, "stream_k"}, v)) a.stream_k = v != 0;
+      if (parse_int_cell(threads, CellRef{file, line, "threads_per_sm"}, v)) {
+        if (v < 32 || v > 65536) throw InputError(CellRef{file, line, "threads_per_sm"}.where() + ": must be 32..65536");
+        a.threads_per_sm = int(v);
+      }
       if (parse_int_cell(longk, CellRef{file, line, "simt_long_k"}, v)) a.simt_long_k = v != 0;
       a.tiles = parse_tiles(tiles, CellRef{file, line, "tiles"});
       if (a.tiles.empty()) throw InputError(CellRef{file, line, "tiles"}.where() + ": no tiles");

@@ -25,6 +25,10 @@ struct ArchFacts {
   // mma.sync reach relative to their share on the architecture they were written for
   // (model/attention_kernel.h); 1 where mma.sync is the native instruction.
   double mma_sync_fraction = 1.0;
+  // Most threads an SM holds resident (CUDA Programming Guide, technical specifications per compute
+  // capability; AMD: wavefront slots x 64): how many rows a row kernel's CTAs (one per row) work on at
+  // once, the working set its re-reads find in L2 (model/cost_model.cc, reread_time).
+  int threads_per_sm = 2048;
   int ctas_per_sm = 1;             // concurrent GEMM CTAs per SM for the large tiles
   bool split_k = true;             // library splits K when output tiles under-fill the GPU
   int max_split_k = 16;

@@ -34,6 +34,12 @@ int gemm_dtype(const GpuCaps& g, DType d) { return g.tensor_tflops[int(d)] > 0 ?
 // GEMM rate for `d` in FLOP/µs at boost clock.
 double gemm_rate(const GpuCaps& g, DType d) { return std::max(g.tensor_tflops[gemm_dtype(g, d)], 1e-6) * 1e6; }
 
+// Sustained bandwidth (GB/s) of traffic that finds `l2_share` of its bytes in L2 and the rest in DRAM.
+double blended_bw(double l2_share, const GpuCaps& g, const ModelParams& p) {
+  const double dram = g.dram_bw_gbps * p[kStreamMemEff];
+  return 1.0 / ((1 - l2_share) / dram + l2_share / std::max(g.l2_bw_gbps, dram));
+}
+
 // Time (µs) to move `bytes` through DRAM, or through L2 for the share of the working set the L2
 // holds, plus one memory latency: small transfers cannot keep enough bytes in flight to hide it.
 // The L2 share saturates, x / (1 + x) with x = L2 / bytes: half at a working set the L2's size, the
@@ -42,9 +48,47 @@ double gemm_rate(const GpuCaps& g, DType d) { return std::max(g.tensor_tflops[ge
 double memory_time(double bytes, const GpuCaps& g, const ModelParams& p, bool l2_cold) {
   if (bytes <= 0) return 0;
   const double l2_share = g.l2_bytes > 0 && !l2_cold ? g.l2_bytes / (g.l2_bytes + bytes) : 0.0;
-  const double dram = g.dram_bw_gbps * p[kStreamMemEff];
-  const double bw = 1.0 / ((1 - l2_share) / dram + l2_share / std::max(g.l2_bw_gbps, dram));
-  return bytes / (bw * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;  // GB/s = 1e3 bytes/µs
+  return bytes / (blended_bw(l2_share, g, p) * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;  // GB/s = 1e3 bytes/µs
+}
+
+// Threads per CTA of a row kernel whose launch is not recorded (a synthesized list, a trace without
+// block dimensions), as PyTorch launches them: its layer norm (vectorized_layer_norm_kernel) runs
+// 32 x 4 threads; its long-row softmax (cunn_SoftMaxForward) the power of two at or above half of
+// row / ILP (ILP = 16 bytes of elements per load, at most 1024 / 2), at least a warp
+// (aten/src/ATen/native/cuda/SoftMax.cu, SoftMax_getBlockSize).
+double default_row_threads(const Kernel& k) {
+  if (k.cls != KernelClass::softmax || k.n <= 0) return 128;
+  const double ilp = std::max(1.0, 16.0 / dtype_bytes(k.dtype));
+  const double max_block = std::min(double(k.n) / ilp, 1024.0) / (ilp > 1 ? 2 : 1);
+  double block = 1;
+  while (block < max_block) block *= 2;
+  return std::max(block, 32.0);
+}
+
+// The input bytes a row kernel's resident CTAs hold between two passes over their rows. PyTorch's
+// row kernels (cunn_SoftMaxForward, vectorized_layer_norm_kernel) run one CTA per row and read it
+// again for each pass, so a pass finds its row in L2 unless the rows of all resident CTAs
+// (threads_per_sm / threads per CTA on each SM) overflow it. The rows come from the shape (m rows
+// of n) or else from the launch grid (one CTA each); with neither, the whole input stands.
+double resident_row_bytes(const Kernel& k, const GpuCaps& g) {
+  const double in = k.bytes / 2;  // a row kernel reads its rows and writes as many
+  auto at_least_1 = [](int64_t v) { return double(std::max<int64_t>(v, 1)); };
+  const double rows = k.m > 0 && k.n > 0 ? at_least_1(k.batch) * double(k.m)
+                                         : double(k.grid[0]) * at_least_1(k.grid[1]) * at_least_1(k.grid[2]);
+  if (!(rows > 0)) return in;
+  const double threads =
+      k.block[0] > 0 ? double(k.block[0]) * at_least_1(k.block[1]) * at_least_1(k.block[2]) : default_row_threads(k);
+  const double resident = g.l2_sharing_sms * std::max(1.0, std::floor(g.arch.threads_per_sm / threads));
+  return in * std::min(1.0, resident / rows);
+}
+
+// Time (µs) of a row kernel's re-reads, `bytes` in all: each pass re-reads what the resident CTAs read
+// one pass before (`working_set` bytes), from L2 at the saturating share memory_time gives a working
+// set of that size, from DRAM otherwise. No latency of its own: the passes follow the first read.
+double reread_time(double bytes, double working_set, const GpuCaps& g, const ModelParams& p) {
+  if (!(bytes > 0)) return 0;
+  const double l2_share = g.l2_bytes > 0 ? g.l2_bytes / (g.l2_bytes + working_set) : 0.0;
+  return bytes / (blended_bw(l2_share, g, p) * 1e3);
 }
 
 // How much a power-limited clock stretches a kernel's math: one with little work next to the
@@ -223,6 +267,14 @@ KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double 
   return floored(g, t_c, t_m, params_[kFloorBlend]);
 }
 
+KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes) const {
+  if (!known(k.bytes)) return streaming(k, g, 1.0, 0);
+  // One read and one write stream as any kernel's; each extra pass re-reads the input (half the bytes).
+  const double t_m = memory_time(k.bytes, g, params_, k.l2_cold) +
+                     reread_time(extra_passes * 0.5 * k.bytes, resident_row_bytes(k, g), g, params_);
+  return floored(g, 0.0, t_m, params_[kFloorBlend]);
+}
+
 KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const {
   if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 1.0, 0);
   const double t_m = k.bytes / (link_gbps * 1e3) + params_[kMemLatencyCycles] / g.clock_mhz;
@@ -268,10 +320,10 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
       // sum. Without a row length, assume the long-row kernel. A Triton softmax that holds its rows
       // in registers (Kernel::row_read_once) reads them once at any length.
       const bool one_pass = k.row_read_once || (k.n > 0 && k.n <= kWarpSoftmaxMaxRow);
-      return streaming(k, g, 1.0 + (one_pass ? 0.0 : p[kSoftmaxPasses]) * 0.5, 0);
+      return row_kernel(k, g, one_pass ? 0.0 : p[kSoftmaxPasses]);
     }
     case KernelClass::normalization:
-      return streaming(k, g, 1.0 + (k.row_read_once ? 0.0 : p[kNormPasses] * 0.5), 0);
+      return row_kernel(k, g, k.row_read_once ? 0.0 : p[kNormPasses]);
     case KernelClass::communication:
       // A collective moves its `bytes` (what each GPU sends, the bus bytes of NCCL's accounting)
       // over the GPU-to-GPU link, not through DRAM; without a link figure, as any streaming kernel.

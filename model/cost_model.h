@@ -57,6 +57,9 @@ class CostModel {
   KernelPrediction over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const;
   // Bytes (times `passes`) against memory, `flops` against `flop_per_us` (the SIMT rate if 0) at a
   // boost-clock rate the power limit brings down to `derate` for long kernels.
+  // A row kernel (norm, softmax) of `extra_passes` reads of its input beyond the first read and one
+  // write; the extra reads find its resident rows in L2 (cost_model.cc, reread_time).
+  KernelPrediction row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes) const;
   KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double passes, double flops,
                              double flop_per_us = 0, double derate = 1, double boost_flops = 0) const;
 

@@ -27,6 +27,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   c.name = g.name;
   c.arch = find_arch_facts(table, g.compute_capability);
   c.sm_count = g.sm_count > 0 ? g.sm_count : 1;
+  c.l2_sharing_sms = c.sm_count;
   c.clock_mhz = known(g.boost_clock_mhz) ? g.boost_clock_mhz : 1000;
   c.dram_bw_gbps = known(g.measured_dram_bw_gbps) ? g.measured_dram_bw_gbps : g.dram_bw_gbps * p[kMemEff];
   c.l2_bw_gbps = known(g.measured_l2_bw_gbps)

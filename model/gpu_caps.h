@@ -27,6 +27,10 @@ struct GpuCaps {
   double dram_bw_gbps = 1;      // sustained
   double l2_bw_gbps = 1;        // sustained
   double l2_bytes = 0;
+  // The SMs whose resident CTAs share the L2 between a row kernel's passes (CostModel, reread_time):
+  // the GPU's own count. The sm_count what-if knob leaves it: more SMs on the same L2 would thrash it
+  // and slow a re-reading kernel, and a what-if of more SMs is one of more compute, never slower.
+  int l2_sharing_sms = 1;
   double tensor_tflops[7] = {};  // GEMM rate per dtype at boost clock (SIMT rate for fp32/fp64, or
                                  // where no tensor unit exists); 0 = unsupported
   bool simt_gemm[7] = {};        // GEMMs of this dtype run on CUDA cores

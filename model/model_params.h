@@ -24,7 +24,7 @@ enum Param : int {
   kL2BytesPerClk,    // L2 bytes/clock/SM, when L2 bandwidth is not measured
   kConvEff,          // implicit-GEMM conv throughput relative to a GEMM of the same shape
   kAttnEff,          // fused attention throughput relative to the tensor GEMM peak
-  kSoftmaxPasses,    // DRAM passes over the data in softmax beyond one read + one write
+  kSoftmaxPasses,    // reads of the input in long-row softmax beyond one read + one write
   kNormPasses,       // same for layer/batch/RMS norm
   kElementwiseFlopsPerByte,  // SIMT work of transcendental-heavy elementwise ops (flops per byte)
   kSplitKUs,         // cost of a split-K reduction (µs, on top of its bytes)

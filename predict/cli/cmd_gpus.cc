@@ -90,6 +90,8 @@ nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
   // the architecture's share of that (model/attention_kernel.h).
   j["attention_eff"] = lm.model.params()[kAttnEff];
   j["mma_sync_fraction"] = c.arch.mma_sync_fraction;
+  // Row kernels (norms, softmax): rows in flight per SM follow the threads an SM holds.
+  j["threads_per_sm"] = c.arch.threads_per_sm;
   return j;
 }
 
@@ -109,6 +111,8 @@ void print_model_view(const nlohmann::json& v) {
               v["conv_scale_from"].get<std::string>().c_str());
   std::printf("  fused attention: %.2f of the GEMM rate; kernels written with mma.sync (FlashAttention-2) x%.2f\n",
               v["attention_eff"].get<double>(), v["mma_sync_fraction"].get<double>());
+  std::printf("  norms and softmax: one CTA per row, %d threads resident per SM (their re-reads find those rows in L2)\n",
+              v["threads_per_sm"].get<int>());
 }
 
 }  // namespace

@@ -146,8 +146,10 @@ class TransformerSynth {
   void norm(Section& s, const std::string& name, double rows) {
     const double n = rows * double(d_);
     if (c_.norm == NormKind::layer) {
-      s.op(work(name + " aten::native_layer_norm", KernelClass::normalization, dt_, 8 * n,
-                2 * n * e_ + rows * 8 + 2 * d_ * e_),
+      // Its rows (tokens of d_) say how much of them the kernel's resident CTAs re-read from L2.
+      s.op(over_rows(work(name + " aten::native_layer_norm", KernelClass::normalization, dt_, 8 * n,
+                          2 * n * e_ + rows * 8 + 2 * d_ * e_),
+                     rows, double(d_)),
            {work(name + " aten::native_layer_norm_backward (input)", KernelClass::normalization, dt_, 8 * n,
                  3 * n * e_ + rows * 8 + d_ * e_),
             work(name + " aten::native_layer_norm_backward (gamma, beta)", KernelClass::normalization, dt_,

@@ -239,6 +239,18 @@ TEST(ArchFacts, MmaSyncFractionIsAShareOrEmpty) {
   expect_bad_arch_cells("mma_sync_fraction", {"0", "1.5", "-0.2", "half"});
 }
 
+// threads_per_sm: the resident threads an SM holds; empty or absent = 2048, and a count outside
+// 32..65536 (or not a number) is an error naming the file, line and column.
+TEST(ArchFacts, ThreadsPerSmIsACountOrEmpty) {
+  const auto t = parse_arch_facts("compute_capability,tiles,threads_per_sm\n7.5,128x128,1024\n8.0,128x128,\n",
+                                  "archs.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].threads_per_sm, 1024);
+  EXPECT_EQ(t[1].threads_per_sm, 2048);
+  EXPECT_EQ(parse_arch_facts("compute_capability,tiles\n9.0,128x128\n", "old.csv")[0].threads_per_sm, 2048);
+  expect_bad_arch_cells("threads_per_sm", {"0", "16", "100000", "-2048", "many"});
+}
+
 TEST(ArchFacts, ParsesBothTileMenusAndNamesABadCell) {
   const std::string text =
       "compute_capability,arch,fp32_gemm_factor,ctas_per_sm,split_k,max_split_k,stream_k,tiles,simt_tiles,note\n"

@@ -97,6 +97,78 @@ TEST(CostModel, OnePassNormSkipsTheSecondReadOfItsRows) {
   EXPECT_NEAR(ms.predict(s, c).time_us, 2.0 + 1000.0, 1.0);
 }
 
+// A row kernel's extra passes re-read rows its resident CTAs read a pass before: they find them in
+// L2 at the share the L2 holds of the resident rows (one CTA per row, threads_per_sm / CTA threads
+// of them per SM), not of the whole tensor. Worked on paper: 100 SMs x 2048 / 256 = 800 rows.
+TEST(CostModel, RowKernelRereadsFindTheResidentRowsInL2) {
+  ModelParams params;
+  params[kFloorBlend] = 1.0;
+  params[kMemLatencyCycles] = 0.0;
+  params[kSoftmaxPasses] = 1.0;  // one extra read of the input: half the bytes
+  CostModel m(params, default_arch_facts());
+  GpuSpec spec = paper_gpu();
+  spec.l2_mb = 40;
+  spec.measured_l2_bw_gbps = 4000;
+  const GpuCaps c = m.caps(spec);
+  ASSERT_EQ(c.arch.threads_per_sm, 2048);
+  const double bytes = 1e9, l2 = 40e6;
+  auto softmax = [&](int64_t row) {
+    Kernel k;
+    k.cls = KernelClass::softmax;
+    k.bytes = bytes;
+    k.n = row;
+    k.m = int64_t(bytes / 8 / double(row));  // fp32 rows read and written
+    k.block[0] = 256;
+    return k;
+  };
+  // The first read and the write stream with the whole tensor's L2 share, as any kernel's.
+  const double s_all = l2 / (l2 + bytes);
+  const double base = 2.0 + bytes / 1e3 * ((1 - s_all) / 1000 + s_all / 4000);
+  auto expected = [&](double row_bytes, double resident = 800) {
+    const double s = l2 / (l2 + resident * row_bytes);
+    return base + bytes / 2 / 1e3 * ((1 - s) / 1000 + s / 4000);
+  };
+  EXPECT_NEAR(m.predict(softmax(4096), c).time_us, expected(4096 * 4.0), 0.05);    // 13 MB resident
+  EXPECT_NEAR(m.predict(softmax(65536), c).time_us, expected(65536 * 4.0), 0.05);  // 210 MB resident
+  // Without a recorded launch, PyTorch's block for the row: 65536 / 4 floats per load / 2, at most
+  // 1024 / 2 = 512 threads (4 CTAs per SM, 400 rows); 2048 floats: 256 (800 rows).
+  Kernel unlaunched = softmax(65536);
+  unlaunched.block[0] = 0;
+  EXPECT_NEAR(m.predict(unlaunched, c).time_us, expected(65536 * 4.0, 400), 0.05);
+  unlaunched = softmax(2048);
+  unlaunched.block[0] = 0;
+  EXPECT_NEAR(m.predict(unlaunched, c).time_us, expected(2048 * 4.0, 800), 0.05);
+  // An SM that holds half the threads (Turing: 1024) holds half the rows.
+  GpuSpec turing = spec;
+  turing.compute_capability = "7.5";
+  ASSERT_EQ(m.caps(turing).arch.threads_per_sm, 1024);
+  EXPECT_NEAR(m.predict(softmax(65536), m.caps(turing)).time_us, expected(65536 * 4.0, 400), 0.05);
+  // Fewer rows than CTAs fit: all of them are resident, the whole input is the working set.
+  Kernel few = softmax(65536);
+  few.m = 400;
+  few.bytes = 8.0 * 400 * 65536;
+  const double s_few = l2 / (l2 + few.bytes), s_in = l2 / (l2 + few.bytes / 2);
+  EXPECT_NEAR(m.predict(few, c).time_us,
+              2.0 + few.bytes / 1e3 * ((1 - s_few) / 1000 + s_few / 4000) +
+                  few.bytes / 2 / 1e3 * ((1 - s_in) / 1000 + s_in / 4000),
+              0.01);
+  // A norm without a shape: the launch grid gives the rows (one CTA each), its block the residency
+  // (128 threads: 16 CTAs per SM, 1600 rows).
+  params[kNormPasses] = 1.0;
+  CostModel mn(params, default_arch_facts());
+  Kernel ln;
+  ln.cls = KernelClass::normalization;
+  ln.bytes = bytes;
+  ln.grid[0] = int64_t(bytes / 8 / 16384);
+  ln.block[0] = 32, ln.block[1] = 4;
+  const double s_ln = l2 / (l2 + 1600 * 16384 * 4.0);
+  EXPECT_NEAR(mn.predict(ln, c).time_us, base + bytes / 2 / 1e3 * ((1 - s_ln) / 1000 + s_ln / 4000), 0.05);
+  // More SMs (the what-if knob) leave the L2's sharers, and the re-reads, as they were.
+  GpuCaps more = c;
+  more.sm_count *= 2;
+  EXPECT_DOUBLE_EQ(mn.predict(ln, more).time_us, mn.predict(ln, c).time_us);
+}
+
 TEST(CostModel, TinyKernelIsLaunchBound) {
   CostModel m = plain_model();
   GpuCaps c = m.caps(paper_gpu());

@@ -69,6 +69,13 @@ TEST(GpusCli, AttentionSaysWhereMmaSyncKernelsRunSlower) {
   EXPECT_EQ(h100["attention_eff"], a100["attention_eff"]);
 }
 
+TEST(GpusCli, RowKernelsResidencyIsTheArchitecturesThreadsPerSm) {
+  // data/archs.csv: a Turing SM holds 1024 threads, an Ampere GA100 SM 2048, an Ada SM 1536.
+  EXPECT_EQ(gpu_json("T4")["model"]["threads_per_sm"], 1024);
+  EXPECT_EQ(gpu_json("A100-SXM4-80GB")["model"]["threads_per_sm"], 2048);
+  EXPECT_EQ(gpu_json("L4")["model"]["threads_per_sm"], 1536);
+}
+
 TEST(GpusCli, ModelWithoutAGpuIsAnErrorNamingTheOption) {
   const RunResult r = run_kcast("gpus --model x.json", true);
   EXPECT_EQ(r.rc, 2);
