@@ -59,4 +59,22 @@ MeasuredSet filter_gpus(const MeasuredSet& s, const std::vector<std::string>& na
   return out;
 }
 
+MeasuredSet filter_classes(const MeasuredSet& s, const std::vector<KernelClass>& classes) {
+  auto kept = [&](const Kernel& k) { return std::find(classes.begin(), classes.end(), k.cls) != classes.end(); };
+  std::vector<bool> has_row(s.gpus.size(), false);
+  for (const auto& r : s.rows) has_row[r.gpu_index] = has_row[r.gpu_index] || kept(r.kernel);
+  MeasuredSet out;
+  out.files = s.files;
+  out.digests = s.digests;
+  std::vector<long> remap(s.gpus.size(), -1);
+  for (size_t i = 0; i < s.gpus.size(); ++i)
+    if (has_row[i]) {
+      remap[i] = long(out.gpus.size());
+      out.gpus.push_back(s.gpus[i]);
+    }
+  for (const auto& r : s.rows)
+    if (kept(r.kernel)) out.rows.push_back({r.kernel, size_t(remap[r.gpu_index]), r.file});
+  return out;
+}
+
 }  // namespace kcast

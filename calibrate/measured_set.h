@@ -39,4 +39,7 @@ MeasuredSet read_measurements(const std::vector<std::string>& files, const GpuDa
 // The same set restricted to rows whose GPU is (keep=true) or is not (keep=false) in `names`.
 MeasuredSet filter_gpus(const MeasuredSet& s, const std::vector<std::string>& names, bool keep);
 
+// The same set restricted to rows of the given kernel classes (and the GPUs that keep a row).
+MeasuredSet filter_classes(const MeasuredSet& s, const std::vector<KernelClass>& classes);
+
 }  // namespace kcast

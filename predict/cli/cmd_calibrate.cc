@@ -40,7 +40,7 @@ GpuMeasured measured_from(const GpuSpec& s) {
 
 int cmd_calibrate(int argc, char** argv) {
   po::options_description opts("kcast calibrate options");
-  std::vector<std::string> files, microbench, exclude, freeze;
+  std::vector<std::string> files, microbench, exclude, freeze, only_class;
   std::string base_path, out_path;
   bool verbose = false;
   int max_iter = 60;
@@ -51,6 +51,8 @@ int cmd_calibrate(int argc, char** argv) {
       "base", po::value(&base_path), "start from this model.json (default: the shipped model)")(
       "output,o", po::value(&out_path)->required(), "model.json to write")(
       "exclude-gpu", po::value(&exclude)->composing(), "ignore measurements on this GPU (repeatable)")(
+      "class", po::value(&only_class)->composing(),
+      "fit only the measured kernels of this class (repeatable; e.g. elementwise to anchor the streaming terms)")(
       "freeze", po::value(&freeze)->composing(), "keep this parameter at its base value (repeatable)")(
       "max-iterations", po::value(&max_iter)->default_value(60), "solver iterations")(
       "verbose,v", po::bool_switch(&verbose), "print the solver's progress");
@@ -92,6 +94,16 @@ int cmd_calibrate(int argc, char** argv) {
     const MeasuredSet read = read_measurements(files, db);
     std::cerr << without_work_note(read, "calibrate");
     MeasuredSet data = filter_gpus(read, ex, false);
+    if (!only_class.empty()) {
+      std::vector<KernelClass> cls;
+      for (const auto& c : only_class) {
+        const auto k = parse_kernel_class(c);
+        if (!k) throw InputError("option '--class': unknown kernel class '" + c + "' (FORMATS.md lists them)");
+        cls.push_back(*k);
+      }
+      data = filter_classes(data, cls);
+      if (data.rows.empty()) throw InputError("option '--class': no measured kernel of that class in --measurements");
+    }
     for (const FileDigest& d : data.digests) {
       size_t n = 0;
       for (const auto& r : data.rows) n += r.file == d.file;

@@ -102,5 +102,36 @@ TEST(CalibrateCli, ProvenanceNamesEachInputBySizeCrcAndRows) {
   }
 }
 
+// --class fits only the measured kernels of the named classes: the model's fit report and its
+// provenance count those rows alone, and a term only the other rows inform keeps its base value.
+TEST(CalibrateCli, ClassOptionFitsOnlyThatClassesRows) {
+  const std::string dir = ::testing::TempDir();
+  const std::string meas = dir + "/class_measurements.csv";
+  std::ofstream(meas) << "name,class,dtype,m,n,k,bytes,duration_us,gpu\n"
+                         "add,elementwise,fp32,,,,40000000,160,T4\n"
+                         "add,elementwise,fp32,,,,400000000,1500,T4\n"
+                         "sgemm,gemm,fp32,2048,2048,2048,,9000,T4\n"
+                         "sgemm,gemm,fp32,4096,4096,4096,,70000,T4\n";
+  const std::string base = std::string(KCAST_SOURCE_DIR) + "/data/models/initial.json";
+  const std::string out = dir + "/class_model.json";
+  const RunResult r = run_kcast("calibrate --base '" + base + "' --measurements '" + meas +
+                                "' --class elementwise -o '" + out + "'");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json m = nlohmann::json::parse(slurp(out));
+  for (const auto& line : m["fit"]["per_class_gpu"])
+    EXPECT_TRUE(line["class"] == "elementwise" || line["class"] == "all") << line.dump();
+  EXPECT_EQ(m["provenance"]["inputs"][0]["rows"].get<int>(), 2);
+  EXPECT_EQ(m["params"]["eff_simt"].get<double>(), 0.75);  // the prior: no SGEMM row was fitted
+  EXPECT_NE(m["params"]["stream_mem_eff"].get<double>(), 1.0);
+
+  const RunResult bad = run_kcast("calibrate --measurements '" + meas + "' --class elementwize -o '" + out + "'", true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("--class"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("elementwize"), std::string::npos) << bad.out;
+  const RunResult none = run_kcast("calibrate --measurements '" + meas + "' --class softmax -o '" + out + "'", true);
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.out.find("no measured kernel of that class"), std::string::npos) << none.out;
+}
+
 }  // namespace
 }  // namespace kcast
