@@ -98,7 +98,7 @@ TEST(CostModel, OnePassNormSkipsTheSecondReadOfItsRows) {
 }
 
 // A row kernel's extra passes re-read rows its resident CTAs read a pass before: they find them in
-// L2 at the share the L2 holds of the resident rows (one CTA per row, threads_per_sm / CTA threads
+// L2 by the share the L2 holds of the resident rows (one CTA per row, threads_per_sm / CTA threads
 // of them per SM), not of the whole tensor. Worked on paper: 100 SMs x 2048 / 256 = 800 rows.
 TEST(CostModel, RowKernelRereadsFindTheResidentRowsInL2) {
   ModelParams params;
@@ -123,9 +123,11 @@ TEST(CostModel, RowKernelRereadsFindTheResidentRowsInL2) {
   };
   // The first read and the write stream with the whole tensor's L2 share, as any kernel's.
   const double s_all = l2 / (l2 + bytes);
+  // Re-reads of a working set of w bytes hit at 1 / (1 + (w / L2)^2).
+  auto reread_share = [&](double w) { return 1.0 / (1.0 + (w / l2) * (w / l2)); };
   const double base = 2.0 + bytes / 1e3 * ((1 - s_all) / 1000 + s_all / 4000);
   auto expected = [&](double row_bytes, double resident = 800) {
-    const double s = l2 / (l2 + resident * row_bytes);
+    const double s = reread_share(resident * row_bytes);
     return base + bytes / 2 / 1e3 * ((1 - s) / 1000 + s / 4000);
   };
   EXPECT_NEAR(m.predict(softmax(4096), c).time_us, expected(4096 * 4.0), 0.05);    // 13 MB resident
@@ -147,7 +149,7 @@ TEST(CostModel, RowKernelRereadsFindTheResidentRowsInL2) {
   Kernel few = softmax(65536);
   few.m = 400;
   few.bytes = 8.0 * 400 * 65536;
-  const double s_few = l2 / (l2 + few.bytes), s_in = l2 / (l2 + few.bytes / 2);
+  const double s_few = l2 / (l2 + few.bytes), s_in = reread_share(few.bytes / 2);
   EXPECT_NEAR(m.predict(few, c).time_us,
               2.0 + few.bytes / 1e3 * ((1 - s_few) / 1000 + s_few / 4000) +
                   few.bytes / 2 / 1e3 * ((1 - s_in) / 1000 + s_in / 4000),
@@ -161,7 +163,7 @@ TEST(CostModel, RowKernelRereadsFindTheResidentRowsInL2) {
   ln.bytes = bytes;
   ln.grid[0] = int64_t(bytes / 8 / 16384);
   ln.block[0] = 32, ln.block[1] = 4;
-  const double s_ln = l2 / (l2 + 1600 * 16384 * 4.0);
+  const double s_ln = reread_share(1600 * 16384 * 4.0);
   EXPECT_NEAR(mn.predict(ln, c).time_us, base + bytes / 2 / 1e3 * ((1 - s_ln) / 1000 + s_ln / 4000), 0.05);
   // More SMs (the what-if knob) leave the L2's sharers, and the re-reads, as they were.
   GpuCaps more = c;
