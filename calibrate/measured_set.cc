@@ -42,39 +42,40 @@ std::string without_work_note(const MeasuredSet& s, const std::string& command) 
          (command == "calibrate" ? "fit" : "score") + " their durations\n";
 }
 
-MeasuredSet filter_gpus(const MeasuredSet& s, const std::vector<std::string>& names, bool keep) {
+namespace {
+
+// The rows `keep_row` accepts, on the GPUs `keep_gpu` marks (indexed as s.gpus), re-indexed.
+template <typename RowPred>
+MeasuredSet subset(const MeasuredSet& s, const std::vector<bool>& keep_gpu, RowPred keep_row) {
   MeasuredSet out;
   out.files = s.files;
   out.digests = s.digests;
   std::vector<long> remap(s.gpus.size(), -1);
-  for (size_t i = 0; i < s.gpus.size(); ++i) {
-    bool listed = std::find(names.begin(), names.end(), s.gpus[i]->name) != names.end();
-    if (listed == keep) {
+  for (size_t i = 0; i < s.gpus.size(); ++i)
+    if (keep_gpu[i]) {
       remap[i] = long(out.gpus.size());
       out.gpus.push_back(s.gpus[i]);
     }
-  }
   for (const auto& r : s.rows)
-    if (remap[r.gpu_index] >= 0) out.rows.push_back({r.kernel, size_t(remap[r.gpu_index]), r.file});
+    if (remap[r.gpu_index] >= 0 && keep_row(r.kernel))
+      out.rows.push_back({r.kernel, size_t(remap[r.gpu_index]), r.file});
   return out;
+}
+
+}  // namespace
+
+MeasuredSet filter_gpus(const MeasuredSet& s, const std::vector<std::string>& names, bool keep) {
+  std::vector<bool> keep_gpu(s.gpus.size());
+  for (size_t i = 0; i < s.gpus.size(); ++i)
+    keep_gpu[i] = (std::find(names.begin(), names.end(), s.gpus[i]->name) != names.end()) == keep;
+  return subset(s, keep_gpu, [](const Kernel&) { return true; });
 }
 
 MeasuredSet filter_classes(const MeasuredSet& s, const std::vector<KernelClass>& classes) {
   auto kept = [&](const Kernel& k) { return std::find(classes.begin(), classes.end(), k.cls) != classes.end(); };
   std::vector<bool> has_row(s.gpus.size(), false);
   for (const auto& r : s.rows) has_row[r.gpu_index] = has_row[r.gpu_index] || kept(r.kernel);
-  MeasuredSet out;
-  out.files = s.files;
-  out.digests = s.digests;
-  std::vector<long> remap(s.gpus.size(), -1);
-  for (size_t i = 0; i < s.gpus.size(); ++i)
-    if (has_row[i]) {
-      remap[i] = long(out.gpus.size());
-      out.gpus.push_back(s.gpus[i]);
-    }
-  for (const auto& r : s.rows)
-    if (kept(r.kernel)) out.rows.push_back({r.kernel, size_t(remap[r.gpu_index]), r.file});
-  return out;
+  return subset(s, has_row, kept);
 }
 
 }  // namespace kcast

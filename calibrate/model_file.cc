@@ -77,7 +77,8 @@ std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::stri
       if (parse_int_cell(maxsplit, CellRef{file, line, "max_split_k"}, v)) a.max_split_k = int(std::max<int64_t>(1, v));
       if (parse_int_cell(streamk, CellRef{file, line, "stream_k"}, v)) a.stream_k = v != 0;
       if (parse_int_cell(threads, CellRef{file, line, "threads_per_sm"}, v)) {
-        if (v < 32 || v > 65536) throw InputError(CellRef{file, line, "threads_per_sm"}.where() + ": must be 32..65536");
+        if (v < 32 || v > 65536)
+          throw InputError(CellRef{file, line, "threads_per_sm"}.where() + ": must be 32..65536");
         a.threads_per_sm = int(v);
       }
       if (parse_int_cell(longk, CellRef{file, line, "simt_long_k"}, v)) a.simt_long_k = v != 0;

@@ -92,8 +92,11 @@ double resident_row_bytes(const Kernel& k, const GpuCaps& g) {
 // of its own: the passes follow the first read.
 double reread_time(double bytes, double working_set, const GpuCaps& g, const ModelParams& p) {
   if (!(bytes > 0)) return 0;
-  const double x = g.l2_bytes > 0 ? working_set / g.l2_bytes : 1e300;
-  const double l2_share = g.l2_bytes > 0 ? 1.0 / (1.0 + x * x) : 0.0;
+  double l2_share = 0.0;
+  if (g.l2_bytes > 0) {
+    const double x = working_set / g.l2_bytes;
+    l2_share = 1.0 / (1.0 + x * x);
+  }
   return bytes / (blended_bw(l2_share, g, p) * 1e3);
 }
 
@@ -264,9 +267,9 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   return r;
 }
 
-KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double passes, double flops,
-                                      double flop_per_us, double derate, double boost_flops) const {
-  const double bytes = known(k.bytes) ? k.bytes * passes : 0.0;
+KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double flops, double flop_per_us,
+                                      double derate, double boost_flops) const {
+  const double bytes = known(k.bytes) ? k.bytes : 0.0;
   const double t_m = memory_time(bytes, g, params_, k.l2_cold);
   const double rate = flop_per_us > 0 ? flop_per_us : std::max(g.vector_tflops, 1e-6) * 1e6;
   const double t_c = flops > 0 ? flops / rate * power_stretch(flops, derate, boost_flops) : 0.0;
@@ -274,22 +277,22 @@ KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double 
 }
 
 KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes) const {
-  if (!known(k.bytes)) return streaming(k, g, 1.0, 0);
+  if (!known(k.bytes)) return streaming(k, g, 0);
   // One read and one write stream as any kernel's; each extra pass re-reads the input (half the bytes).
-  const double t_m = memory_time(k.bytes, g, params_, k.l2_cold) +
-                     reread_time(extra_passes * 0.5 * k.bytes, resident_row_bytes(k, g), g, params_);
+  double t_m = memory_time(k.bytes, g, params_, k.l2_cold);
+  if (extra_passes > 0) t_m += reread_time(extra_passes * 0.5 * k.bytes, resident_row_bytes(k, g), g, params_);
   return floored(g, 0.0, t_m, params_[kFloorBlend]);
 }
 
 KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const {
-  if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 1.0, 0);
+  if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 0);
   const double t_m = k.bytes / (link_gbps * 1e3) + params_[kMemLatencyCycles] / g.clock_mhz;
   return floored(g, 0.0, t_m, params_[kFloorBlend]);
 }
 
 KernelPrediction CostModel::at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale) const {
   const int gd = gemm_dtype(g, k.dtype);
-  return streaming(k, g, 1.0, known(k.flops) ? k.flops : 0.0, gemm_rate(g, k.dtype) * rate_scale, g.gemm_derate[gd],
+  return streaming(k, g, known(k.flops) ? k.flops : 0.0, gemm_rate(g, k.dtype) * rate_scale, g.gemm_derate[gd],
                    g.gemm_boost_flops[gd]);
 }
 
@@ -303,7 +306,7 @@ double CostModel::operand_pass_us(double bytes, const GpuCaps& g) const {
   Kernel pass;
   pass.cls = KernelClass::elementwise;
   pass.bytes = bytes;
-  return streaming(pass, g, 1.0, 0).time_us;
+  return streaming(pass, g, 0).time_us;
 }
 
 KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
@@ -340,10 +343,10 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
       return over_link(k, g, k.copy == CopyKind::host ? g.host_gbps : k.copy == CopyKind::peer ? g.link_gbps : 0.0);
     case KernelClass::elementwise: {
       const double flops = known(k.flops) ? k.flops : (known(k.bytes) ? k.bytes * p[kElementwiseFlopsPerByte] : 0);
-      return streaming(k, g, 1.0, flops);
+      return streaming(k, g, flops);
     }
     default:
-      return streaming(k, g, 1.0, known(k.flops) ? k.flops : 0.0);
+      return streaming(k, g, known(k.flops) ? k.flops : 0.0);
   }
 }
 

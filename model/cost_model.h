@@ -55,13 +55,13 @@ class CostModel {
   KernelPrediction at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale) const;
   // `bytes` over a link of `link_gbps` (sustained, GB/s) plus the floor; 0 = no link figure: streaming.
   KernelPrediction over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const;
-  // Bytes (times `passes`) against memory, `flops` against `flop_per_us` (the SIMT rate if 0) at a
-  // boost-clock rate the power limit brings down to `derate` for long kernels.
   // A row kernel (norm, softmax) of `extra_passes` reads of its input beyond the first read and one
   // write; the extra reads find its resident rows in L2 (cost_model.cc, reread_time).
   KernelPrediction row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes) const;
-  KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double passes, double flops,
-                             double flop_per_us = 0, double derate = 1, double boost_flops = 0) const;
+  // Bytes against memory, `flops` against `flop_per_us` (the SIMT rate if 0) at a boost-clock rate
+  // the power limit brings down to `derate` for long kernels.
+  KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double flops, double flop_per_us = 0,
+                             double derate = 1, double boost_flops = 0) const;
 
   ModelParams params_;
   std::vector<ArchFacts> archs_;

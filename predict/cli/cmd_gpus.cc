@@ -111,7 +111,8 @@ void print_model_view(const nlohmann::json& v) {
               v["conv_scale_from"].get<std::string>().c_str());
   std::printf("  fused attention: %.2f of the GEMM rate; kernels written with mma.sync (FlashAttention-2) x%.2f\n",
               v["attention_eff"].get<double>(), v["mma_sync_fraction"].get<double>());
-  std::printf("  norms and softmax: one CTA per row, %d threads resident per SM (their re-reads find those rows in L2)\n",
+  std::printf("  norms and softmax: one CTA per row, %d threads resident per SM"
+              " (their re-reads find those rows in L2)\n",
               v["threads_per_sm"].get<int>());
 }
 
