@@ -2,6 +2,7 @@
 // built-in model or a Hugging Face config.json, written as a kcast-csv kernel list.
 #include <iostream>
 #include <optional>
+#include <utility>
 
 #include "calibrate/kernel_list_csv.h"
 #include "model/error.h"
@@ -56,6 +57,11 @@ int cmd_synth(int argc, char** argv) {
       "hidden", po::value<int64_t>(), "override the hidden size")("heads", po::value<int64_t>(), "override the attention heads")(
       "kv-heads", po::value<int64_t>(), "override the key/value heads")("ffn", po::value<int64_t>(), "override the MLP size")(
       "vocab", po::value<int64_t>(), "override the vocabulary size")(
+      "tp", po::value<int64_t>(), "tensor-parallel GPUs (Megatron-LM: heads, MLP and vocabulary split; default 1)")(
+      "pp", po::value<int64_t>(), "pipeline stages (layers / pp per GPU; default 1)")(
+      "dp", po::value<int64_t>(), "data-parallel replicas: each runs batch / dp, gradients all-reduced (default 1)")(
+      "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
+      "accumulation; default 1)")(
       "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout");
   po::positional_options_description pos;
   pos.add("model", 1);
@@ -63,7 +69,8 @@ int cmd_synth(int argc, char** argv) {
   if (!parse_options(argc, argv,
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer] [--dtype DT] "
                      "[--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss] [--config FILE.json]\n"
-                     "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V] [-o OUT.csv] [--list]",
+                     "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
+                     "       [--tp N] [--pp N] [--dp N] [--microbatches M] [-o OUT.csv] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -89,6 +96,9 @@ int cmd_synth(int argc, char** argv) {
   o.kv_heads = positive(vm, "kv-heads");
   o.ffn = positive(vm, "ffn");
   o.vocab = positive(vm, "vocab");
+  for (auto [option, degree] : {std::pair{"tp", &o.tp}, std::pair{"pp", &o.pp}, std::pair{"dp", &o.dp},
+                                std::pair{"microbatches", &o.microbatches}})
+    if (vm.count(option)) *degree = positive(vm, option);
   o.mode = pick<Mode>("mode", mode, {{"infer", Mode::infer}, {"inference", Mode::infer}, {"train", Mode::train}});
   o.attention = pick<AttentionImpl>("attention", attention, {{"eager", AttentionImpl::eager}, {"flash", AttentionImpl::flash}});
   o.optimizer = pick<Optimizer>("optimizer", optimizer,

@@ -2,6 +2,10 @@
 #include "predict/synth/emitter.h"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "model/error.h"
 
 namespace kcast::synth {
 
@@ -36,6 +40,15 @@ Kernel pointwise(const std::string& name, DType dt, double elems, double tensors
   return work(name, cls, dt, elems * flops_per_elem, elems * tensors * dtype_bytes(dt));
 }
 
+Kernel collective(const std::string& name, DType dt, double bus_bytes) {
+  return work(name, KernelClass::communication, dt, 0, bus_bytes);
+}
+
+Kernel all_reduce(const std::string& name, DType dt, double elems, int64_t ranks) {
+  const double w = dtype_bytes(dt);
+  return collective(name, dt, 2.0 * double(ranks - 1) / double(ranks) * elems * w);
+}
+
 Kernel times(Kernel k, double n) {
   k.count *= n;
   return k;
@@ -62,11 +75,11 @@ Section& Tape::section(const std::string& prefix, double count) {
 std::vector<int64_t> Tape::parameter_tensors() const {
   std::vector<int64_t> out;
   for (const auto& s : sections_)
-    for (double r = 0; r < s.count; ++r) out.insert(out.end(), s.params.begin(), s.params.end());
+    for (double r = 0; r < s.weights; ++r) out.insert(out.end(), s.params.begin(), s.params.end());
   return out;
 }
 
-std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_dtype) const {
+std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_dtype, int64_t dp) const {
   std::vector<Kernel> out;
   auto put = [&](const Section& s, Kernel k) {
     k.name = s.prefix + k.name;
@@ -79,8 +92,29 @@ std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_d
   for (auto s = sections_.rbegin(); s != sections_.rend(); ++s)
     for (auto op = s->bwd.rbegin(); op != s->bwd.rend(); ++op)
       for (const auto& k : *op) put(*s, k);
-  for (auto& k : optimizer_rows(optimizer, parameter_tensors(), param_dtype)) out.push_back(std::move(k));
+  const std::vector<int64_t> params = parameter_tensors();
+  for (auto& k : gradient_all_reduce(params, param_dtype, dp)) out.push_back(std::move(k));
+  for (auto& k : optimizer_rows(optimizer, params, param_dtype)) out.push_back(std::move(k));
   return out;
+}
+
+void check_parallelism(const SynthOptions& opt) {
+  const std::pair<const char*, int64_t> degrees[] = {
+      {"tp", opt.tp}, {"pp", opt.pp}, {"dp", opt.dp}, {"microbatches", opt.microbatches}};
+  for (const auto& [option, v] : degrees)
+    if (v < 1) throw InputError(std::string("option '--") + option + "': must be at least 1");
+}
+
+std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& numels, DType dt, int64_t dp) {
+  if (dp <= 1 || numels.empty()) return {};
+  double elems = 0;
+  for (int64_t n : numels) elems += double(n);
+  const double w = dtype_bytes(dt);
+  constexpr double kBucketBytes = 25.0 * 1024 * 1024;  // torch DDP bucket_cap_mb = 25
+  const double buckets = std::max(1.0, std::ceil(elems * w / kBucketBytes));
+  Kernel k = all_reduce("dp.grad nccl:all_reduce (DistributedDataParallel bucket)", dt, elems / buckets, dp);
+  k.count = buckets;
+  return {std::move(k)};
 }
 
 int64_t multi_tensor_launches(const std::vector<int64_t>& numels, int max_tensors) {

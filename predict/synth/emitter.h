@@ -1,7 +1,8 @@
 // Building blocks of synthesis: kernel-row factories and a tape of forward ops with their backward
 // kernels, grouped in sections (embeddings, one layer x count, head, loss). Inference emits the
-// forward rows; training emits forward, then each section's backward in reverse op order, then
-// the optimizer step over the parameters the sections registered.
+// forward rows; training emits forward, then each section's backward in reverse op order, then the
+// data-parallel gradient all-reduce and the optimizer step over the parameters the sections
+// registered.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -21,6 +22,11 @@ Kernel work(const std::string& name, KernelClass cls, DType dt, double flops, do
 // of `elem_bytes` each, `flops_per_elem` nominal flops per output.
 Kernel pointwise(const std::string& name, DType dt, double elems, double tensors, double flops_per_elem,
                  KernelClass cls = KernelClass::elementwise);
+// A NCCL collective or point-to-point transfer: `bus_bytes` is what each GPU sends over its link
+// (NCCL's bus bytes), the work the cost model's communication term moves.
+Kernel collective(const std::string& name, DType dt, double bus_bytes);
+// A ring all-reduce of `elems` elements over `ranks` GPUs: each sends 2 (ranks - 1) / ranks of them.
+Kernel all_reduce(const std::string& name, DType dt, double elems, int64_t ranks);
 // The same row standing for `n` identical launches.
 Kernel times(Kernel k, double n);
 // A row-wise reduction (softmax): m = rows, n = the length each row is reduced over
@@ -29,12 +35,13 @@ Kernel over_rows(Kernel k, double rows, double row_len);
 
 struct Section {
   std::string prefix;  // prepended to every name: "embed.", "layer.", "head."
-  double count = 1;    // repetitions of the whole section (layers)
+  double count = 1;    // runs of the whole section in one step (layers x micro-batches)
+  double weights = 1;  // distinct parameter copies the section holds on this GPU (its layers)
   std::vector<Kernel> fwd;
   std::vector<std::vector<Kernel>> bwd;  // per op, in forward order
   std::vector<int64_t> params;           // numel of each parameter tensor (once per repetition)
 
-  Section(std::string p, double c) : prefix(std::move(p)), count(c) {}
+  Section(std::string p, double c) : prefix(std::move(p)), count(c), weights(c) {}
   // A forward op and the kernels its backward launches (in launch order).
   void op(Kernel fwd_kernel, std::vector<Kernel> bwd_kernels = {});
   // Kernels that run only in backward at this point of the tape (gradient accumulation where a
@@ -46,13 +53,21 @@ struct Section {
 class Tape {
  public:
   Section& section(const std::string& prefix, double count);
-  // The kernel list: forward rows; in training the backward rows and the optimizer step.
-  std::vector<Kernel> assemble(Mode mode, Optimizer optimizer, DType param_dtype) const;
+  // The kernel list: forward rows; in training the backward rows, then, over `dp` data-parallel
+  // replicas, the gradient all-reduce, and the optimizer step.
+  std::vector<Kernel> assemble(Mode mode, Optimizer optimizer, DType param_dtype, int64_t dp = 1) const;
   std::vector<int64_t> parameter_tensors() const;
 
  private:
   std::deque<Section> sections_;  // deque: references from section() stay valid
 };
+
+// InputError naming the option when a parallel degree or the micro-batch count is below 1.
+void check_parallelism(const SynthOptions& opt);
+
+// DistributedDataParallel's gradient all-reduce over `dp` replicas: the parameters' gradients in
+// buckets of 25 MiB (bucket_cap_mb), one ring all-reduce each. None for dp = 1.
+std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& param_numels, DType dt, int64_t dp);
 
 // PyTorch foreach optimizer kernels (torch.optim.Adam / SGD defaults on CUDA: foreach=True).
 std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& param_numels, DType dt);

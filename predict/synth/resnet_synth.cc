@@ -26,7 +26,7 @@ class ResNetSynth {
   explicit ResNetSynth(const SynthOptions& o) : o_(o), train_(o.mode == Mode::train) {
     dt_ = o.dtype.value_or(DType::fp32);
     e_ = dtype_bytes(dt_);
-    N_ = o.batch ? o.batch : 1;
+    N_ = (o.batch ? o.batch : 1) / o.dp;  // one data-parallel replica's share of the global batch
   }
 
   std::vector<Kernel> run() {
@@ -62,7 +62,7 @@ class ResNetSynth {
       loss.op(work("cross_entropy aten::nll_loss_forward", KernelClass::reduction, dt_, double(N_), double(N_) * 12),
               {work("cross_entropy aten::nll_loss_backward", EW, dt_, double(N_), n * e_ + double(N_) * 12)});
     }
-    return tape_.assemble(o_.mode, o_.optimizer, dt_);
+    return tape_.assemble(o_.mode, o_.optimizer, dt_, o_.dp);
   }
 
  private:
@@ -156,6 +156,12 @@ std::vector<Kernel> synthesize_resnet50(const SynthOptions& opt) {
   if (opt.dtype && (*opt.dtype == DType::fp8 || *opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
                      " is not supported by synth (fp32, tf32, fp16, bf16)");
+  check_parallelism(opt);
+  if (opt.tp > 1 || opt.pp > 1 || opt.microbatches > 1)
+    throw InputError("options '--tp/--pp/--microbatches' apply to transformers; resnet50 takes --dp");
+  if ((opt.batch ? opt.batch : 1) % opt.dp != 0)
+    throw InputError("option '--batch': the global batch " + std::to_string(opt.batch ? opt.batch : 1) +
+                     " does not divide into " + std::to_string(opt.dp) + " data-parallel replicas");
   ResNetSynth s(opt);
   return s.run();
 }

@@ -31,6 +31,12 @@ struct SynthOptions {
   bool loss = true;  // train only: include the loss (cross-entropy) and its backward
   // Architecture overrides (0: keep the model's value), e.g. to reproduce a measured setup.
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
+  // Parallelism (Megatron-LM's scheme); the kernel list is one GPU's step. `batch` is the global
+  // batch: each of the `dp` data-parallel replicas runs batch / dp, in `microbatches` micro-batches.
+  // Tensor parallelism splits heads, MLP width and vocabulary over `tp` GPUs, with the all-reduces
+  // of the activations; pipeline parallelism puts layers / pp on each of `pp` stages and the list
+  // follows the critical path of the schedule.
+  int64_t tp = 1, pp = 1, dp = 1, microbatches = 1;
 };
 
 struct BuiltinModel {

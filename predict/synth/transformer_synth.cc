@@ -15,6 +15,17 @@
 //  - Backward: one kernel per differentiable elementwise input, reading grad and saved operand;
 //    a gradient-accumulation add wherever a tensor feeds several consumers (residual stream,
 //    separate q/k/v projections, gate/up); embedding backward zero-fills the table gradient.
+//  - Tensor parallelism as Megatron-LM (Shoeybi et al. 2019): q/k/v and the first MLP projection
+//    split their outputs (column parallel), the attention output and the second MLP projection
+//    their inputs (row parallel), each GPU holding heads / tp and ffn / tp; after each row-parallel
+//    projection an all-reduce of the activations, in backward one before each column-parallel
+//    input's gradient leaves the block; norms, residuals and dropout on the hidden state run whole
+//    on every GPU. The word embedding and the LM head split the vocabulary (an all-reduce after the
+//    lookup; the cross-entropy all-reduces each token's max, target logit and sum).
+//  - Pipeline parallelism: layers / pp per stage; with m micro-batches the last stage (which holds
+//    the head) is busy (m + pp - 1) micro-batch times of its layers — the schedule's fill and
+//    drain — plus m of the head and loss, and the critical path crosses a stage boundary
+//    pp + m - 2 times each way (point-to-point activation and gradient sends).
 #include <cmath>
 #include <string>
 
@@ -39,13 +50,17 @@ class TransformerSynth {
     fp8_ = dt_ == DType::fp8;
     if (fp8_) dt_ = DType::bf16;
     e_ = dtype_bytes(dt_);
-    B_ = o.batch ? o.batch : 1;
+    tp_ = o.tp;
+    B_ = (o.batch ? o.batch : 1) / (o.dp * o.microbatches);  // one micro-batch of one replica
     S_ = o.seq ? o.seq : c.max_positions;
     T_ = double(B_) * double(S_);
     d_ = c.hidden;
-    H_ = c.heads;
-    Hkv_ = c.kv_heads;
+    qd_ = c.hidden / tp_;
+    H_ = c.heads / tp_;
+    Hkv_ = c.kv_heads / tp_;
     hd_ = c.head_dim();
+    F_ = c.ffn / tp_;
+    V_ = (c.vocab + tp_ - 1) / tp_;
     head_ = o.head;
     if (head_ == HeadKind::automatic) {
       head_ = c.family == Family::bert ? (train_ ? HeadKind::pretraining : HeadKind::classifier) : HeadKind::lm;
@@ -54,11 +69,25 @@ class TransformerSynth {
   }
 
   std::vector<Kernel> run() {
-    embeddings(tape_.section("embed.", 1));
-    layer(tape_.section(kLayerSection, double(c_.layers)));
-    head(tape_.section("head.", 1));
-    if (train_ && o_.loss) loss(tape_.section("loss.", 1));
-    return tape_.assemble(o_.mode, o_.optimizer, dt_);
+    const double pp = double(o_.pp), m = double(o_.microbatches), stage_layers = double(c_.layers) / pp;
+    Section& embed = tape_.section("embed.", 1);
+    embeddings(embed);
+    Section& layers = tape_.section(kLayerSection, stage_layers);
+    layer(layers);
+    if (o_.pp > 1) stage_sends(tape_.section("pp.", pp + m - 2));
+    Section& out = tape_.section("head.", 1);
+    head(out);
+    Section* ce = train_ && o_.loss ? &tape_.section("loss.", 1) : nullptr;
+    if (ce) loss(*ce);
+    // The schedule's critical path (header comment). The step's parameters are the last stage's:
+    // with pipeline stages the embedding lives on the first, and its first micro-batch's lookup is
+    // all of it on the path.
+    layers.count = stage_layers * (m + pp - 1);
+    out.count = m;
+    if (ce) ce->count = m;
+    embed.count = o_.pp > 1 ? 1 : m;
+    if (o_.pp > 1) embed.weights = 0;
+    return tape_.assemble(o_.mode, o_.optimizer, dt_, o_.dp);
   }
 
  private:
@@ -69,7 +98,8 @@ class TransformerSynth {
   double e_;
   int64_t B_, S_;
   double T_;
-  int64_t d_, H_, Hkv_, hd_;
+  int64_t tp_;
+  int64_t d_, qd_, H_, Hkv_, hd_, F_, V_;  // qd_, H_, Hkv_, F_, V_: this GPU's share under tensor parallelism
   HeadKind head_;
   bool flash_;
   bool fp8_ = false;  // --dtype fp8 (inference only): FP8 projections inside the blocks
@@ -105,6 +135,21 @@ class TransformerSynth {
     s.op(times(gemm(name + (bias ? " aten::addmm" : " aten::mm"), dt_, 1, r, out, in), n), std::move(bwd));
   }
 
+  // The all-reduce of a [tokens, hidden] activation (or its gradient) over the tensor-parallel group.
+  void tp_all_reduce(Section& s, const std::string& name, bool forward) {
+    if (tp_ <= 1) return;
+    Kernel k = all_reduce(name + " nccl:all_reduce (tensor parallel)", dt_, T_ * d_, tp_);
+    if (forward) s.op(std::move(k));
+    else s.backward_only({std::move(k)});
+  }
+
+  // One stage boundary crossed by a micro-batch: its activations forward, their gradient back.
+  void stage_sends(Section& s) {
+    s.weights = 0;
+    s.op(collective("send_recv nccl:send (pipeline activations)", dt_, T_ * d_ * e_),
+         {collective("send_recv nccl:send (pipeline gradients)", dt_, T_ * d_ * e_)});
+  }
+
   Kernel accumulate(const std::string& name, double elems, double n = 1) {
     return times(pointwise(name + " aten::add (grad accumulate)", dt_, elems, 3, 1), n);
   }
@@ -134,13 +179,17 @@ class TransformerSynth {
     s.op(pointwise(name + " aten::add", dt_, T_ * d_, 3, 1), {accumulate(name, T_ * d_)});
   }
 
-  void embedding(Section& s, const std::string& name, double rows, int64_t table, bool register_param = true) {
+  // `vocab_parallel`: the word embedding, whose table tensor parallelism splits (V_ rows here) and
+  // whose lookups the group all-reduces.
+  void embedding(Section& s, const std::string& name, double rows, int64_t table, bool vocab_parallel = false) {
+    if (vocab_parallel) table = V_;
     const double out = rows * double(d_);
     s.op(work(name + " aten::embedding", KernelClass::embedding, dt_, 0, rows * 8 + 2 * out * e_),
          {pointwise(name + " aten::zero_ (embedding grad)", dt_, double(table) * d_, 1, 0),
           work(name + " aten::embedding_dense_backward", KernelClass::embedding, dt_, out,
                rows * 8 * 4 + 2 * out * e_)});
-    if (register_param) s.param(table * d_);
+    s.param(table * d_);
+    if (vocab_parallel) tp_all_reduce(s, name, true);
   }
 
   void norm(Section& s, const std::string& name, double rows) {
@@ -203,7 +252,7 @@ class TransformerSynth {
       case Family::bert:
         // Extended attention mask: ones, (1 - mask) * finfo.min on [B, 1, 1, S].
         s.op(times(pointwise("mask aten::fill_|rsub|mul", dt_, T_, 2, 1), 3));
-        embedding(s, "word_embeddings", T_, c_.vocab);
+        embedding(s, "word_embeddings", T_, c_.vocab, true);
         embedding(s, "token_type_embeddings", T_, c_.type_vocab);
         s.op(pointwise("add aten::add", dt_, T_ * d_, 3, 1));
         embedding(s, "position_embeddings", S, c_.max_positions);
@@ -216,7 +265,7 @@ class TransformerSynth {
         break;
       case Family::gpt2:
         s.op(work("position_ids aten::arange", EW, DType::fp32, 0, S * 8));
-        embedding(s, "wte", T_, c_.vocab);
+        embedding(s, "wte", T_, c_.vocab, true);
         embedding(s, "wpe", S, c_.max_positions);
         s.op(work("add aten::add (positions)", EW, dt_, T_ * d_, (2 * T_ * d_ + Sd) * e_),
              B_ > 1 ? std::vector<Kernel>{work("add aten::sum (position grad)", KernelClass::reduction, dt_,
@@ -225,7 +274,7 @@ class TransformerSynth {
         dropout(s, "drop", T_ * d_, c_.hidden_dropout);
         break;
       case Family::opt: {
-        embedding(s, "embed_tokens", T_, c_.vocab);
+        embedding(s, "embed_tokens", T_, c_.vocab, true);
         if (!flash_) {
           // Causal mask [S, S], expanded with the padding mask to [B, 1, S, S] (HF OPT, as traced).
           const double SS = S * S, BSS = double(B_) * SS;
@@ -240,7 +289,7 @@ class TransformerSynth {
         break;
       }
       case Family::llama: {
-        embedding(s, "embed_tokens", T_, c_.vocab);
+        embedding(s, "embed_tokens", T_, c_.vocab, true);
         if (!flash_) {
           const double SS = S * S, BSS = double(B_) * SS;
           s.op(times(work("mask aten::full|triu|gt|mul", EW, dt_, SS, SS * 2 * e_), 4));
@@ -255,24 +304,25 @@ class TransformerSynth {
   }
 
   void attention(Section& s) {
-    const double q_elems = T_ * d_, kv_elems = T_ * double(Hkv_ * hd_);
+    const double x_elems = T_ * d_, q_elems = T_ * qd_, kv_elems = T_ * double(Hkv_ * hd_);
     const int64_t kvd = Hkv_ * hd_;
+    tp_all_reduce(s, "attn.input", false);  // the column-parallel projections' input gradient
     switch (c_.family) {
       case Family::gpt2:
-        linear(s, "attn.c_attn", T_, d_, 3 * d_, c_.bias);
+        linear(s, "attn.c_attn", T_, d_, 3 * qd_, c_.bias);
         s.backward_only({pointwise("attn.split aten::cat (split backward)", dt_, 3 * q_elems, 2, 0)});
         break;
       case Family::bert:
       case Family::opt:
-        s.backward_only({accumulate("attn.input", q_elems, 2)});  // x feeds q, k and v
-        linear(s, "attn.q_proj|k_proj|v_proj", T_, d_, d_, c_.bias, 3);
+        s.backward_only({accumulate("attn.input", x_elems, 2)});  // x feeds q, k and v
+        linear(s, "attn.q_proj|k_proj|v_proj", T_, d_, qd_, c_.bias, 3);
         if (c_.family == Family::opt)
           s.op(pointwise("attn.q_scaling aten::mul", dt_, q_elems, 2, 1),
                {pointwise("attn.q_scaling aten::mul (backward)", dt_, q_elems, 2, 1)});
         break;
       case Family::llama:
-        s.backward_only({accumulate("attn.input", q_elems, 2)});
-        linear(s, "attn.q_proj", T_, d_, d_, c_.bias);
+        s.backward_only({accumulate("attn.input", x_elems, 2)});
+        linear(s, "attn.q_proj", T_, d_, qd_, c_.bias);
         linear(s, "attn.k_proj|v_proj", T_, d_, kvd, c_.bias, 2);
         rotary(s, "attn.rotary_q", q_elems);
         rotary(s, "attn.rotary_k", kv_elems);
@@ -354,13 +404,15 @@ class TransformerSynth {
     // .contiguous() of the permuted output; its gradient reaches the PV bmm as a permuted view,
     // reshaped with a copy unless B = 1.
     copy(s, "attn.merge_heads", q_elems, 1, true, B_ > 1);
-    linear(s, "attn.out_proj", T_, d_, d_, c_.bias);
-    dropout(s, "attn.resid_dropout", q_elems, c_.hidden_dropout);
+    linear(s, "attn.out_proj", T_, qd_, d_, c_.bias);
+    tp_all_reduce(s, "attn.out_proj", true);
+    dropout(s, "attn.resid_dropout", x_elems, c_.hidden_dropout);
   }
 
   void mlp(Section& s) {
-    const int64_t F = c_.ffn;
+    const int64_t F = F_;
     const double n = T_ * double(F);
+    tp_all_reduce(s, "mlp.input", false);
     if (c_.gated_mlp) {
       s.backward_only({accumulate("mlp.input", T_ * d_)});  // x feeds gate and up
       linear(s, "mlp.gate_proj|up_proj", T_, d_, F, c_.bias, 2);
@@ -395,6 +447,7 @@ class TransformerSynth {
       }
     }
     linear(s, c_.gated_mlp ? "mlp.down_proj" : "mlp.fc2", T_, F, d_, c_.bias);
+    tp_all_reduce(s, c_.gated_mlp ? "mlp.down_proj" : "mlp.fc2", true);
     dropout(s, "mlp.dropout", T_ * d_, c_.hidden_dropout);
   }
 
@@ -426,13 +479,14 @@ class TransformerSynth {
 
   void head(Section& s) {
     if (c_.family != Family::bert) norm(s, "final_norm", T_);
-    const double V = double(c_.vocab);
+    const double V = double(V_);
     switch (head_) {
       case HeadKind::automatic:
       case HeadKind::none:
         return;
       case HeadKind::lm:
-        linear(s, "lm_head", T_, d_, c_.vocab, false, 1, !c_.tied_embeddings);
+        tp_all_reduce(s, "lm_head.input", false);
+        linear(s, "lm_head", T_, d_, V_, false, 1, !c_.tied_embeddings);
         if (train_ && c_.tied_embeddings)
           s.backward_only({pointwise("lm_head aten::add (tied weight grad)", dt_, V * d_, 3, 1)});
         return;
@@ -447,8 +501,9 @@ class TransformerSynth {
         linear(s, "cls.transform.dense", T_, d_, d_, true);
         unary(s, "cls.transform.act", "aten::gelu", "aten::gelu_backward", T_ * d_, 8);
         norm(s, "cls.transform.LayerNorm", T_);
-        linear(s, "cls.decoder", T_, d_, c_.vocab, true, 1, false);
-        s.param(c_.vocab);  // its bias; the weight is the word embedding
+        tp_all_reduce(s, "cls.decoder.input", false);
+        linear(s, "cls.decoder", T_, d_, V_, true, 1, false);
+        s.param(V_);  // its bias; the weight is the word embedding
         if (train_) s.backward_only({pointwise("cls.decoder aten::add (tied weight grad)", dt_, V * d_, 3, 1)});
         pooler(s);
         linear(s, "cls.seq_relationship", double(B_), d_, 2, true);
@@ -456,8 +511,13 @@ class TransformerSynth {
     }
   }
 
-  void cross_entropy(Section& s, const std::string& name, double rows, double classes) {
+  // `vocab_parallel`: the logits are this GPU's share of the vocabulary (Megatron's
+  // vocab_parallel_cross_entropy): each token's max, target logit and sum of exponentials are
+  // all-reduced over the group.
+  void cross_entropy(Section& s, const std::string& name, double rows, double classes, bool vocab_parallel = false) {
     const double n = rows * classes;
+    if (vocab_parallel)
+      s.op(times(all_reduce(name + " nccl:all_reduce (vocab-parallel max|target|sum)", DType::fp32, rows, tp_), 3));
     const bool cast = e_ != 4;
     if (cast)  // logits.float()
       s.op(work(name + " aten::_to_copy (fp32)", EW, dt_, 0, n * (e_ + 4)),
@@ -471,10 +531,10 @@ class TransformerSynth {
 
   void loss(Section& s) {
     switch (head_) {
-      case HeadKind::lm: cross_entropy(s, "lm", T_, double(c_.vocab)); break;
+      case HeadKind::lm: cross_entropy(s, "lm", T_, double(V_), tp_ > 1); break;
       case HeadKind::classifier: cross_entropy(s, "classifier", double(B_), double(c_.num_labels)); break;
       case HeadKind::pretraining:
-        cross_entropy(s, "mlm", T_, double(c_.vocab));
+        cross_entropy(s, "mlm", T_, double(V_), tp_ > 1);
         cross_entropy(s, "nsp", double(B_), 2);
         break;
       default: break;
@@ -500,6 +560,24 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (cfg.positions == PositionKind::learned && opt.seq > cfg.max_positions)
     throw InputError("option '--seq': " + std::to_string(opt.seq) + " exceeds the " +
                      std::to_string(cfg.max_positions) + " learned positions of " + cfg.name);
+  check_parallelism(opt);
+  const int64_t batch = opt.batch ? opt.batch : 1;
+  if (batch % (opt.dp * opt.microbatches) != 0)
+    throw InputError("option '--batch': the global batch " + std::to_string(batch) + " does not divide into " +
+                     std::to_string(opt.dp) + " data-parallel replicas x " + std::to_string(opt.microbatches) +
+                     " micro-batches");
+  auto divides = [&](int64_t what, const char* name) {
+    if (what % opt.tp != 0)
+      throw InputError("option '--tp': " + std::to_string(opt.tp) + " does not divide the " + name + " (" +
+                       std::to_string(what) + ") of " + cfg.name);
+  };
+  divides(cfg.heads, "attention heads");
+  divides(cfg.kv_heads, "key/value heads");
+  divides(cfg.ffn, "MLP size");
+  divides(cfg.hidden, "hidden size");
+  if (cfg.layers % opt.pp != 0)
+    throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +
+                     std::to_string(cfg.layers) + " layers of " + cfg.name);
   TransformerSynth s(cfg, opt);
   return s.run();
 }
