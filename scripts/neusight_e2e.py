@@ -10,11 +10,15 @@ architecture that differs from the built-in (read from the torch.fx graph CSV be
 "GPT-3 XL" is d=3072, 24 heads of 128), and for training `--optimizer none --no-loss` (NeuSight times
 forward and backward + gradient accumulation of the logits, without a loss or an optimizer step).
 Skipped: switchxl4 (mixture of experts, no kcast model) and the -fusion variants (fused kernels).
+With --parallel, only the multi-GPU runs (<...>-<batch>-dp4, -tp4, -pp4_<micro-batches>: NeuSight's
+collect_label_distributed.py, accelerate's Megatron-LM engine on 4 GPUs, one whole train_step timed
+with CUDA events; `batch` is the global batch) are collected instead, with the matching `--dp`,
+`--tp` or `--pp`/`--microbatches` and the Adam step the engine runs inside that call.
 A label folder without the graph CSVs (data/sources/neusight-labels keeps only the JSONs) takes a
 model's architecture from its graph in the --arch-labels folders: it is the model's, the same on
 every GPU.
 
-usage: scripts/neusight_e2e.py [--labels DIR] [--arch-labels DIR]... [-o OUT.csv]
+usage: scripts/neusight_e2e.py [--labels DIR] [--arch-labels DIR]... [--parallel] [-o OUT.csv]
 """
 import argparse
 import ast
@@ -39,7 +43,8 @@ BUILTIN = {
     "gpt3-2.7b": dict(hidden=2560, heads=32, ffn=10240, vocab=50257),
     "opt-1.3b": dict(hidden=2048, heads=32, ffn=8192, vocab=50272),
 }
-NAME = re.compile(r"^(?P<model>[a-z0-9_]+)-(?P<mode>inf|train)-(?P<seq>\d+)-(?P<batch>\d+)(?P<fusion>-fusion)?\.json$")
+NAME = re.compile(r"^(?P<model>[a-z0-9_]+)-(?P<mode>inf|train)-(?P<seq>\d+)-(?P<batch>\d+)(?P<fusion>-fusion)?"
+                  r"(?:-(?P<par>dp|tp|pp)(?P<degree>\d+)(?:_(?P<micro>\d+))?)?\.json$")
 
 
 def shape(text):
@@ -76,6 +81,18 @@ def graph_arch(csv_path):
         if name in ("lm_head", "cls_predictions_decoder") and out:
             arch["vocab"] = out[-1]
     return arch
+
+
+def layer_count(folder, model):
+    """num_layer of the model's single-GPU labels in `folder` (the multi-GPU labels record 0)."""
+    for f in sorted(os.listdir(folder)):
+        m = NAME.match(f)
+        if m and m["model"] == model and not m["par"]:
+            with open(os.path.join(folder, f)) as fh:
+                n = json.load(fh).get("num_layer")
+            if n:
+                return n
+    return None
 
 
 def source_name(root, labels, gpu_dir, fname):
@@ -119,6 +136,8 @@ def main():
     ap.add_argument("--arch-labels", action="append", default=[],
                     help="label folders whose graph CSVs give a model's architecture where --labels has none")
     ap.add_argument("-o", "--output", default=os.path.join(root, "data", "measured", "neusight_e2e.csv"))
+    ap.add_argument("--parallel", action="store_true",
+                    help="collect only the multi-GPU runs (-dp4, -tp4, -pp4_M) instead of the single-GPU ones")
     args = ap.parse_args()
     graphs = graph_index([args.labels] + args.arch_labels)
 
@@ -130,13 +149,17 @@ def main():
         gpu = gpu_dir.replace("_", " ")
         for fname in sorted(os.listdir(folder)):
             m = NAME.match(fname)
-            if not m or m["fusion"] or m["model"] not in MODELS:
+            if not m or m["fusion"] or m["model"] not in MODELS or bool(m["par"]) != args.parallel:
                 continue
             model = MODELS[m["model"]]
             with open(os.path.join(folder, fname)) as f:
                 j = json.load(f)
             mode = "infer" if m["mode"] == "inf" else "train"
             seq, batch, layers = int(m["seq"]), int(m["batch"]), j.get("num_layer")
+            if m["par"]:
+                # A whole Megatron-LM step timed at once: its label carries no layer count; the
+                # model's single-GPU labels in the same folder do.
+                layers = layer_count(folder, m["model"])
             if not layers:
                 sys.exit(f"{folder}/{fname}: num_layer is missing")
             synth = [model, "--mode", mode, "--seq", str(seq), "--batch", str(batch), "--layers", str(layers),
@@ -145,7 +168,12 @@ def main():
             for key in ("hidden", "heads", "ffn", "vocab"):
                 if key in arch and arch[key] != BUILTIN[model][key]:
                     synth += [f"--{key}", str(arch[key])]
-            if mode == "train":
+            if m["par"]:
+                # accelerate's Megatron-LM engine runs the whole train_step inside model(**batch):
+                # forward with the loss, backward, gradient all-reduce and the optimizer update.
+                synth += [f"--{m['par']}", m["degree"]] + (["--microbatches", m["micro"]] if m["micro"] else [])
+                synth += ["--optimizer", "adam"]
+            elif mode == "train":
                 synth += ["--optimizer", "none", "--no-loss"]
             rows.append({
                 "model": model, "mode": mode, "seq": seq, "batch": batch, "gpu": gpu, "num_layer": layers,

@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -35,11 +36,15 @@ def main():
     ap.add_argument("--labels", default=os.path.join(ROOT, "data", "measured", "neusight_e2e.csv"))
     a = ap.parse_args()
     per_gpu = {}
-    print(f"{'model':<11} {'mode':<5} {'seq':>4} {'b':>3} {'gpu':<24} {'measured ms':>11} {'predicted':>10} {'err%':>6}")
     with open(a.labels) as f:
         runs = list(csv.DictReader(f))
+    # A multi-GPU run (neusight_e2e_parallel.csv) names its parallelism after the model.
+    names = [r["model"] + "".join(f" {p}{n}" for p, n in re.findall(r"--(tp|pp|dp) (\d+)", r["synth_args"]))
+             for r in runs]
+    width = max([11] + [len(n) + 1 for n in names])
+    print(f"{'model':<{width}} {'mode':<5} {'seq':>4} {'b':>3} {'gpu':<24} {'measured ms':>11} {'predicted':>10} {'err%':>6}")
     with tempfile.TemporaryDirectory() as tmp:
-        for r in runs:
+        for r, name in zip(runs, names):
             kl = os.path.join(tmp, "k.csv")
             subprocess.run([a.kcast, "synth"] + shlex.split(r["synth_args"]) + ["-o", kl], check=True)
             with open(kl) as f:
@@ -62,7 +67,7 @@ def main():
             meas = float(r["e2e_ms"])
             err = (pred_ms - meas) / meas
             per_gpu.setdefault(r["gpu"], []).append(abs(err))
-            print(f"{r['model']:<11} {r['mode']:<5} {r['seq']:>4} {r['batch']:>3} {r['gpu']:<24} {meas:>11.1f} {pred_ms:>10.1f} {100*err:>6.1f}")
+            print(f"{name:<{width}} {r['mode']:<5} {r['seq']:>4} {r['batch']:>3} {r['gpu']:<24} {meas:>11.1f} {pred_ms:>10.1f} {100*err:>6.1f}")
     print()
     print(f"{'gpu':<24} {'runs':>4} {'median |err|%':>14} {'mean |err|%':>12}")
     for g, e in sorted(per_gpu.items()):
