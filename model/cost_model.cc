@@ -10,6 +10,7 @@ std::string_view to_string(Bound b) {
     case Bound::compute: return "compute";
     case Bound::memory: return "memory";
     case Bound::launch: return "launch";
+    case Bound::link: return "link";
   }
   return "launch";
 }
@@ -287,7 +288,9 @@ KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double
 KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const {
   if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 0);
   const double t_m = k.bytes / (link_gbps * 1e3) + params_[kMemLatencyCycles] / g.clock_mhz;
-  return floored(g, 0.0, t_m, params_[kFloorBlend]);
+  KernelPrediction r = floored(g, 0.0, t_m, params_[kFloorBlend]);
+  if (r.bound == Bound::memory) r.bound = Bound::link;  // the bytes cross the link, not DRAM
+  return r;
 }
 
 KernelPrediction CostModel::at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale) const {

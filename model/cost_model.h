@@ -17,7 +17,11 @@
 
 namespace kcast {
 
-enum class Bound { compute, memory, launch };
+// What holds a kernel's time: its math, its DRAM/L2 traffic, the launch floor, or a link between
+// devices (collectives; copies to the host or a peer).
+enum class Bound { compute, memory, launch, link };
+constexpr int kNumBounds = 4;
+constexpr Bound kAllBounds[kNumBounds] = {Bound::compute, Bound::memory, Bound::launch, Bound::link};
 std::string_view to_string(Bound b);
 
 struct KernelPrediction {

@@ -296,8 +296,9 @@ std::vector<GpuPrediction> predict_targets(const PreparedWorkload& w, const std:
 }
 
 double GpuPrediction::by_class(KernelClass c) const {
-  const auto& v = by_class_bound[int(c)];
-  return v[0] + v[1] + v[2];
+  double s = 0;
+  for (double t : by_class_bound[int(c)]) s += t;
+  return s;
 }
 
 double GpuPrediction::by_bound(Bound b) const {

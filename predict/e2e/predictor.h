@@ -71,7 +71,7 @@ struct GpuPrediction {
   double kernel_us = 0;        // sum of count * time
   double step_us = 0;          // end-to-end (== kernel_us without a timeline)
   bool timeline = false;       // some rows carried start_us
-  std::array<std::array<double, 3>, kNumClasses> by_class_bound{};  // count * time, [class][bound]
+  std::array<std::array<double, kNumBounds>, kNumClasses> by_class_bound{};  // count * time, [class][bound]
   std::array<size_t, kNumClasses> class_rows{};
   std::vector<std::string> source_gpus;  // sources actually used by transferred rows
   // Per row, only with E2eOptions::keep_rows.

@@ -25,7 +25,7 @@ struct PredictGpuValues {
   double kernel_us = 0, step_us = 0;
   std::array<double, kNumClasses> class_us{};
   std::array<size_t, kNumClasses> class_rows{};
-  std::array<double, 3> bound_us{};  // indexed by Bound
+  std::array<double, kNumBounds> bound_us{};  // indexed by Bound
   double gemm_us = 0, non_gemm_us = 0, launch_bound_us = 0;
   std::vector<std::string> source_gpus;
   double peak_tflops = kUnknown;       // datasheet, dominant dtype

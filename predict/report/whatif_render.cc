@@ -38,7 +38,7 @@ void render_whatif_table(const WhatifValues& v, std::ostream& o) {
     o << line;
   }
   o << "bound share (baseline -> modified):";
-  for (Bound b : {Bound::compute, Bound::memory, Bound::launch})
+  for (Bound b : kAllBounds)
     o << "  " << to_string(b) << " "
       << fixed(v.baseline_kernel_us > 0 ? 100 * v.bound_baseline[int(b)] / v.baseline_kernel_us : kUnknown, 1)
       << "% -> "
@@ -113,7 +113,7 @@ nlohmann::json whatif_json(const WhatifValues& v) {
                                                {"modified_us", v.class_modified[int(c)]}};
     j["by_class"] = by_class;
     json by_bound = json::object();
-    for (Bound b : {Bound::compute, Bound::memory, Bound::launch})
+    for (Bound b : kAllBounds)
       by_bound[std::string(to_string(b))] = {{"baseline_us", v.bound_baseline[int(b)]},
                                              {"modified_us", v.bound_modified[int(b)]}};
     j["by_bound"] = by_bound;

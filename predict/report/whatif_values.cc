@@ -23,7 +23,7 @@ WhatifValues make_whatif_values(const WhatifResult& r, const GpuSpec& spec, cons
     v.class_baseline[int(c)] = r.baseline.by_class(c);
     v.class_modified[int(c)] = r.modified.by_class(c);
   }
-  for (Bound b : {Bound::compute, Bound::memory, Bound::launch}) {
+  for (Bound b : kAllBounds) {
     v.bound_baseline[int(b)] = r.baseline.by_bound(b);
     v.bound_modified[int(b)] = r.modified.by_bound(b);
   }

@@ -26,7 +26,7 @@ struct WhatifValues {
   double baseline_kernel_us = 0, modified_kernel_us = 0;
   std::array<double, kNumClasses> class_baseline{}, class_modified{};
   std::array<size_t, kNumClasses> class_rows{};
-  std::array<double, 3> bound_baseline{}, bound_modified{};
+  std::array<double, kNumBounds> bound_baseline{}, bound_modified{};
   bool has_sweep = false;
   std::string sweep_knob, sweep_unit;
   double sweep_knob_baseline = kUnknown;  // the knob's value on the unmodified GPU

@@ -40,6 +40,25 @@ TEST(CopyKind, HostCopiesRunAtTheHostLinkAndDeviceCopiesAtDram) {
   EXPECT_NEAR(m.predict(rows[2], h100).time_us, 1e9 / (h100.link_gbps * 1e3), 0.01 * 1e9 / (h100.link_gbps * 1e3));
   // PCIe Gen4 (A100) against Gen5 (H100): the host copy takes twice as long.
   EXPECT_NEAR(m.predict(rows[0], a100).time_us / m.predict(rows[0], h100).time_us, 2.0, 0.05);
+  // What holds them: the link for host and peer copies, DRAM for the device copy.
+  EXPECT_EQ(m.predict(rows[0], h100).bound, Bound::link);
+  EXPECT_EQ(m.predict(rows[1], h100).bound, Bound::memory);
+  EXPECT_EQ(m.predict(rows[2], h100).bound, Bound::link);
+}
+
+TEST(CopyKind, CollectivesAreLinkBoundWhereTheGpuHasALink) {
+  const auto rows = parse_kernel_list(
+      "name,class,bytes\nncclDevKernel_AllReduce_Sum_f32_RING_LL,communication,1e8\n"
+      "ncclDevKernel_AllReduce_Sum_f32_RING_LL,communication,8\n",
+      "c.csv", {});
+  ASSERT_EQ(rows.size(), 2u);
+  const CostModel& m = model().model;
+  GpuCaps h100 = target("H100-SXM").caps;
+  EXPECT_EQ(m.predict(rows[0], h100).bound, Bound::link);
+  // 8 bytes: the link's latency, at least the launch floor.
+  EXPECT_GE(m.predict(rows[1], h100).time_us, h100.launch_floor_us);
+  h100.link_gbps = 0;  // no link figure: streamed as any kernel
+  EXPECT_EQ(m.predict(rows[0], h100).bound, Bound::memory);
 }
 
 }  // namespace
