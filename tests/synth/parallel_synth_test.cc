@@ -106,6 +106,31 @@ TEST(SynthParallel, PipelineFollowsTheScheduleCriticalPath) {
   EXPECT_DOUBLE_EQ(total(four, KernelClass::communication, &Kernel::bytes, all), 2 * (4 + 4 - 2) * S * d * 4);
 }
 
+// Every built-in transformer, in both modes and with both attention paths: two tensor-parallel
+// GPUs each run half of every layer GEMM (heads, MLP and projections split evenly), and a
+// two-stage pipeline with one micro-batch runs every layer once on its critical path.
+TEST(SynthParallel, EveryBuiltinTransformerSplitsEvenly) {
+  for (const auto& m : builtin_models()) {
+    if (m.name == "resnet50") continue;
+    for (Mode mode : {Mode::infer, Mode::train})
+      for (AttentionImpl att : {AttentionImpl::eager, AttentionImpl::flash}) {
+        SynthOptions o;
+        o.mode = mode;
+        o.attention = att;
+        o.batch = 2;
+        o.seq = 256;
+        const double one = layer_total(synthesize(m.name, o), KernelClass::gemm, &Kernel::flops);
+        o.tp = 2;
+        const auto tp = synthesize(m.name, o);
+        EXPECT_NEAR(2 * layer_total(tp, KernelClass::gemm, &Kernel::flops) / one, 1.0, 1e-9) << m.name;
+        EXPECT_GT(layer_total(tp, KernelClass::communication, &Kernel::bytes), 0) << m.name;
+        o.tp = 1;
+        o.pp = 2;
+        EXPECT_NEAR(layer_total(synthesize(m.name, o), KernelClass::gemm, &Kernel::flops) / one, 1.0, 1e-9) << m.name;
+      }
+  }
+}
+
 TEST(SynthParallel, ErrorsNameTheOption) {
   SynthOptions o = gpt2_train(4);
   o.tp = 3;  // GPT-2 Large has 20 heads
