@@ -3,6 +3,8 @@
 // gradient all-reduce, a pipeline schedule's critical path), and errors that name the option.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "model/error.h"
@@ -155,6 +157,23 @@ TEST(SynthParallel, ErrorsNameTheOption) {
   double comm = 0;
   for (const auto& k : synthesize("resnet50", r)) comm += k.cls == KernelClass::communication ? k.bytes * k.count : 0;
   EXPECT_GT(comm, 0);
+}
+
+TEST(SynthParallel, CliTakesTheDegreesAndRejectsBadOnes) {
+  const std::string k = std::string(KCAST_BINARY) + " synth gpt2-large --mode train --batch 8 --seq 128 ";
+  FILE* p = popen((k + "--tp 2 --pp 2 --dp 2 --microbatches 2").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  EXPECT_EQ(pclose(p), 0);
+  for (const char* row : {"nccl:all_reduce (tensor parallel)", "nccl:send (pipeline activations)",
+                          "nccl:all_reduce (DistributedDataParallel bucket)"})
+    EXPECT_NE(out.find(row), std::string::npos) << row;
+  for (const char* bad : {"--tp 0", "--pp 7", "--dp 3", "--microbatches -1"}) {
+    const int rc = std::system((k + bad + " >/dev/null 2>&1").c_str());
+    EXPECT_EQ(WEXITSTATUS(rc), 2) << bad;
+  }
 }
 
 }  // namespace
