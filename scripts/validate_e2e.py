@@ -42,7 +42,8 @@ def main():
     names = [r["model"] + "".join(f" {p}{n}" for p, n in re.findall(r"--(tp|pp|dp) (\d+)", r["synth_args"]))
              for r in runs]
     width = max([11] + [len(n) + 1 for n in names])
-    print(f"{'model':<{width}} {'mode':<5} {'seq':>4} {'b':>3} {'gpu':<24} {'measured ms':>11} {'predicted':>10} {'err%':>6}")
+    print(f"{'model':<{width}} {'mode':<5} {'seq':>4} {'b':>3} {'gpu':<24} {'measured ms':>11} {'predicted':>10} "
+          f"{'err%':>6}")
     with tempfile.TemporaryDirectory() as tmp:
         for r, name in zip(runs, names):
             kl = os.path.join(tmp, "k.csv")
