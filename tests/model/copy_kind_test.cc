@@ -23,12 +23,14 @@ TEST(CopyKind, NamesFromNsightSystemsAndThePytorchProfiler) {
     EXPECT_EQ(copy_kind_of(dev), CopyKind::device) << dev;
 }
 
-TEST(CopyKind, HostCopiesRunAtTheHostLinkAndDeviceCopiesAtDram) {
+TEST(CopyKind, HostCopiesAndCollectivesRunAtTheirLinkAndDeviceCopiesAtDram) {
   const auto rows = parse_kernel_list(
       "name,class,bytes\n[CUDA memcpy Host-to-Device],memcpy,1e9\n[CUDA memcpy Device-to-Device],memcpy,1e9\n"
-      "[CUDA memcpy Peer-to-Peer],memcpy,1e9\n[CUDA memcpy Host-to-Device],elementwise,1e9\n",
+      "[CUDA memcpy Peer-to-Peer],memcpy,1e9\n[CUDA memcpy Host-to-Device],elementwise,1e9\n"
+      "ncclDevKernel_AllReduce_Sum_f32_RING_LL,communication,1e8\n"
+      "ncclDevKernel_AllReduce_Sum_f32_RING_LL,communication,8\n",
       "c.csv", {});
-  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows.size(), 6u);
   EXPECT_EQ(rows[0].copy, CopyKind::host);
   EXPECT_EQ(rows[3].copy, CopyKind::device);  // only memcpy rows carry a kind
   const CostModel& m = model().model;
@@ -44,21 +46,13 @@ TEST(CopyKind, HostCopiesRunAtTheHostLinkAndDeviceCopiesAtDram) {
   EXPECT_EQ(m.predict(rows[0], h100).bound, Bound::link);
   EXPECT_EQ(m.predict(rows[1], h100).bound, Bound::memory);
   EXPECT_EQ(m.predict(rows[2], h100).bound, Bound::link);
-}
-
-TEST(CopyKind, CollectivesAreLinkBoundWhereTheGpuHasALink) {
-  const auto rows = parse_kernel_list(
-      "name,class,bytes\nncclDevKernel_AllReduce_Sum_f32_RING_LL,communication,1e8\n"
-      "ncclDevKernel_AllReduce_Sum_f32_RING_LL,communication,8\n",
-      "c.csv", {});
-  ASSERT_EQ(rows.size(), 2u);
-  const CostModel& m = model().model;
-  GpuCaps h100 = target("H100-SXM").caps;
-  EXPECT_EQ(m.predict(rows[0], h100).bound, Bound::link);
-  // 8 bytes: the link's latency, at least the launch floor.
-  EXPECT_GE(m.predict(rows[1], h100).time_us, h100.launch_floor_us);
-  h100.link_gbps = 0;  // no link figure: streamed as any kernel
-  EXPECT_EQ(m.predict(rows[0], h100).bound, Bound::memory);
+  // A collective's bytes cross the GPU-to-GPU link; 8 bytes still take the link's latency, at
+  // least the launch floor; on a GPU without a link figure it streams as any kernel.
+  EXPECT_EQ(m.predict(rows[4], h100).bound, Bound::link);
+  EXPECT_GE(m.predict(rows[5], h100).time_us, h100.launch_floor_us);
+  GpuCaps linkless = h100;
+  linkless.link_gbps = 0;
+  EXPECT_EQ(m.predict(rows[4], linkless).bound, Bound::memory);
 }
 
 }  // namespace
