@@ -43,9 +43,11 @@ int cmd_synth(int argc, char** argv) {
   std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out;
   opts.add_options()("model", po::value(&model), "built-in model name (positional; see --list)")(
       "list", "list the built-in models")("batch", po::value<int64_t>(), "batch size (default 1)")(
-      "seq", po::value<int64_t>(), "sequence length (default: the model's context; BERT 512)")(
+      "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
+      "model's context; BERT 512)")(
       "mode", po::value(&mode)->default_value("infer"),
-      "infer (forward) or train (forward + backward + optimizer step)")(
+      "infer (forward), train (forward + backward + optimizer step) or decode (one generated token per "
+      "sequence against a KV cache of --seq tokens)")(
       "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, or fp8 (transformer inference: FP8 projections) (default: bf16 for llama models, fp32 otherwise)")(
       "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
       "optimizer", po::value(&optimizer)->default_value("adam"), "adam, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
@@ -67,7 +69,7 @@ int cmd_synth(int argc, char** argv) {
   pos.add("model", 1);
   po::variables_map vm;
   if (!parse_options(argc, argv,
-                     "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer] [--dtype DT] "
+                     "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode] [--dtype DT] "
                      "[--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--pp N] [--dp N] [--microbatches M] [-o OUT.csv] [--list]",
@@ -99,7 +101,8 @@ int cmd_synth(int argc, char** argv) {
   for (auto [option, degree] : {std::pair{"tp", &o.tp}, std::pair{"pp", &o.pp}, std::pair{"dp", &o.dp},
                                 std::pair{"microbatches", &o.microbatches}})
     if (vm.count(option)) *degree = positive(vm, option);
-  o.mode = pick<Mode>("mode", mode, {{"infer", Mode::infer}, {"inference", Mode::infer}, {"train", Mode::train}});
+  o.mode = pick<Mode>("mode", mode,
+                      {{"infer", Mode::infer}, {"inference", Mode::infer}, {"train", Mode::train}, {"decode", Mode::decode}});
   o.attention = pick<AttentionImpl>("attention", attention, {{"eager", AttentionImpl::eager}, {"flash", AttentionImpl::flash}});
   o.optimizer = pick<Optimizer>("optimizer", optimizer,
                                 {{"adam", Optimizer::adam}, {"sgd", Optimizer::sgd}, {"none", Optimizer::none}});

@@ -88,7 +88,7 @@ std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_d
   };
   for (const auto& s : sections_)
     for (const auto& k : s.fwd) put(s, k);
-  if (mode == Mode::infer) return out;
+  if (mode != Mode::train) return out;
   for (auto s = sections_.rbegin(); s != sections_.rend(); ++s)
     for (auto op = s->bwd.rbegin(); op != s->bwd.rend(); ++op)
       for (const auto& k : *op) put(*s, k);

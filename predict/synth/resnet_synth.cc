@@ -148,6 +148,8 @@ class ResNetSynth {
 
 std::vector<Kernel> synthesize_resnet50(const SynthOptions& opt) {
   if (opt.batch < 0) throw InputError("option '--batch': must be positive");
+  if (opt.mode == Mode::decode)
+    throw InputError("option '--mode': decode generates tokens with a decoder; resnet50 is a CNN (infer or train)");
   if (opt.seq) throw InputError("option '--seq': resnet50 takes no sequence length (224x224 images)");
   if (opt.attention != AttentionImpl::eager) throw InputError("option '--attention': resnet50 has no attention");
   if (opt.head != HeadKind::automatic) throw InputError("option '--head': resnet50 has only its classifier");

@@ -12,7 +12,10 @@
 
 namespace kcast::synth {
 
-enum class Mode { infer, train };
+// infer: one forward pass over batch x seq tokens (prefill); train: forward, backward and the
+// optimizer step; decode: one generation step of a decoder, one new token per sequence attending to
+// a KV cache of seq tokens (forward only).
+enum class Mode { infer, train, decode };
 enum class AttentionImpl { eager, flash };
 enum class Optimizer { adam, sgd, none };
 // Which output head a transformer carries. `automatic`: decoders get the LM head; encoders (BERT)

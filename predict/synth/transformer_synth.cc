@@ -22,6 +22,11 @@
 //    input's gradient leaves the block; norms, residuals and dropout on the hidden state run whole
 //    on every GPU. The word embedding and the LM head split the vocabulary (an all-reduce after the
 //    lookup; the cross-entropy all-reduces each token's max, target logit and sum).
+//  - Decode (one generation step): each of B sequences adds one token (query length 1) attending to
+//    the seq keys of its KV cache, which the step writes in place (a static or paged cache, as
+//    serving stacks and HF's StaticCache keep it; HF's default DynamicCache re-concatenates it every
+//    step, not modelled). K and V are read from the cache: no head-split copies of them, and
+//    LLaMA's repeat_kv expands the whole cache. Every projection is a GEMM with m = B.
 //  - Pipeline parallelism: layers / pp per stage; with m micro-batches the last stage (which holds
 //    the head) is busy (m + pp - 1) micro-batch times of its layers — the schedule's fill and
 //    drain — plus m of the head and loss, and the critical path crosses a stage boundary
@@ -43,7 +48,7 @@ constexpr const char* kLayerSection = "layer.";  // the repeated block (one laye
 class TransformerSynth {
  public:
   TransformerSynth(const TransformerConfig& c, const SynthOptions& o)
-      : c_(c), o_(o), train_(o.mode == Mode::train) {
+      : c_(c), o_(o), train_(o.mode == Mode::train), decode_(o.mode == Mode::decode) {
     dt_ = o.dtype.value_or(c.default_dtype);
     // FP8 serving (vLLM/sglang FP8 checkpoints): the blocks' projections run FP8 GEMMs on FP8
     // weights, each after a per-token quantization of its BF16 input; everything else stays BF16.
@@ -52,7 +57,8 @@ class TransformerSynth {
     e_ = dtype_bytes(dt_);
     tp_ = o.tp;
     B_ = (o.batch ? o.batch : 1) / (o.dp * o.microbatches);  // one micro-batch of one replica
-    S_ = o.seq ? o.seq : c.max_positions;
+    Sk_ = o.seq ? o.seq : c.max_positions;  // keys each query attends to
+    S_ = decode_ ? 1 : Sk_;                  // queries (new tokens) per sequence
     T_ = double(B_) * double(S_);
     d_ = c.hidden;
     qd_ = c.hidden / tp_;
@@ -93,10 +99,10 @@ class TransformerSynth {
  private:
   const TransformerConfig& c_;
   const SynthOptions& o_;
-  bool train_;
+  bool train_, decode_;
   DType dt_;
   double e_;
-  int64_t B_, S_;
+  int64_t B_, S_, Sk_;
   double T_;
   int64_t tp_;
   int64_t d_, qd_, H_, Hkv_, hd_, F_, V_;  // qd_, H_, Hkv_, F_, V_: this GPU's share under tensor parallelism
@@ -276,8 +282,9 @@ class TransformerSynth {
       case Family::opt: {
         embedding(s, "embed_tokens", T_, c_.vocab, true);
         if (!flash_) {
-          // Causal mask [S, S], expanded with the padding mask to [B, 1, S, S] (HF OPT, as traced).
-          const double SS = S * S, BSS = double(B_) * SS;
+          // Causal mask [S, S], expanded with the padding mask to [B, 1, S, S] (HF OPT, as traced);
+          // decoding, [1, Sk] per sequence.
+          const double SS = S * double(Sk_), BSS = double(B_) * SS;
           s.op(work("mask aten::full|lt|masked_fill_", EW, dt_, SS, SS * (2 * e_ + 1)));
           s.op(times(work("mask aten::rsub|to|masked_fill (padding)", EW, dt_, BSS, BSS * (e_ + 1)), 5));
         }
@@ -291,7 +298,7 @@ class TransformerSynth {
       case Family::llama: {
         embedding(s, "embed_tokens", T_, c_.vocab, true);
         if (!flash_) {
-          const double SS = S * S, BSS = double(B_) * SS;
+          const double SS = S * double(Sk_), BSS = double(B_) * SS;
           s.op(times(work("mask aten::full|triu|gt|mul", EW, dt_, SS, SS * 2 * e_), 4));
           s.op(times(work("mask aten::clone|eq|masked_fill", EW, dt_, BSS, BSS * 2 * e_), 3));
         }
@@ -306,6 +313,8 @@ class TransformerSynth {
   void attention(Section& s) {
     const double x_elems = T_ * d_, q_elems = T_ * qd_, kv_elems = T_ * double(Hkv_ * hd_);
     const int64_t kvd = Hkv_ * hd_;
+    // The keys and values attention reads: the new tokens' own, or decoding, the whole cache.
+    const double cache_elems = double(B_) * double(Sk_) * double(kvd);
     tp_all_reduce(s, "attn.input", false);  // the column-parallel projections' input gradient
     switch (c_.family) {
       case Family::gpt2:
@@ -328,12 +337,17 @@ class TransformerSynth {
         rotary(s, "attn.rotary_k", kv_elems);
         break;
     }
-    const double BH = double(B_) * double(H_), SS = double(S_) * double(S_), N = BH * SS;
+    if (decode_) {
+      // This step's keys and values into the cache (index_copy_ of one token per sequence).
+      s.op(times(pointwise("attn.kv_cache aten::index_copy_", dt_, kv_elems, 2, 0), 2));
+    }
+    const double BH = double(B_) * double(H_), SS = double(S_) * double(Sk_), N = BH * SS;
     if (flash_) {
-      // One fused kernel: QK^T and PV (2 GEMMs of 2*S*S*hd each per head); causal skips half.
-      const double causal = c_.causal ? 0.5 : 1.0;
+      // One fused kernel: QK^T and PV (2 GEMMs of 2*S*S*hd each per head); causal skips half (not
+      // when one new token attends to its whole cache).
+      const double causal = c_.causal && !decode_ ? 0.5 : 1.0;
       const double fl = 4.0 * BH * SS * double(hd_) * causal;
-      const double io = (2 * q_elems + 2 * kv_elems) * e_;
+      const double io = (2 * q_elems + 2 * (decode_ ? cache_elems : kv_elems)) * e_;
       s.op(work("attn.flash aten::_scaled_dot_product_flash_attention", KernelClass::attention, dt_, fl,
                 io + BH * double(S_) * 4),
            // Backward recomputes P and runs 5 GEMMs (2.5x the forward); reads Q,K,V,O,dO,LSE, writes dQ,dK,dV.
@@ -348,15 +362,21 @@ class TransformerSynth {
         if (H_ == Hkv_) copy(s, "attn.v_heads", kv_elems, 1, batched, true);
         else {
           // repeat_kv: expand + reshape of k and v to all heads; backward sums the groups.
-          s.op(times(work("attn.repeat_kv aten::clone", EW, dt_, 0, (kv_elems + q_elems) * e_), 2),
+          // Decoding, the expansion copies the whole cache to every head.
+          const double kv_read = decode_ ? cache_elems : kv_elems;
+          const double kv_heads = decode_ ? cache_elems * double(H_) / double(Hkv_) : q_elems;
+          s.op(times(work("attn.repeat_kv aten::clone", EW, dt_, 0, (kv_read + kv_heads) * e_), 2),
                {times(work("attn.repeat_kv aten::sum (backward)", KernelClass::reduction, dt_, q_elems,
                            (kv_elems + q_elems) * e_),
                       2)});
         }
+      } else if (decode_) {
+        // K and V are the cache's [B, H, Sk, hd]; only the new queries are made head-major.
+        copy(s, "attn.split_heads", q_elems, 1, batched || c_.family == Family::opt, false);
       } else {
         copy(s, "attn.split_heads", q_elems, 3, batched || c_.family == Family::opt, true);
       }
-      s.op(gemm("attn.qk aten::bmm (QK^T)", dt_, B_ * H_, S_, S_, hd_),
+      s.op(gemm("attn.qk aten::bmm (QK^T)", dt_, B_ * H_, S_, Sk_, hd_),
            {gemm("attn.qk aten::bmm (dQ)", dt_, B_ * H_, S_, hd_, S_),
             gemm("attn.qk aten::bmm (dK)", dt_, B_ * H_, S_, hd_, S_)});
       switch (c_.family) {
@@ -386,18 +406,18 @@ class TransformerSynth {
       const bool upcast = e_ != 4 && (c_.family == Family::llama || (c_.family == Family::opt && dt_ == DType::fp16));
       if (upcast) {
         s.op(over_rows(work("attn.softmax aten::_softmax (fp32)", KernelClass::softmax, DType::fp32, 5 * N, N * (e_ + 4)),
-                       N / S_, S_),
+                       N / Sk_, Sk_),
              {over_rows(work("attn.softmax aten::_softmax_backward_data", KernelClass::softmax, DType::fp32, 4 * N, N * 12),
-                        N / S_, S_)});
+                        N / Sk_, Sk_)});
         s.op(work("attn.softmax aten::_to_copy", EW, dt_, 0, N * (e_ + 4)),
              {work("attn.softmax aten::_to_copy (backward)", EW, dt_, 0, N * (e_ + 4))});
       } else {
-        s.op(over_rows(pointwise("attn.softmax aten::_softmax", dt_, N, 2, 5, KernelClass::softmax), N / S_, S_),
+        s.op(over_rows(pointwise("attn.softmax aten::_softmax", dt_, N, 2, 5, KernelClass::softmax), N / Sk_, Sk_),
              {over_rows(pointwise("attn.softmax aten::_softmax_backward_data", dt_, N, 3, 4, KernelClass::softmax),
-                        N / S_, S_)});
+                        N / Sk_, Sk_)});
       }
       dropout(s, "attn.dropout", N, c_.attention_dropout);
-      s.op(gemm("attn.pv aten::bmm (PV)", dt_, B_ * H_, S_, hd_, S_),
+      s.op(gemm("attn.pv aten::bmm (PV)", dt_, B_ * H_, S_, hd_, Sk_),
            {gemm("attn.pv aten::bmm (dP)", dt_, B_ * H_, S_, S_, hd_),
             gemm("attn.pv aten::bmm (dV)", dt_, B_ * H_, S_, hd_, S_)});
     }
@@ -553,6 +573,8 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.dtype == DType::fp8 && opt.mode == Mode::train)
     throw InputError("option '--dtype': fp8 is synthesized for --mode infer (FP8 serving: FP8 projections, "
                      "BF16 elsewhere); FP8 training recipes are not modelled, use bf16");
+  if (opt.mode == Mode::decode && cfg.family == Family::bert)
+    throw InputError("option '--mode': decode generates tokens with a decoder; " + cfg.name + " is an encoder");
   if (cfg.family != Family::bert && (opt.head == HeadKind::classifier || opt.head == HeadKind::pretraining))
     throw InputError("option '--head': the classifier and pretraining heads are for encoder (BERT) models");
   if (cfg.family == Family::bert && opt.head == HeadKind::lm)

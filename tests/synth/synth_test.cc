@@ -231,6 +231,41 @@ TEST(SynthTransformer, LayerOverrideReproducesASmallerModel) {
   EXPECT_EQ(qk->k, 128);
 }
 
+// One decode step: every weight GEMM runs once per new token (m = batch), attention reads the
+// whole KV cache: QK^T and PV are 2 * Sk * d flops per token and layer each.
+TEST(SynthTransformer, DecodeStepGemmFlopsAreTwiceParamsPerTokenPlusCacheAttention) {
+  SynthOptions o;
+  o.mode = Mode::decode;
+  o.batch = 8;
+  o.seq = 4096;
+  const auto ks = synthesize("llama3-8b", o);
+  const double L = 32, d = 4096, kvd = 1024, F = 14336, V = 128256, B = 8, Sk = 4096;
+  const double weights = L * (2 * d * d + 2 * d * kvd + 3 * d * F) + d * V;
+  EXPECT_NEAR(total_flops(ks, {KernelClass::gemm}) / (2 * weights * B + 4 * L * B * Sk * d), 1.0, 1e-3);
+  const Kernel* qk = find(ks, "layer.attn.qk aten::bmm (QK^T)");
+  ASSERT_NE(qk, nullptr);
+  EXPECT_EQ(qk->batch, 8 * 32);
+  EXPECT_EQ(qk->m, 1);
+  EXPECT_EQ(qk->n, 4096);
+  EXPECT_EQ(qk->k, 128);
+  const Kernel* q = find(ks, "layer.attn.q_proj aten::mm");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->m, 8);
+  // Grouped-query attention in eager mode expands the whole cache to the 32 heads, twice (K, V).
+  const Kernel* rep = find(ks, "layer.attn.repeat_kv aten::clone");
+  ASSERT_NE(rep, nullptr);
+  EXPECT_DOUBLE_EQ(rep->bytes, (B * Sk * kvd + B * Sk * d) * 2);
+  // Flash decoding reads K and V of the cache once: 2 x B x Sk x kvd BF16 values, plus q, o, LSE.
+  o.attention = AttentionImpl::flash;
+  const Kernel* fa = find(synthesize("llama3-8b", o), "layer.attn.flash aten::_scaled_dot_product_flash_attention");
+  ASSERT_NE(fa, nullptr);
+  EXPECT_NEAR(fa->bytes / (2 * B * Sk * kvd * 2), 1.0, 0.01);
+  EXPECT_DOUBLE_EQ(fa->flops, 4 * B * 32 * Sk * 128);  // no causal halving for one query
+  o.attention = AttentionImpl::eager;
+  EXPECT_NE(input_error_of([&] { synthesize("bert-large", o); }).find("'--mode': decode"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { synthesize("resnet50", o); }).find("'--mode'"), std::string::npos);
+}
+
 TEST(SynthTransformer, AdamIsForeachKernelsOverAllParameters) {
   SynthOptions o;
   o.mode = Mode::train;
@@ -263,10 +298,12 @@ TEST(SynthTransformer, MultiTensorLaunchesFollowChunking) {
 
 TEST(SynthTransformer, EveryBuiltinInEveryModeAndDtype) {
   for (const auto& m : builtin_models()) {
-    for (Mode mode : {Mode::infer, Mode::train})
+    for (Mode mode : {Mode::infer, Mode::train, Mode::decode})
       for (DType dt : {DType::fp32, DType::tf32, DType::fp16, DType::bf16, DType::fp8})
         for (AttentionImpl att : {AttentionImpl::eager, AttentionImpl::flash}) {
           if (m.name == "resnet50" && att == AttentionImpl::flash) continue;
+          // Decoding is for decoders (BERT and ResNet-50 are rejected, tested below).
+          if (mode == Mode::decode && (m.name == "resnet50" || m.name == "bert-large")) continue;
           // FP8 is transformer serving: inference only (training and CNNs are rejected, tested below).
           if (dt == DType::fp8 && (mode == Mode::train || m.name == "resnet50")) continue;
           SynthOptions o;
