@@ -233,11 +233,16 @@ TEST(SynthTransformer, LayerOverrideReproducesASmallerModel) {
 
 // One decode step: every weight GEMM runs once per new token (m = batch), attention reads the
 // whole KV cache: QK^T and PV are 2 * Sk * d flops per token and layer each.
-TEST(SynthTransformer, DecodeStepGemmFlopsAreTwiceParamsPerTokenPlusCacheAttention) {
+SynthOptions with_mode(Mode mode, int64_t batch, int64_t seq) {
   SynthOptions o;
-  o.mode = Mode::decode;
-  o.batch = 8;
-  o.seq = 4096;
+  o.mode = mode;
+  o.batch = batch;
+  o.seq = seq;
+  return o;
+}
+
+TEST(SynthTransformer, DecodeStepGemmFlopsAreTwiceParamsPerTokenPlusCacheAttention) {
+  SynthOptions o = with_mode(Mode::decode, 8, 4096);
   const auto ks = synthesize("llama3-8b", o);
   const double L = 32, d = 4096, kvd = 1024, F = 14336, V = 128256, B = 8, Sk = 4096;
   const double weights = L * (2 * d * d + 2 * d * kvd + 3 * d * F) + d * V;
