@@ -262,7 +262,8 @@ TEST(SynthTransformer, DecodeStepGemmFlopsAreTwiceParamsPerTokenPlusCacheAttenti
   EXPECT_DOUBLE_EQ(rep->bytes, (B * Sk * kvd + B * Sk * d) * 2);
   // Flash decoding reads K and V of the cache once: 2 x B x Sk x kvd BF16 values, plus q, o, LSE.
   o.attention = AttentionImpl::flash;
-  const Kernel* fa = find(synthesize("llama3-8b", o), "layer.attn.flash aten::_scaled_dot_product_flash_attention");
+  const auto flash = synthesize("llama3-8b", o);
+  const Kernel* fa = find(flash, "layer.attn.flash aten::_scaled_dot_product_flash_attention");
   ASSERT_NE(fa, nullptr);
   EXPECT_NEAR(fa->bytes / (2 * B * Sk * kvd * 2), 1.0, 0.01);
   EXPECT_DOUBLE_EQ(fa->flops, 4 * B * 32 * Sk * 128);  // no causal halving for one query
