@@ -103,6 +103,11 @@ void check_parallelism(const SynthOptions& opt) {
       {"tp", opt.tp}, {"pp", opt.pp}, {"dp", opt.dp}, {"microbatches", opt.microbatches}};
   for (const auto& [option, v] : degrees)
     if (v < 1) throw InputError(std::string("option '--") + option + "': must be at least 1");
+  const int64_t batch = opt.batch ? opt.batch : 1;
+  if (batch % (opt.dp * opt.microbatches) != 0)
+    throw InputError("option '--batch': the global batch " + std::to_string(batch) + " does not divide into " +
+                     std::to_string(opt.dp) + " data-parallel replicas x " + std::to_string(opt.microbatches) +
+                     " micro-batches");
 }
 
 std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& numels, DType dt, int64_t dp) {

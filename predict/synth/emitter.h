@@ -62,7 +62,8 @@ class Tape {
   std::deque<Section> sections_;  // deque: references from section() stay valid
 };
 
-// InputError naming the option when a parallel degree or the micro-batch count is below 1.
+// InputError naming the option when a parallel degree or the micro-batch count is below 1, or when
+// the global batch does not split evenly into data-parallel replicas x micro-batches.
 void check_parallelism(const SynthOptions& opt);
 
 // DistributedDataParallel's gradient all-reduce over `dp` replicas: the parameters' gradients in

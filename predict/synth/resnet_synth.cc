@@ -158,12 +158,9 @@ std::vector<Kernel> synthesize_resnet50(const SynthOptions& opt) {
   if (opt.dtype && (*opt.dtype == DType::fp8 || *opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
                      " is not supported by synth (fp32, tf32, fp16, bf16)");
-  check_parallelism(opt);
   if (opt.tp > 1 || opt.pp > 1 || opt.microbatches > 1)
     throw InputError("options '--tp/--pp/--microbatches' apply to transformers; resnet50 takes --dp");
-  if ((opt.batch ? opt.batch : 1) % opt.dp != 0)
-    throw InputError("option '--batch': the global batch " + std::to_string(opt.batch ? opt.batch : 1) +
-                     " does not divide into " + std::to_string(opt.dp) + " data-parallel replicas");
+  check_parallelism(opt);
   ResNetSynth s(opt);
   return s.run();
 }

@@ -313,8 +313,9 @@ class TransformerSynth {
   void attention(Section& s) {
     const double x_elems = T_ * d_, q_elems = T_ * qd_, kv_elems = T_ * double(Hkv_ * hd_);
     const int64_t kvd = Hkv_ * hd_;
-    // The keys and values attention reads: the new tokens' own, or decoding, the whole cache.
-    const double cache_elems = double(B_) * double(Sk_) * double(kvd);
+    // The keys and values attention reads, Sk of them per sequence: the new tokens' own (kv_elems),
+    // or decoding, the whole cache.
+    const double kv_read = double(B_) * double(Sk_) * double(kvd);
     tp_all_reduce(s, "attn.input", false);  // the column-parallel projections' input gradient
     switch (c_.family) {
       case Family::gpt2:
@@ -347,7 +348,7 @@ class TransformerSynth {
       // when one new token attends to its whole cache).
       const double causal = c_.causal && !decode_ ? 0.5 : 1.0;
       const double fl = 4.0 * BH * SS * double(hd_) * causal;
-      const double io = (2 * q_elems + 2 * (decode_ ? cache_elems : kv_elems)) * e_;
+      const double io = (2 * q_elems + 2 * kv_read) * e_;
       s.op(work("attn.flash aten::_scaled_dot_product_flash_attention", KernelClass::attention, dt_, fl,
                 io + BH * double(S_) * 4),
            // Backward recomputes P and runs 5 GEMMs (2.5x the forward); reads Q,K,V,O,dO,LSE, writes dQ,dK,dV.
@@ -362,9 +363,8 @@ class TransformerSynth {
         if (H_ == Hkv_) copy(s, "attn.v_heads", kv_elems, 1, batched, true);
         else {
           // repeat_kv: expand + reshape of k and v to all heads; backward sums the groups.
-          // Decoding, the expansion copies the whole cache to every head.
-          const double kv_read = decode_ ? cache_elems : kv_elems;
-          const double kv_heads = decode_ ? cache_elems * double(H_) / double(Hkv_) : q_elems;
+          // Every key and value read is copied to each of its group's heads (decoding, the whole cache).
+          const double kv_heads = kv_read * double(H_) / double(Hkv_);
           s.op(times(work("attn.repeat_kv aten::clone", EW, dt_, 0, (kv_read + kv_heads) * e_), 2),
                {times(work("attn.repeat_kv aten::sum (backward)", KernelClass::reduction, dt_, q_elems,
                            (kv_elems + q_elems) * e_),
@@ -583,11 +583,6 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
     throw InputError("option '--seq': " + std::to_string(opt.seq) + " exceeds the " +
                      std::to_string(cfg.max_positions) + " learned positions of " + cfg.name);
   check_parallelism(opt);
-  const int64_t batch = opt.batch ? opt.batch : 1;
-  if (batch % (opt.dp * opt.microbatches) != 0)
-    throw InputError("option '--batch': the global batch " + std::to_string(batch) + " does not divide into " +
-                     std::to_string(opt.dp) + " data-parallel replicas x " + std::to_string(opt.microbatches) +
-                     " micro-batches");
   auto divides = [&](int64_t what, const char* name) {
     if (what % opt.tp != 0)
       throw InputError("option '--tp': " + std::to_string(opt.tp) + " does not divide the " + name + " (" +
