@@ -10,6 +10,7 @@
 #include "model/error.h"
 #include "predict/synth/synth.h"
 #include "tests/input_error_of.h"
+#include "tests/synth/synth_options.h"
 
 namespace kcast::synth {
 namespace {
@@ -31,13 +32,7 @@ double layer_total(const std::vector<Kernel>& ks, KernelClass cls, double Kernel
   return total(ks, cls, field, in_layer);
 }
 
-SynthOptions gpt2_train(int64_t batch) {
-  SynthOptions o;
-  o.mode = Mode::train;
-  o.batch = batch;
-  o.seq = 1024;
-  return o;
-}
+SynthOptions gpt2_train(int64_t batch) { return testing::with_mode(Mode::train, batch, 1024); }
 
 constexpr double L = 36, d = 1280, S = 1024;  // GPT-2 Large
 const double layer_params = 12 * d * d + 13 * d;

@@ -15,11 +15,13 @@
 #include "model/error.h"
 #include "predict/synth/transformer_config.h"
 #include "tests/input_error_of.h"
+#include "tests/synth/synth_options.h"
 
 namespace kcast::synth {
 namespace {
 
 using kcast::testing::input_error_of;
+using testing::with_mode;
 
 double total_flops(const std::vector<Kernel>& ks, std::initializer_list<KernelClass> classes) {
   double f = 0;
@@ -233,14 +235,6 @@ TEST(SynthTransformer, LayerOverrideReproducesASmallerModel) {
 
 // One decode step: every weight GEMM runs once per new token (m = batch), attention reads the
 // whole KV cache: QK^T and PV are 2 * Sk * d flops per token and layer each.
-SynthOptions with_mode(Mode mode, int64_t batch, int64_t seq) {
-  SynthOptions o;
-  o.mode = mode;
-  o.batch = batch;
-  o.seq = seq;
-  return o;
-}
-
 TEST(SynthTransformer, DecodeStepGemmFlopsAreTwiceParamsPerTokenPlusCacheAttention) {
   SynthOptions o = with_mode(Mode::decode, 8, 4096);
   const auto ks = synthesize("llama3-8b", o);
