@@ -120,13 +120,26 @@ std::vector<double> sibling_figures(const std::map<std::string, GpuMeasured>& gp
 
 // Sustained DRAM bandwidth is a property of the memory system: a board without a measurement takes
 // the measured figure of a sibling with the same chip generation and the same datasheet memory
-// (V100 PCIe 32GB from the 16GB board, A100 PCIe 40GB from the SXM4 40GB one).
+// (V100 PCIe 32GB from the 16GB board, A100 PCIe 40GB from the SXM4 40GB one). Without one, the
+// median fraction of datasheet bandwidth that its vendor's measured boards sustain (memory
+// controllers and the stack's copy kernels are the vendor's): STREAM triad runs 0.80-0.84 of the
+// datasheet on all three AMD boards measured (MI100, MI210, MI300X) and 0.86-0.95 on six of seven
+// NVIDIA ones (the early-HBM3e H200 0.74), so a median across vendors would move each vendor's
+// boards toward the other's. With no measured board of its vendor, mem_eff applies (GpuCaps).
 double sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu) {
   if (!known(gpu.dram_bw_gbps)) return kUnknown;
   const std::vector<double> v = sibling_figures(gpus, gpu, &GpuMeasured::dram_bw_gbps, [](const GpuSpec& a, const GpuSpec& b) {
     return a.compute_capability == b.compute_capability && a.dram_bw_gbps == b.dram_bw_gbps;
   });
-  return v.empty() ? kUnknown : v.front();
+  if (!v.empty()) return v.front();
+  std::vector<double> fractions;
+  for (const auto& [name, m] : gpus) {
+    const GpuSpec* board = default_gpu_database().find(name);
+    if (name != gpu.name && known(m.dram_bw_gbps) && board && board->vendor == gpu.vendor &&
+        known(board->dram_bw_gbps) && board->dram_bw_gbps > 0)
+      fractions.push_back(m.dram_bw_gbps / board->dram_bw_gbps);
+  }
+  return fractions.empty() ? kUnknown : median_of(fractions) * gpu.dram_bw_gbps;
 }
 
 // The SGEMM efficiency of a board is mostly its chip's (the same cuBLAS kernels on the same SMs): a

@@ -35,7 +35,8 @@ struct LoadedModel {
   std::string path;  // where it was loaded from ("<default>" for the shipped one)
 
   // The GPU's spec with this model's measured overrides applied; with `siblings`, figures the GPU
-  // lacks are taken from its chip siblings' (DRAM bandwidth, SGEMM and convolution scales).
+  // lacks are taken from its chip siblings' (DRAM bandwidth, SGEMM and convolution scales; DRAM
+  // bandwidth without a sibling from its vendor's measured boards).
   GpuSpec spec_for(const GpuSpec& gpu, bool siblings = true) const;
   GpuCaps caps_for(const GpuSpec& gpu) const { return model.caps(spec_for(gpu)); }
 };

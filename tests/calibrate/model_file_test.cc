@@ -100,11 +100,35 @@ TEST(ModelFile, BoardWithoutBandwidthMeasurementTakesItsMemorySiblings) {
   measure(m, "V100-PCIe-16GB", &GpuMeasured::dram_bw_gbps, 814);  // same GV100 and 900 GB/s HBM2 as the 32GB
   const GpuDatabase& db = default_gpu_database();
   EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("V100-PCIe-32GB")).measured_dram_bw_gbps, 814);
-  // Same chip, other memory (SXM2 boards list the same 900 GB/s, so they qualify; a T4 does not).
-  EXPECT_FALSE(known(m.spec_for(db.resolve("T4")).measured_dram_bw_gbps));
   // Its own measurement wins over a sibling's.
   measure(m, "V100-PCIe-32GB", &GpuMeasured::dram_bw_gbps, 850);
   EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("V100-PCIe-32GB")).measured_dram_bw_gbps, 850);
+}
+
+// A board with no memory sibling takes the median fraction of datasheet bandwidth its own vendor's
+// measured boards sustain; another vendor's boards do not count, and with none of its vendor the
+// GPU has no figure (mem_eff applies).
+TEST(ModelFile, BoardWithoutMemorySiblingTakesItsVendorsMedianFraction) {
+  LoadedModel m = bare_model();
+  const GpuDatabase& db = default_gpu_database();
+  const GpuSpec& t4 = db.resolve("T4");
+  const GpuSpec& mi100 = db.resolve("MI100");
+  EXPECT_FALSE(known(m.spec_for(t4).measured_dram_bw_gbps));
+  // NVIDIA boards at 0.9, 0.8 and 0.6 of their datasheets; an AMD board at 0.5 of its own.
+  const GpuSpec& v100 = db.resolve("V100-PCIe-16GB");
+  const GpuSpec& a100 = db.resolve("A100-SXM4-80GB");
+  const GpuSpec& h200 = db.resolve("H200");
+  measure(m, v100.name.c_str(), &GpuMeasured::dram_bw_gbps, 0.9 * v100.dram_bw_gbps);
+  measure(m, a100.name.c_str(), &GpuMeasured::dram_bw_gbps, 0.8 * a100.dram_bw_gbps);
+  measure(m, h200.name.c_str(), &GpuMeasured::dram_bw_gbps, 0.6 * h200.dram_bw_gbps);
+  EXPECT_FALSE(known(m.spec_for(mi100).measured_dram_bw_gbps));  // no AMD board measured yet
+  measure(m, "MI210", &GpuMeasured::dram_bw_gbps, 0.5 * db.resolve("MI210").dram_bw_gbps);
+  EXPECT_NEAR(m.spec_for(t4).measured_dram_bw_gbps, 0.8 * t4.dram_bw_gbps, 1e-9);
+  EXPECT_NEAR(m.spec_for(mi100).measured_dram_bw_gbps, 0.5 * mi100.dram_bw_gbps, 1e-9);
+  // A memory sibling still wins over the vendor's median (V100 PCIe 32GB: the 16GB board's figure).
+  EXPECT_DOUBLE_EQ(m.spec_for(db.resolve("V100-PCIe-32GB")).measured_dram_bw_gbps, 0.9 * v100.dram_bw_gbps);
+  // Without siblings (a board's own figures only), nothing is borrowed.
+  EXPECT_FALSE(known(m.spec_for(t4, false).measured_dram_bw_gbps));
 }
 
 // A board without its own SGEMM scale takes the median of its chip's measured boards (same compute
