@@ -126,12 +126,16 @@ std::vector<double> sibling_figures(const std::map<std::string, GpuMeasured>& gp
 // datasheet on all three AMD boards measured (MI100, MI210, MI300X) and 0.86-0.95 on six of seven
 // NVIDIA ones (the early-HBM3e H200 0.74), so a median across vendors would move each vendor's
 // boards toward the other's. With no measured board of its vendor, mem_eff applies (GpuCaps).
-double sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu) {
-  if (!known(gpu.dram_bw_gbps)) return kUnknown;
+struct DramFigure {
+  double gbps = kUnknown;
+  const char* from = "mem_eff x datasheet (median of the measured boards)";
+};
+DramFigure sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu) {
+  if (!known(gpu.dram_bw_gbps)) return {};
   const std::vector<double> v = sibling_figures(gpus, gpu, &GpuMeasured::dram_bw_gbps, [](const GpuSpec& a, const GpuSpec& b) {
     return a.compute_capability == b.compute_capability && a.dram_bw_gbps == b.dram_bw_gbps;
   });
-  if (!v.empty()) return v.front();
+  if (!v.empty()) return {v.front(), "memory sibling (same compute capability and datasheet bandwidth)"};
   std::vector<double> fractions;
   for (const auto& [name, m] : gpus) {
     const GpuSpec* board = default_gpu_database().find(name);
@@ -139,7 +143,8 @@ double sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const Gpu
         known(board->dram_bw_gbps) && board->dram_bw_gbps > 0)
       fractions.push_back(m.dram_bw_gbps / board->dram_bw_gbps);
   }
-  return fractions.empty() ? kUnknown : median_of(fractions) * gpu.dram_bw_gbps;
+  if (fractions.empty()) return {};
+  return {median_of(fractions) * gpu.dram_bw_gbps, "its vendor's measured boards (median fraction of datasheet)"};
 }
 
 // The SGEMM efficiency of a board is mostly its chip's (the same cuBLAS kernels on the same SMs): a
@@ -163,7 +168,7 @@ GpuSpec LoadedModel::spec_for(const GpuSpec& gpu, bool siblings) const {
   auto it = gpus.find(gpu.name);
   if (siblings) {
     const bool own = it != gpus.end();
-    if (!own || !known(it->second.dram_bw_gbps)) s.measured_dram_bw_gbps = sibling_dram_bw(gpus, gpu);
+    if (!own || !known(it->second.dram_bw_gbps)) s.measured_dram_bw_gbps = sibling_dram_bw(gpus, gpu).gbps;
     if (!own || !known(it->second.sgemm_scale)) s.measured_sgemm_scale = sibling_scale(gpus, gpu, &GpuMeasured::sgemm_scale);
     if (!own || !known(it->second.conv_scale)) s.measured_conv_scale = sibling_scale(gpus, gpu, &GpuMeasured::conv_scale);
   }
@@ -180,6 +185,12 @@ GpuSpec LoadedModel::spec_for(const GpuSpec& gpu, bool siblings) const {
     if (known(m.gemm_eff[i])) s.measured_gemm_eff[i] = m.gemm_eff[i];
   if (!m.source.empty()) s.measured_source = m.source;
   return s;
+}
+
+std::string LoadedModel::dram_bw_from(const GpuSpec& gpu) const {
+  auto it = gpus.find(gpu.name);
+  if (it != gpus.end() && known(it->second.dram_bw_gbps)) return "own measurement";
+  return sibling_dram_bw(gpus, gpu).from;
 }
 
 namespace {

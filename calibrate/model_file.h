@@ -38,6 +38,8 @@ struct LoadedModel {
   // lacks are taken from its chip siblings' (DRAM bandwidth, SGEMM and convolution scales; DRAM
   // bandwidth without a sibling from its vendor's measured boards).
   GpuSpec spec_for(const GpuSpec& gpu, bool siblings = true) const;
+  // Where spec_for's sustained DRAM bandwidth comes from, in words (`kcast gpus`).
+  std::string dram_bw_from(const GpuSpec& gpu) const;
   GpuCaps caps_for(const GpuSpec& gpu) const { return model.caps(spec_for(gpu)); }
 };
 

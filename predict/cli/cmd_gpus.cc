@@ -65,6 +65,7 @@ nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
   nlohmann::json j;
   j["model"] = lm.path;
   j["dram_bw_gbps"] = c.dram_bw_gbps;
+  j["dram_bw_from"] = lm.dram_bw_from(g);
   j["l2_bw_gbps"] = c.l2_bw_gbps;
   j["launch_floor_us"] = c.launch_floor_us;
   nlohmann::json rate = nlohmann::json::object(), clock = nlohmann::json::object();
@@ -101,6 +102,7 @@ void print_model_view(const nlohmann::json& v) {
               v["l2_bw_gbps"].get<double>(), v["launch_floor_us"].get<double>(),
               v["measured_source"].get<std::string>().empty() ? "" : "; measured: ",
               v["measured_source"].get<std::string>().c_str());
+  std::printf("  DRAM bandwidth from: %s\n", v["dram_bw_from"].get<std::string>().c_str());
   std::printf("  GEMM rate at boost, TFLOP/s (x clock fraction a long GEMM settles at under the power limit):\n   ");
   for (const auto& [d, r] : v["gemm_tflops_at_boost"].items())
     std::printf(" %s %.4g (x%.2f)", d.c_str(), r.get<double>(), v["dense_math_clock_fraction"][d].get<double>());

@@ -45,6 +45,19 @@ TEST(GpusCli, SgemmScaleSaysWhereItComesFrom) {
   EXPECT_EQ(gpu_json("V100-PCIe-32GB")["model"]["sgemm_scale_from"], "own calibration");
 }
 
+// The sustained DRAM figure says where it comes from: the MI210's own published STREAM triad; the
+// MI250 GCD, with the MI210's memory, its sibling's; the H100 SXM, with no figure or sibling, its
+// vendor's measured boards' median fraction of datasheet bandwidth (at most its datasheet).
+TEST(GpusCli, DramBandwidthSaysWhereItComesFrom) {
+  const json mi210 = gpu_json("MI210")["model"], mi250 = gpu_json("MI250")["model"];
+  EXPECT_EQ(mi210["dram_bw_from"], "own measurement");
+  EXPECT_NE(mi250["dram_bw_from"].get<std::string>().find("sibling"), std::string::npos);
+  EXPECT_EQ(mi250["dram_bw_gbps"].get<double>(), mi210["dram_bw_gbps"].get<double>());
+  const json h100 = gpu_json("H100-SXM");
+  EXPECT_NE(h100["model"]["dram_bw_from"].get<std::string>().find("vendor"), std::string::npos);
+  EXPECT_LT(h100["model"]["dram_bw_gbps"].get<double>(), h100["dram_bw_gbps"].get<double>());
+}
+
 // The shipped model measured the A100 80GB PCIe on convolutions alone: they keep its own convolution
 // scale while its GEMMs take the A100 PCIe 40GB's SGEMM scale, whose convolutions in turn take the
 // 80GB board's.
