@@ -105,15 +105,18 @@ const std::vector<ArchFacts>& default_arch_facts() {
 
 namespace {
 
+double as_measured(double figure, const GpuSpec&) { return figure; }
+
 // The measured figure `field` of the model's other boards that `same` calls siblings of `gpu`, in
-// name order.
+// name order, each as `of` states it relative to its own board (as measured by default).
 std::vector<double> sibling_figures(const std::map<std::string, GpuMeasured>& gpus, const GpuSpec& gpu,
-                                    double GpuMeasured::*field, bool (*same)(const GpuSpec&, const GpuSpec&)) {
+                                    double GpuMeasured::*field, bool (*same)(const GpuSpec&, const GpuSpec&),
+                                    double (*of)(double figure, const GpuSpec& board) = as_measured) {
   std::vector<double> out;
   for (const auto& [name, m] : gpus) {
     if (!known(m.*field) || name == gpu.name) continue;
     const GpuSpec* sib = default_gpu_database().find(name);
-    if (sib && same(*sib, gpu)) out.push_back(m.*field);
+    if (sib && same(*sib, gpu)) out.push_back(of(m.*field, *sib));
   }
   return out;
 }
@@ -136,13 +139,12 @@ DramFigure sibling_dram_bw(const std::map<std::string, GpuMeasured>& gpus, const
     return a.compute_capability == b.compute_capability && a.dram_bw_gbps == b.dram_bw_gbps;
   });
   if (!v.empty()) return {v.front(), "memory sibling (same compute capability and datasheet bandwidth)"};
-  std::vector<double> fractions;
-  for (const auto& [name, m] : gpus) {
-    const GpuSpec* board = default_gpu_database().find(name);
-    if (name != gpu.name && known(m.dram_bw_gbps) && board && board->vendor == gpu.vendor &&
-        known(board->dram_bw_gbps) && board->dram_bw_gbps > 0)
-      fractions.push_back(m.dram_bw_gbps / board->dram_bw_gbps);
-  }
+  const std::vector<double> fractions = sibling_figures(
+      gpus, gpu, &GpuMeasured::dram_bw_gbps,
+      [](const GpuSpec& board, const GpuSpec& g) {
+        return board.vendor == g.vendor && known(board.dram_bw_gbps) && board.dram_bw_gbps > 0;
+      },
+      [](double gbps, const GpuSpec& board) { return gbps / board.dram_bw_gbps; });
   if (fractions.empty()) return {};
   return {median_of(fractions) * gpu.dram_bw_gbps, "its vendor's measured boards (median fraction of datasheet)"};
 }
