@@ -11,6 +11,7 @@ std::string_view to_string(Bound b) {
     case Bound::memory: return "memory";
     case Bound::launch: return "launch";
     case Bound::link: return "link";
+    case Bound::latency: return "latency";
   }
   return "launch";
 }
@@ -46,10 +47,19 @@ double blended_bw(double l2_share, const GpuCaps& g, const ModelParams& p) {
 // The L2 share saturates, x / (1 + x) with x = L2 / bytes: half at a working set the L2's size, the
 // missed share never less than half as large with twice the L2, so no cache-capacity cliff makes
 // twice the L2 more than twice as fast (a hard min(1, L2 / 2 bytes) jumped to all hits).
+// The DRAM round trip (µs) a memory-bound kernel pays once before its data streams.
+double mem_latency_us(const GpuCaps& g, const ModelParams& p) { return p[kMemLatencyCycles] / g.clock_mhz; }
+
 double memory_time(double bytes, const GpuCaps& g, const ModelParams& p, bool l2_cold) {
   if (bytes <= 0) return 0;
   const double l2_share = g.l2_bytes > 0 && !l2_cold ? g.l2_bytes / (g.l2_bytes + bytes) : 0.0;
-  return bytes / (blended_bw(l2_share, g, p) * 1e3) + p[kMemLatencyCycles] / g.clock_mhz;  // GB/s = 1e3 bytes/µs
+  return bytes / (blended_bw(l2_share, g, p) * 1e3) + mem_latency_us(g, p);  // GB/s = 1e3 bytes/µs
+}
+
+// A memory-bound kernel's bound: latency when the fixed latency `t_lat` within its memory time `t_m`
+// is at least the time its bytes take at bandwidth, memory otherwise.
+Bound memory_or_latency(double t_m, double t_lat) {
+  return t_lat > 0 && 2 * t_lat >= t_m ? Bound::latency : Bound::memory;
 }
 
 // Threads per CTA of a row kernel whose launch is not recorded (a synthesized list, a trace without
@@ -131,11 +141,12 @@ double with_floor(double floor, double work, double q) {
 
 // A kernel whose math takes `t_c` and whose traffic takes `t_m` (µs, overlapped), behind the floor;
 // bound by the larger, or by the launch floor when that exceeds both.
-inline KernelPrediction floored(const GpuCaps& g, double t_c, double t_m, double q) {
+// `t_lat`: the fixed latency within `t_m` (0 where a link, not DRAM, holds the bytes).
+inline KernelPrediction floored(const GpuCaps& g, double t_c, double t_m, double q, double t_lat) {
   const double work = std::max(t_m, t_c);
   KernelPrediction r;
   r.time_us = with_floor(g.launch_floor_us, work, q);
-  r.bound = g.launch_floor_us > work ? Bound::launch : (t_c > t_m ? Bound::compute : Bound::memory);
+  r.bound = g.launch_floor_us > work ? Bound::launch : t_c > t_m ? Bound::compute : memory_or_latency(t_m, t_lat);
   return r;
 }
 
@@ -190,7 +201,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   // Operand traffic without split-K is the same for every tile; split-K adds fp32 partial sums
   // written and read back by the reduction.
   const double inv_bw = 1.0 / (g.dram_bw_gbps * p[kGemmMemEff] * 1e3);
-  const double latency = p[kMemLatencyCycles] / g.clock_mhz;
+  const double latency = mem_latency_us(g, p);
   const double t_m1 = bytes * inv_bw + latency;
   // A measured SGEMM whose name records its tile, on an architecture that runs that kernel family,
   // ran that tile: the library's choice, not the menu's best. Its launch grid's z extent, where the
@@ -264,7 +275,9 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   }
   KernelPrediction r;
   r.time_us = with_floor(g.launch_floor_us, best, p[kFloorBlend]);
-  r.bound = g.launch_floor_us > best ? Bound::launch : (best_c >= best_m ? Bound::compute : Bound::memory);
+  r.bound = g.launch_floor_us > best   ? Bound::launch
+            : best_c >= best_m          ? Bound::compute
+                                        : memory_or_latency(best_m, latency);
   return r;
 }
 
@@ -274,7 +287,7 @@ KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double 
   const double t_m = memory_time(bytes, g, params_, k.l2_cold);
   const double rate = flop_per_us > 0 ? flop_per_us : std::max(g.vector_tflops, 1e-6) * 1e6;
   const double t_c = flops > 0 ? flops / rate * power_stretch(flops, derate, boost_flops) : 0.0;
-  return floored(g, t_c, t_m, params_[kFloorBlend]);
+  return floored(g, t_c, t_m, params_[kFloorBlend], bytes > 0 ? mem_latency_us(g, params_) : 0.0);
 }
 
 KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes) const {
@@ -282,13 +295,14 @@ KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double
   // One read and one write stream as any kernel's; each extra pass re-reads the input (half the bytes).
   double t_m = memory_time(k.bytes, g, params_, k.l2_cold);
   if (extra_passes > 0) t_m += reread_time(extra_passes * 0.5 * k.bytes, resident_row_bytes(k, g), g, params_);
-  return floored(g, 0.0, t_m, params_[kFloorBlend]);
+  return floored(g, 0.0, t_m, params_[kFloorBlend], k.bytes > 0 ? mem_latency_us(g, params_) : 0.0);
 }
 
 KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const {
   if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 0);
-  const double t_m = k.bytes / (link_gbps * 1e3) + params_[kMemLatencyCycles] / g.clock_mhz;
-  KernelPrediction r = floored(g, 0.0, t_m, params_[kFloorBlend]);
+  const double t_m = k.bytes / (link_gbps * 1e3) + mem_latency_us(g, params_);
+  // The link holds these bytes however few: no latency bound of their own.
+  KernelPrediction r = floored(g, 0.0, t_m, params_[kFloorBlend], 0.0);
   if (r.bound == Bound::memory) r.bound = Bound::link;  // the bytes cross the link, not DRAM
   return r;
 }

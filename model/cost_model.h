@@ -17,11 +17,13 @@
 
 namespace kcast {
 
-// What holds a kernel's time: its math, its DRAM/L2 traffic, the launch floor, or a link between
-// devices (collectives; copies to the host or a peer).
-enum class Bound { compute, memory, launch, link };
-constexpr int kNumBounds = 4;
-constexpr Bound kAllBounds[kNumBounds] = {Bound::compute, Bound::memory, Bound::launch, Bound::link};
+// What holds a kernel's time: its math, its DRAM/L2 traffic, the launch floor, a link between
+// devices (collectives; copies to the host or a peer), or the memory latency of a kernel with too
+// few bytes to stream: its fixed DRAM round trip is at least as long as its bytes take at bandwidth,
+// so more bandwidth barely helps it, and fusing it into a neighbour would.
+enum class Bound { compute, memory, launch, link, latency };
+constexpr int kNumBounds = 5;
+constexpr Bound kAllBounds[kNumBounds] = {Bound::compute, Bound::memory, Bound::launch, Bound::link, Bound::latency};
 std::string_view to_string(Bound b);
 
 struct KernelPrediction {

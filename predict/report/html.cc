@@ -50,14 +50,14 @@ std::string predict_html(const PredictValues& v) {
   s += "<section>\n<table>\n<tr><th class=\"l\">GPU</th><th>mode</th><th>rows</th><th>transferred</th>"
        "<th>kernel time</th><th>step time</th><th>speedup vs " +
        html_escape(v.gpus.empty() ? std::string() : v.gpus[0].gpu) + "</th><th>" + html_escape(v.dominant_dtype) +
-       " peak ratio</th><th>GEMM</th><th>non-GEMM</th><th>launch-bound</th></tr>\n";
+       " peak ratio</th><th>GEMM</th><th>non-GEMM</th><th>launch-bound</th><th>latency-bound</th></tr>\n";
   for (const auto& g : v.gpus) {
     auto pct = [&](double x) { return g.kernel_us > 0 ? fixed(100 * x / g.kernel_us, 1) + "%" : "-"; };
     s += "<tr><td class=\"l\">" + html_escape(g.gpu) + "</td><td>" + g.mode + "</td><td>" + std::to_string(g.kernels) +
          "</td><td>" + std::to_string(g.transferred_rows) + "</td><td>" + human_time(g.kernel_us) + "</td><td>" +
          human_time(g.step_us) + "</td><td>" + fixed(g.speedup_vs_first, 2) + "x</td><td>" +
          fixed(g.peak_ratio_vs_first, 2) + "x</td><td>" + pct(g.gemm_us) + "</td><td>" + pct(g.non_gemm_us) +
-         "</td><td>" + pct(g.launch_bound_us) + "</td></tr>\n";
+         "</td><td>" + pct(g.launch_bound_us) + "</td><td>" + pct(g.bound_us[int(Bound::latency)]) + "</td></tr>\n";
   }
   s += "</table>\n";
   if (known(v.measured_kernel_us))

@@ -41,18 +41,19 @@ void render_predict_table(const PredictValues& v, std::ostream& o) {
     o << "work inferred: " << v.inferred_work_rows
       << " measured rows without shape, flops or bytes get what their measured time implies on their GPU\n";
   o << "\n";
-  std::snprintf(line, sizeof line, "%-16s %-8s %8s %11s %11s %8s %6s %6s %6s %6s %6s %6s\n", "gpu", "mode",
+  std::snprintf(line, sizeof line, "%-16s %-8s %8s %11s %11s %8s %6s %6s %6s %6s %6s %6s %6s\n", "gpu", "mode",
                 "transfer", "kernel time", "step time", "vs 1st", "gemm%", "other%", "launch%", "comp%",
-                "mem%", "link%");
+                "mem%", "lat%", "link%");
   o << line;
   for (const auto& g : v.gpus) {
-    std::snprintf(line, sizeof line, "%-16s %-8s %8zu %11s %11s %8s %6s %6s %6s %6s %6s %6s\n", g.gpu.c_str(),
+    std::snprintf(line, sizeof line, "%-16s %-8s %8zu %11s %11s %8s %6s %6s %6s %6s %6s %6s %6s\n", g.gpu.c_str(),
                   g.mode.c_str(), g.transferred_rows, human_time(g.kernel_us).c_str(),
                   human_time(g.step_us).c_str(), (fixed(g.speedup_vs_first, 2) + "x").c_str(),
                   pct(g.gemm_us, g.kernel_us).c_str(), pct(g.non_gemm_us, g.kernel_us).c_str(),
                   pct(g.launch_bound_us, g.kernel_us).c_str(),
                   pct(g.bound_us[int(Bound::compute)], g.kernel_us).c_str(),
                   pct(g.bound_us[int(Bound::memory)], g.kernel_us).c_str(),
+                  pct(g.bound_us[int(Bound::latency)], g.kernel_us).c_str(),
                   pct(g.bound_us[int(Bound::link)], g.kernel_us).c_str());
     o << line;
   }
@@ -88,7 +89,7 @@ void render_predict_csv(const PredictValues& v, std::ostream& o) {
   o << "gpu,mode,kernels,transferred_rows,invocations,kernel_us,step_us,gemm_us,non_gemm_us,launch_bound_us,"
        "compute_us,memory_us,launch_us,peak_dtype,peak_tflops,speedup_vs_first,peak_ratio_vs_first,source_gpus";
   for (KernelClass c : kAllClasses) o << ",class_" << to_string(c) << "_us";
-  o << ",link_us\n";  // appended: the columns before keep their positions
+  o << ",link_us,latency_us\n";  // appended: the columns before keep their positions
   for (const auto& g : v.gpus) {
     o << csv_cell(g.gpu) << ',' << g.mode << ',' << g.kernels << ',' << g.transferred_rows << ','
       << fmt(g.invocations, 12) << ',' << fmt(g.kernel_us, 10) << ',' << fmt(g.step_us, 10) << ','
@@ -97,7 +98,7 @@ void render_predict_csv(const PredictValues& v, std::ostream& o) {
     o << ',' << v.dominant_dtype << ',' << fmt(g.peak_tflops) << ',' << fmt(g.speedup_vs_first) << ','
       << fmt(g.peak_ratio_vs_first) << ',' << csv_cell(join(g.source_gpus, ";"));
     for (KernelClass c : kAllClasses) o << ',' << fmt(g.class_us[int(c)], 10);
-    o << ',' << fmt(g.bound_us[int(Bound::link)], 10);
+    o << ',' << fmt(g.bound_us[int(Bound::link)], 10) << ',' << fmt(g.bound_us[int(Bound::latency)], 10);
     o << "\n";
   }
 }

@@ -52,10 +52,12 @@ PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<G
     for (KernelClass c : kAllClasses) {
       const auto& cb = p.by_class_bound[int(c)];
       g.class_us[int(c)] = p.by_class(c);
-      for (int b = 0; b < kNumBounds; ++b) g.bound_us[b] += cb[b];
-      g.launch_bound_us += cb[int(Bound::launch)];
-      (gemm_like(c) ? g.gemm_us : g.non_gemm_us) +=
-          cb[int(Bound::compute)] + cb[int(Bound::memory)] + cb[int(Bound::link)];
+      // Every bound but the launch floor counts as the class's work: a latency-bound kernel is small,
+      // but its time is its memory's, not the floor's.
+      for (Bound b : kAllBounds) {
+        g.bound_us[int(b)] += cb[int(b)];
+        (b == Bound::launch ? g.launch_bound_us : gemm_like(c) ? g.gemm_us : g.non_gemm_us) += cb[int(b)];
+      }
     }
     g.source_gpus = p.source_gpus;
     if (i < specs.size() && specs[i]) {

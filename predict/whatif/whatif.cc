@@ -98,17 +98,19 @@ WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const Gp
     scale_bandwidth(both, 2);
     launch.launch_floor_us /= 2;
     r.walls = {{"compute_2x", "2x tensor and SIMT FLOP/s for compute-bound kernels only", {}},
-               {"memory_2x", "2x DRAM and L2 bandwidth for memory-bound kernels only", {}},
+               {"memory_2x", "2x DRAM and L2 bandwidth for memory- and latency-bound kernels only", {}},
                {"compute_and_memory_2x", "2x FLOP/s and bandwidth for every kernel", {}},
                {"launch_half", "launch overhead halved", {}}};
     parallel_for(r.walls.size(), w.opt.max_threads, [&](size_t i) {
       const GpuCaps& caps = i == 0 ? compute : i == 1 ? memory : i == 2 ? both : launch;
       std::vector<KernelPrediction> p = predict_unique(w, caps);
       // The first two walls help only the kernels up against them: others keep their baseline time.
-      const Bound only = i == 0 ? Bound::compute : Bound::memory;
+      // A latency-bound kernel is a memory one whose bytes take less than its latency: 2x bandwidth
+      // still halves that part.
+      auto against = [i](Bound b) { return i == 0 ? b == Bound::compute : b == Bound::memory || b == Bound::latency; };
       if (i < 2)
         for (size_t u = 0; u < p.size(); ++u)
-          if (p0[u].bound != only) p[u] = p0[u];
+          if (!against(p0[u].bound)) p[u] = p0[u];
       // Launch floor of the configured GPU for the first three; the halved one for launch_half.
       r.walls[i].pred = evaluate_target(w, r.gpu, i == 3 ? launch : base, p);
     });

@@ -183,6 +183,50 @@ TEST(CostModel, TinyKernelIsLaunchBound) {
   EXPECT_EQ(p.bound, Bound::launch);
 }
 
+// A memory kernel whose bytes take less time at bandwidth than its fixed DRAM latency is bound by
+// that latency (more bandwidth barely helps it); past that, by memory. The same for a GEMM's
+// operand stream; without a latency nothing is latency-bound.
+TEST(CostModel, KernelWhoseBytesTakeLessThanItsLatencyIsLatencyBound) {
+  ModelParams params;
+  params[kFloorBlend] = 1.0;
+  params[kMemLatencyCycles] = 3000.0;  // 3 µs at the paper GPU's 1000 MHz
+  const CostModel m(params, default_arch_facts());
+  const GpuCaps c = m.caps(paper_gpu());
+  auto stream = [&](double bytes) {
+    Kernel k;
+    k.cls = KernelClass::elementwise;
+    k.bytes = bytes;
+    k.flops = 0;
+    return m.predict(k, c);
+  };
+  EXPECT_EQ(stream(1e6).bound, Bound::latency);   // 1 µs of bytes, 3 µs of latency
+  EXPECT_EQ(stream(3e6).bound, Bound::latency);   // as long as the latency
+  EXPECT_EQ(stream(3.2e6).bound, Bound::memory);  // longer
+  EXPECT_EQ(stream(1e9).bound, Bound::memory);
+  const CostModel no_latency = plain_model();
+  const GpuCaps c0 = no_latency.caps(paper_gpu());
+  Kernel k;
+  k.cls = KernelClass::elementwise;
+  k.bytes = 1e6;
+  EXPECT_EQ(no_latency.predict(k, c0).bound, Bound::launch);
+  k.bytes = 1e7;
+  EXPECT_EQ(no_latency.predict(k, c0).bound, Bound::memory);
+  // A GEMV's weights stream the same way where its math is negligible (tensor rate raised 1000x).
+  GpuSpec fast = paper_gpu();
+  fast.bf16_tflops *= 1000;
+  const GpuCaps cf = m.caps(fast);
+  auto gemv = [&](int64_t n) {
+    Kernel g;
+    g.cls = KernelClass::gemm;
+    g.dtype = DType::bf16;
+    g.batch = 1, g.m = 1, g.n = n, g.k = n;
+    g.derive_from_shape();
+    return m.predict(g, cf).bound;
+  };
+  EXPECT_EQ(gemv(512), Bound::latency);  // 0.5 MB of weights: 0.6 µs at the GEMM operand bandwidth
+  EXPECT_EQ(gemv(8192), Bound::memory);  // 134 MB
+}
+
 // The floor blend (floor^q + work^q)^(1/q) has a fast path for q = 2, 4, 8 (the fitted value
 // sits at 8); it must give the closed form, and agree with the general pow() path next to it.
 TEST(CostModel, FloorBlendFastPathMatchesClosedFormAndGeneralPath) {

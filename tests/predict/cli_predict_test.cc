@@ -46,7 +46,7 @@ TEST(PredictCli, JsonHasCliMdShapeForEveryGpuInOrder) {
     EXPECT_TRUE(p[i]["by_class"].contains("gemm"));
     EXPECT_TRUE(p[i]["by_class"].contains("conv"));
     EXPECT_EQ(p[i]["total_us"], p[i]["step_us"]);
-    for (const char* b : {"compute", "memory", "launch", "link"}) EXPECT_TRUE(p[i]["by_bound"][b].is_number()) << b;
+    for (const char* b : {"compute", "memory", "launch", "link", "latency"}) EXPECT_TRUE(p[i]["by_bound"][b].is_number()) << b;
   }
 }
 

@@ -164,6 +164,18 @@ TEST(Walls, EachWallHelpsAndBothHelpMost) {
   EXPECT_LE(r.walls[2].pred.step_us, r.walls[1].pred.step_us);
 }
 
+// Kernels with too few bytes to stream are latency-bound, and the memory wall still speeds them up
+// (2x bandwidth halves the part of their time their bytes take), by far less than 2x.
+TEST(Walls, MemoryWallIncludesLatencyBoundKernels) {
+  const std::vector<Kernel> rows(4, streaming(2e5));
+  const WhatifResult r = walls_of(rows, "H100-SXM");
+  ASSERT_GT(r.baseline.kernel_us, 0);
+  EXPECT_GT(r.baseline.by_bound(Bound::latency), 0.99 * r.baseline.kernel_us);
+  const double speedup = r.modified.step_us / r.walls[1].pred.step_us;
+  EXPECT_GT(speedup, 1.0);
+  EXPECT_LT(speedup, 1.2);
+}
+
 TEST(Walls, CollectivesAddTheLinkWall) {
   // The fixture plus an all-reduce: a fifth wall, which speeds up only the collective.
   std::vector<Kernel> rows = fixture();

@@ -27,7 +27,7 @@ PredictValues two_gpus() {
     g.class_rows[int(KernelClass::gemm)] = 2;
     g.class_us[int(KernelClass::softmax)] = 20.0 / (i + 1);
     g.class_rows[int(KernelClass::softmax)] = 1;
-    g.bound_us = {80.0 / (i + 1), 15.0 / (i + 1), 5.0 / (i + 1)};
+    g.bound_us = {80.0 / (i + 1), 10.0 / (i + 1), 5.0 / (i + 1), 0.0, 5.0 / (i + 1)};  // indexed by Bound
     g.peak_tflops = 300.0 * (i + 1);
     g.speedup_vs_first = i + 1.0;
     g.peak_ratio_vs_first = i + 1.0;
@@ -47,6 +47,7 @@ TEST(PredictReport, JsonCarriesTheValues) {
   EXPECT_EQ(b["by_class"]["gemm"], 40.0);
   EXPECT_EQ(b["by_class"]["softmax"], 10.0);
   EXPECT_EQ(b["by_bound"]["launch"], 2.5);
+  EXPECT_EQ(b["by_bound"]["latency"], 2.5);
 }
 
 TEST(PredictReport, CsvHasOneRowPerGpuWithTheSameNumbers) {
@@ -62,6 +63,12 @@ TEST(PredictReport, CsvHasOneRowPerGpuWithTheSameNumbers) {
   EXPECT_NE(header.find("class_gemm_us"), std::string::npos);
   EXPECT_EQ(a.rfind("A100,auto,3,0,0,100,125,", 0), 0u) << a;
   EXPECT_EQ(b.rfind("B<200>,auto,3,0,0,50,62.5,", 0), 0u) << b;
+  // Columns added later go last, so every earlier one keeps its position: link, then latency.
+  auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  EXPECT_TRUE(ends_with(header, ",link_us,latency_us")) << header;
+  EXPECT_TRUE(ends_with(b, ",0,2.5")) << b;
 }
 
 TEST(PredictReport, TableNamesEveryGpuAndClass) {
