@@ -47,13 +47,10 @@ double blended_bw(double l2_share, const GpuCaps& g, const ModelParams& p) {
 // The L2 share saturates, x / (1 + x) with x = L2 / bytes: half at a working set the L2's size, the
 // missed share never less than half as large with twice the L2, so no cache-capacity cliff makes
 // twice the L2 more than twice as fast (a hard min(1, L2 / 2 bytes) jumped to all hits).
-// The DRAM round trip (µs) a memory-bound kernel pays once before its data streams.
-double mem_latency_us(const GpuCaps& g, const ModelParams& p) { return p[kMemLatencyCycles] / g.clock_mhz; }
-
 double memory_time(double bytes, const GpuCaps& g, const ModelParams& p, bool l2_cold) {
   if (bytes <= 0) return 0;
   const double l2_share = g.l2_bytes > 0 && !l2_cold ? g.l2_bytes / (g.l2_bytes + bytes) : 0.0;
-  return bytes / (blended_bw(l2_share, g, p) * 1e3) + mem_latency_us(g, p);  // GB/s = 1e3 bytes/µs
+  return bytes / (blended_bw(l2_share, g, p) * 1e3) + g.mem_latency_us;  // GB/s = 1e3 bytes/µs
 }
 
 // A memory-bound kernel's bound: latency when the fixed latency `t_lat` within its memory time `t_m`
@@ -201,7 +198,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   // Operand traffic without split-K is the same for every tile; split-K adds fp32 partial sums
   // written and read back by the reduction.
   const double inv_bw = 1.0 / (g.dram_bw_gbps * p[kGemmMemEff] * 1e3);
-  const double latency = mem_latency_us(g, p);
+  const double latency = g.mem_latency_us;
   const double t_m1 = bytes * inv_bw + latency;
   // A measured SGEMM whose name records its tile, on an architecture that runs that kernel family,
   // ran that tile: the library's choice, not the menu's best. Its launch grid's z extent, where the
@@ -287,7 +284,7 @@ KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double 
   const double t_m = memory_time(bytes, g, params_, k.l2_cold);
   const double rate = flop_per_us > 0 ? flop_per_us : std::max(g.vector_tflops, 1e-6) * 1e6;
   const double t_c = flops > 0 ? flops / rate * power_stretch(flops, derate, boost_flops) : 0.0;
-  return floored(g, t_c, t_m, params_[kFloorBlend], bytes > 0 ? mem_latency_us(g, params_) : 0.0);
+  return floored(g, t_c, t_m, params_[kFloorBlend], bytes > 0 ? g.mem_latency_us : 0.0);
 }
 
 KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes) const {
@@ -295,12 +292,12 @@ KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double
   // One read and one write stream as any kernel's; each extra pass re-reads the input (half the bytes).
   double t_m = memory_time(k.bytes, g, params_, k.l2_cold);
   if (extra_passes > 0) t_m += reread_time(extra_passes * 0.5 * k.bytes, resident_row_bytes(k, g), g, params_);
-  return floored(g, 0.0, t_m, params_[kFloorBlend], k.bytes > 0 ? mem_latency_us(g, params_) : 0.0);
+  return floored(g, 0.0, t_m, params_[kFloorBlend], k.bytes > 0 ? g.mem_latency_us : 0.0);
 }
 
 KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const {
   if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 0);
-  const double t_m = k.bytes / (link_gbps * 1e3) + mem_latency_us(g, params_);
+  const double t_m = k.bytes / (link_gbps * 1e3) + g.mem_latency_us;
   // The link holds these bytes however few: no latency bound of their own.
   KernelPrediction r = floored(g, 0.0, t_m, params_[kFloorBlend], 0.0);
   if (r.bound == Bound::memory) r.bound = Bound::link;  // the bytes cross the link, not DRAM

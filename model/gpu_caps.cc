@@ -35,6 +35,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
                      : p[kL2BytesPerClk] * c.sm_count * c.clock_mhz * 1e-3;  // GB/s
   c.l2_bytes = known(g.l2_mb) ? g.l2_mb * 1e6 : 0;
   c.launch_floor_us = known(g.measured_launch_us) ? g.measured_launch_us : p[kFloorUs];
+  c.mem_latency_us = p[kMemLatencyCycles] / c.clock_mhz;  // a latency in cycles: a slower clock, a longer wait
   c.context_scale = known(g.measured_context_scale) ? g.measured_context_scale : 1.0;
   c.link_gbps = known(g.link_gbps) ? g.link_gbps * kLinkEff : 0.0;
   c.host_gbps = known(g.host_gbps) ? g.host_gbps * kHostLinkEff : 0.0;

@@ -36,6 +36,9 @@ struct GpuCaps {
   bool simt_gemm[7] = {};        // GEMMs of this dtype run on CUDA cores
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
+  // The latency a memory-bound kernel pays once before its data streams (µs): the fitted
+  // mem_latency_cycles at clock_mhz, a DRAM round trip plus the kernel's ramp-up.
+  double mem_latency_us = 0;
   double link_gbps = 0;          // sustained GPU-to-GPU bandwidth per direction for collectives; 0 = unknown
   double host_gbps = 0;          // sustained host-link bandwidth per direction for copies; 0 = unknown
   double context_scale = 1;      // the measurement rig's context floors vs the typical rig's

@@ -12,7 +12,7 @@ const std::vector<KnobInfo> kKnobs = {
     {Knob::l2_size, "l2_size", "MB"},             {Knob::tensor_flops, "tensor_flops", "TFLOP/s"},
     {Knob::vector_flops, "vector_flops", "TFLOP/s"}, {Knob::sm_count, "sm_count", "SMs"},
     {Knob::clock, "clock", "MHz"},                {Knob::launch_overhead, "launch_overhead", "us"},
-    {Knob::link_bw, "link_bw", "GB/s"}};
+    {Knob::link_bw, "link_bw", "GB/s"},           {Knob::mem_latency, "mem_latency", "us"}};
 
 std::string_view to_string(Knob k) {
   for (const auto& i : kKnobs)
@@ -87,6 +87,7 @@ double knob_value(const GpuCaps& c, const GpuSpec& spec, Knob k) {
     case Knob::clock: return c.clock_mhz;
     case Knob::launch_overhead: return c.launch_floor_us;
     case Knob::link_bw: return c.link_gbps;
+    case Knob::mem_latency: return c.mem_latency_us;
   }
   return 0;
 }
@@ -96,8 +97,9 @@ void set_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double v, const std::stri
     throw InputError("option '" + option + "': " + c.name + " has no tensor cores; use vector_flops");
   if (k == Knob::link_bw && !(c.link_gbps > 0))
     throw InputError("option '" + option + "': " + c.name + " has no link_gbps in the GPU database");
-  // l2_size and launch_overhead may be zero (no L2, no launch cost); the rest must be positive.
-  if (k == Knob::l2_size || k == Knob::launch_overhead) {
+  // l2_size, launch_overhead and mem_latency may be zero (no L2, no launch cost, no latency); the
+  // rest must be positive.
+  if (k == Knob::l2_size || k == Knob::launch_overhead || k == Knob::mem_latency) {
     if (!(v >= 0) || !std::isfinite(v))
       throw InputError("option '" + option + "': " + std::string(to_string(k)) + " must not be negative");
   } else {
@@ -126,11 +128,13 @@ void set_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double v, const std::stri
       const double f = v / c.clock_mhz;
       scale_compute(c, f);
       c.l2_bw_gbps *= f;
+      c.mem_latency_us /= f;
       c.clock_mhz = v;
       return;
     }
     case Knob::launch_overhead: c.launch_floor_us = v; return;
     case Knob::link_bw: c.link_gbps = v; return;
+    case Knob::mem_latency: c.mem_latency_us = v; return;
   }
 }
 

@@ -17,6 +17,10 @@
 //   clock            MHz      caps.clock_mhz; compute rates and L2 bandwidth scale by new/old
 //                             (the sustained clock under load: power limits are not re-derived).
 //   launch_overhead  µs       caps.launch_floor_us (the per-kernel launch floor).
+//   mem_latency      µs       caps.mem_latency_us: the latency a memory-bound kernel pays once before its
+//                             data streams (DRAM round trip and ramp-up); it bounds the small kernels
+//                             the model calls latency-bound. The clock knob scales it too (it is
+//                             fitted in cycles).
 //   link_bw          GB/s     caps.link_gbps: the GPU-to-GPU bandwidth collectives sustain, one direction.
 #pragma once
 #include <string>
@@ -28,7 +32,18 @@
 
 namespace kcast {
 
-enum class Knob { dram_bw, l2_bw, l2_size, tensor_flops, vector_flops, sm_count, clock, launch_overhead, link_bw };
+enum class Knob {
+  dram_bw,
+  l2_bw,
+  l2_size,
+  tensor_flops,
+  vector_flops,
+  sm_count,
+  clock,
+  launch_overhead,
+  link_bw,
+  mem_latency
+};
 
 struct KnobInfo {
   Knob knob;

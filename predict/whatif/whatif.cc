@@ -91,18 +91,24 @@ WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const Gp
   if (ws.walls) {
     const GpuCaps& base = r.modified_caps;
     const std::vector<KernelPrediction> p0 = predict_unique(w, base);
-    GpuCaps compute = base, memory = base, both = base, launch = base;
+    GpuCaps compute = base, memory = base, both = base, launch = base, small = base;
     scale_compute(compute, 2);
     scale_bandwidth(memory, 2);
     scale_compute(both, 2);
     scale_bandwidth(both, 2);
     launch.launch_floor_us /= 2;
+    // The small-kernel wall: both fixed costs a kernel pays whatever its work, the launch floor and
+    // the memory latency (halving the latency alone leaves latency-bound kernels at the floor).
+    small.launch_floor_us /= 2;
+    small.mem_latency_us /= 2;
     r.walls = {{"compute_2x", "2x tensor and SIMT FLOP/s for compute-bound kernels only", {}},
                {"memory_2x", "2x DRAM and L2 bandwidth for memory- and latency-bound kernels only", {}},
                {"compute_and_memory_2x", "2x FLOP/s and bandwidth for every kernel", {}},
-               {"launch_half", "launch overhead halved", {}}};
+               {"launch_half", "launch overhead halved", {}},
+               {"small_kernels_half", "launch overhead and memory latency halved (small kernels' fixed costs)", {}}};
+    const GpuCaps* wall_caps[] = {&compute, &memory, &both, &launch, &small};
     parallel_for(r.walls.size(), w.opt.max_threads, [&](size_t i) {
-      const GpuCaps& caps = i == 0 ? compute : i == 1 ? memory : i == 2 ? both : launch;
+      const GpuCaps& caps = *wall_caps[i];
       std::vector<KernelPrediction> p = predict_unique(w, caps);
       // The first two walls help only the kernels up against them: others keep their baseline time.
       // A latency-bound kernel is a memory one whose bytes take less than its latency: 2x bandwidth
@@ -111,8 +117,8 @@ WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const Gp
       if (i < 2)
         for (size_t u = 0; u < p.size(); ++u)
           if (!against(p0[u].bound)) p[u] = p0[u];
-      // Launch floor of the configured GPU for the first three; the halved one for launch_half.
-      r.walls[i].pred = evaluate_target(w, r.gpu, i == 3 ? launch : base, p);
+      // The configured GPU for the first three; the halved launch floor (and latency) for the last two.
+      r.walls[i].pred = evaluate_target(w, r.gpu, i >= 3 ? caps : base, p);
     });
     // A workload with collectives on a GPU with a link figure: the interconnect wall too (only
     // collectives read the link, so the others keep their baseline time by construction).

@@ -184,7 +184,7 @@ TEST(WhatifCli, JsonHasCliMdShape) {
   ASSERT_TRUE(j["by_class"]["gemm"].is_object());
   EXPECT_TRUE(j["by_class"]["gemm"]["baseline_us"].is_number());
   EXPECT_TRUE(j["by_class"]["gemm"]["modified_us"].is_number());
-  ASSERT_EQ(j["walls"].size(), 4u);
+  ASSERT_EQ(j["walls"].size(), 5u);
   for (const auto& w : j["walls"]) EXPECT_GE(w["speedup"].get<double>(), 1.0);
 }
 

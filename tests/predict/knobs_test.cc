@@ -154,7 +154,7 @@ WhatifResult walls_of(const std::vector<Kernel>& rows, const std::string& gpu) {
 
 TEST(Walls, EachWallHelpsAndBothHelpMost) {
   const WhatifResult r = walls_of(fixture(), "V100-PCIe-32GB");
-  ASSERT_EQ(r.walls.size(), 4u);
+  ASSERT_EQ(r.walls.size(), 5u);
   const double base = r.modified.step_us;
   for (const auto& wall : r.walls) {
     EXPECT_LE(wall.pred.step_us, base) << wall.name;
@@ -165,8 +165,9 @@ TEST(Walls, EachWallHelpsAndBothHelpMost) {
 }
 
 // Kernels with too few bytes to stream are latency-bound, and the memory wall still speeds them up
-// (2x bandwidth halves the part of their time their bytes take), by far less than 2x.
-TEST(Walls, MemoryWallIncludesLatencyBoundKernels) {
+// (2x bandwidth halves the part of their time their bytes take), by far less than 2x; the
+// small-kernel wall is what holds them.
+TEST(Walls, LatencyBoundKernelsMeetTheSmallKernelWall) {
   const std::vector<Kernel> rows(4, streaming(2e5));
   const WhatifResult r = walls_of(rows, "H100-SXM");
   ASSERT_GT(r.baseline.kernel_us, 0);
@@ -174,23 +175,30 @@ TEST(Walls, MemoryWallIncludesLatencyBoundKernels) {
   const double speedup = r.modified.step_us / r.walls[1].pred.step_us;
   EXPECT_GT(speedup, 1.0);
   EXPECT_LT(speedup, 1.2);
+  // What holds them is their fixed costs: halving the launch floor and the latency together helps
+  // far more than either wall above (the latency alone would leave them at the floor).
+  ASSERT_EQ(r.walls[4].name, "small_kernels_half");
+  const double small_speedup = r.modified.step_us / r.walls[4].pred.step_us;
+  EXPECT_GT(small_speedup, 1.5);
+  EXPECT_LT(r.modified.step_us / r.walls[3].pred.step_us, small_speedup);
+  EXPECT_LE(r.walls[4].pred.step_us, r.walls[3].pred.step_us);
 }
 
 TEST(Walls, CollectivesAddTheLinkWall) {
-  // The fixture plus an all-reduce: a fifth wall, which speeds up only the collective.
+  // The fixture plus an all-reduce: a sixth wall, which speeds up only the collective.
   std::vector<Kernel> rows = fixture();
   Kernel nccl = streaming(4e8, KernelClass::communication);
   nccl.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
   rows.push_back(nccl);
   const WhatifResult r = walls_of(rows, "H100-SXM");
-  ASSERT_EQ(r.walls.size(), 5u);
-  EXPECT_EQ(r.walls[4].name, "link_2x");
+  ASSERT_EQ(r.walls.size(), 6u);
+  EXPECT_EQ(r.walls[5].name, "link_2x");
   const double base = r.modified.step_us, comm = r.baseline.by_class(KernelClass::communication);
   ASSERT_GT(comm, 0);
-  EXPECT_LT(r.walls[4].pred.step_us, base);
+  EXPECT_LT(r.walls[5].pred.step_us, base);
   // Only the collective moved, by at most half of its own time.
-  EXPECT_GE(r.walls[4].pred.step_us, base - comm / 2 * (1 + 1e-9));
-  EXPECT_NEAR(r.walls[4].pred.by_class(KernelClass::elementwise), r.baseline.by_class(KernelClass::elementwise), 1e-9);
+  EXPECT_GE(r.walls[5].pred.step_us, base - comm / 2 * (1 + 1e-9));
+  EXPECT_NEAR(r.walls[5].pred.by_class(KernelClass::elementwise), r.baseline.by_class(KernelClass::elementwise), 1e-9);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Physics of the what-if knobs over real kernel lists: giving a GPU twice as much of any resource
-// (launch overhead: half as much) never slows a workload down and never speeds it up more than 2x.
+// (launch overhead and memory latency: half as much) never slows a workload down and never speeds it up more than 2x.
 // Checked on the mixed_ops fixture (real measured kernels: NeuSight FP32 ops, aiconfigurator
 // BF16/FP8 GEMMs), the same with their work erased (an Nsight Systems trace) and a synthetic transformer-like list, on several GPUs, in absolute and auto mode.
 // Per-kernel violations are reported in the failure message (kernel, times), since they point at
@@ -38,7 +38,7 @@ std::vector<Kernel> transformer_like() {
 
 const std::vector<Knob> kKnobsChecked = {Knob::dram_bw,      Knob::l2_bw,    Knob::l2_size, Knob::tensor_flops,
                                          Knob::vector_flops, Knob::sm_count, Knob::clock,   Knob::launch_overhead,
-                                         Knob::link_bw};
+                                         Knob::link_bw,      Knob::mem_latency};
 
 // Checks the bound on the workload total and on every distinct kernel; returns readable violations.
 std::vector<std::string> check(const std::vector<Kernel>& rows, const std::string& gpu, PredictMode mode) {
@@ -55,7 +55,7 @@ std::vector<std::string> check(const std::vector<Kernel>& rows, const std::strin
     if (info.knob == Knob::tensor_flops && knob_value(base, spec, info.knob) <= 0) continue;  // no tensor cores
     if (info.knob == Knob::link_bw && knob_value(base, spec, info.knob) <= 0) continue;       // no link figure
     GpuCaps c = base;
-    const double factor = info.knob == Knob::launch_overhead ? 0.5 : 2.0;
+    const double factor = info.knob == Knob::launch_overhead || info.knob == Knob::mem_latency ? 0.5 : 2.0;
     scale_knob(c, spec, info.knob, factor, "--scale");
     const std::vector<KernelPrediction> p1 = predict_unique(w, c);
     const GpuPrediction g1 = evaluate_target(w, spec.name, c, p1);
