@@ -139,8 +139,10 @@ double with_floor(double floor, double work, double q) {
 // A kernel whose math takes `t_c` and whose traffic takes `t_m` (µs, overlapped), behind the floor;
 // bound by the larger, or by the launch floor when that exceeds both.
 // `t_lat`: the fixed latency within `t_m` (0 where a link, not DRAM, holds the bytes).
-inline KernelPrediction floored(const GpuCaps& g, double t_c, double t_m, double q, double t_lat) {
+inline KernelPrediction floored(const GpuCaps& g, double t_c, double t_m, double q, double t_lat,
+                                KernelTerms* terms) {
   const double work = std::max(t_m, t_c);
+  if (terms) *terms = KernelTerms{t_c, t_m, t_lat, g.launch_floor_us};
   KernelPrediction r;
   r.time_us = with_floor(g.launch_floor_us, work, q);
   r.bound = g.launch_floor_us > work ? Bound::launch : t_c > t_m ? Bound::compute : memory_or_latency(t_m, t_lat);
@@ -160,7 +162,7 @@ double conv_gain(const ModelParams& p, ConvAlgo a, bool simt) {
   }
 }
 
-KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const {
+KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_scale, KernelTerms* terms) const {
   const ModelParams& p = params_;
   const int gd = gemm_dtype(g, k.dtype);
   const double sm_rate_named = gemm_rate(g, k.dtype) * rate_scale / g.sm_count /  // FLOP/µs per SM
@@ -220,7 +222,8 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   };
   const int first_split = named_split > 0 ? named_split : 1;
   const int max_split = named_split > 0 ? named_split : g.arch.split_k ? g.arch.max_split_k : 1;
-  double best = 1e300, best_c = 0, best_m = 0;
+  double best = 1e300, best_c = 0, best_m = 0, best_waves = 0;
+  int best_tile = 0, best_split = 1;
   // SIMT GEMMs choose from their own menu, except batched ones on architectures where cuBLAS runs
   // every batched SGEMM with one tile (ArchFacts::simt_batched), thin or not.
   GpuCaps::TileMenu one;
@@ -259,7 +262,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
       const double t_c = waves * (kk / s + k_fill) * work_per_k * long_k(kk / s);
       const double t_m = s == 1 ? t_m1 : (bytes + mn4 * s) * inv_bw + latency;
       const double total = std::max(t_c, t_m) + (s > 1 ? p[kSplitKUs] : 0.0);
-      if (total < best) best = total, best_c = t_c, best_m = t_m;
+      if (total < best) best = total, best_c = t_c, best_m = t_m, best_waves = waves, best_tile = ti, best_split = s;
     }
   }
   if (nonfused_winograd) {
@@ -270,6 +273,12 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
                             kWinogradNonfusedFilterBytes * cin * cout,
                         g, p, k.l2_cold);
   }
+  if (terms) {
+    // The split-K reduction and the Winograd transforms come on top of the chosen configuration.
+    *terms = KernelTerms{best_c, best_m, latency, g.launch_floor_us, best - std::max(best_c, best_m)};
+    terms->tile_m = int(menu.t[best_tile].m), terms->tile_n = int(menu.t[best_tile].n);
+    terms->split_k = best_split, terms->waves = best_waves;
+  }
   KernelPrediction r;
   r.time_us = with_floor(g.launch_floor_us, best, p[kFloorBlend]);
   r.bound = g.launch_floor_us > best   ? Bound::launch
@@ -278,35 +287,37 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
   return r;
 }
 
-KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double flops, double flop_per_us,
-                                      double derate, double boost_flops) const {
+KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double flops, KernelTerms* terms,
+                                      double flop_per_us, double derate, double boost_flops) const {
   const double bytes = known(k.bytes) ? k.bytes : 0.0;
   const double t_m = memory_time(bytes, g, params_, k.l2_cold);
   const double rate = flop_per_us > 0 ? flop_per_us : std::max(g.vector_tflops, 1e-6) * 1e6;
   const double t_c = flops > 0 ? flops / rate * power_stretch(flops, derate, boost_flops) : 0.0;
-  return floored(g, t_c, t_m, params_[kFloorBlend], bytes > 0 ? g.mem_latency_us : 0.0);
+  return floored(g, t_c, t_m, params_[kFloorBlend], bytes > 0 ? g.mem_latency_us : 0.0, terms);
 }
 
-KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes) const {
-  if (!known(k.bytes)) return streaming(k, g, 0);
+KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes,
+                                       KernelTerms* terms) const {
+  if (!known(k.bytes)) return streaming(k, g, 0, terms);
   // One read and one write stream as any kernel's; each extra pass re-reads the input (half the bytes).
   double t_m = memory_time(k.bytes, g, params_, k.l2_cold);
   if (extra_passes > 0) t_m += reread_time(extra_passes * 0.5 * k.bytes, resident_row_bytes(k, g), g, params_);
-  return floored(g, 0.0, t_m, params_[kFloorBlend], k.bytes > 0 ? g.mem_latency_us : 0.0);
+  return floored(g, 0.0, t_m, params_[kFloorBlend], k.bytes > 0 ? g.mem_latency_us : 0.0, terms);
 }
 
-KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const {
-  if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 0);
+KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps, KernelTerms* terms) const {
+  if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 0, terms);
   const double t_m = k.bytes / (link_gbps * 1e3) + g.mem_latency_us;
   // The link holds these bytes however few: no latency bound of their own.
-  KernelPrediction r = floored(g, 0.0, t_m, params_[kFloorBlend], 0.0);
+  KernelPrediction r = floored(g, 0.0, t_m, params_[kFloorBlend], 0.0, terms);
   if (r.bound == Bound::memory) r.bound = Bound::link;  // the bytes cross the link, not DRAM
   return r;
 }
 
-KernelPrediction CostModel::at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale) const {
+KernelPrediction CostModel::at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale,
+                                         KernelTerms* terms) const {
   const int gd = gemm_dtype(g, k.dtype);
-  return streaming(k, g, known(k.flops) ? k.flops : 0.0, gemm_rate(g, k.dtype) * rate_scale, g.gemm_derate[gd],
+  return streaming(k, g, known(k.flops) ? k.flops : 0.0, terms, gemm_rate(g, k.dtype) * rate_scale, g.gemm_derate[gd],
                    g.gemm_boost_flops[gd]);
 }
 
@@ -320,10 +331,10 @@ double CostModel::operand_pass_us(double bytes, const GpuCaps& g) const {
   Kernel pass;
   pass.cls = KernelClass::elementwise;
   pass.bytes = bytes;
-  return streaming(pass, g, 0).time_us;
+  return streaming(pass, g, 0, nullptr).time_us;
 }
 
-KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
+KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g, KernelTerms* terms) const {
   const ModelParams& p = params_;
   switch (k.cls) {
     case KernelClass::gemm:
@@ -332,35 +343,36 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g) const {
       const double scale = k.cls == KernelClass::conv
                                ? p[kConvEff] * conv_gain(p, k.conv_algo, simt) * (simt ? g.simt_conv_scale : 1.0)
                                : 1.0;
-      if (k.has_shape()) return gemm(k, g, scale);
-      return at_gemm_rate(k, g, scale);  // no shape: FLOPs against the sustained rate
+      if (k.has_shape()) return gemm(k, g, scale, terms);
+      return at_gemm_rate(k, g, scale, terms);  // no shape: FLOPs against the sustained rate
     }
     case KernelClass::attention:
-      return at_gemm_rate(k, g, p[kAttnEff] * (k.mma_sync ? g.arch.mma_sync_fraction : 1.0));
+      return at_gemm_rate(k, g, p[kAttnEff] * (k.mma_sync ? g.arch.mma_sync_fraction : 1.0), terms);
     case KernelClass::softmax: {
       // A row short enough for one warp's registers (PyTorch softmax_warp_forward, up to 1024
       // elements) is read once; longer rows (cunn_SoftMaxForward) are re-read for the max and the
       // sum. Without a row length, assume the long-row kernel. A Triton softmax that holds its rows
       // in registers (Kernel::row_read_once) reads them once at any length.
       const bool one_pass = k.row_read_once || (k.n > 0 && k.n <= kWarpSoftmaxMaxRow);
-      return row_kernel(k, g, one_pass ? 0.0 : p[kSoftmaxPasses]);
+      return row_kernel(k, g, one_pass ? 0.0 : p[kSoftmaxPasses], terms);
     }
     case KernelClass::normalization:
-      return row_kernel(k, g, k.row_read_once ? 0.0 : p[kNormPasses]);
+      return row_kernel(k, g, k.row_read_once ? 0.0 : p[kNormPasses], terms);
     case KernelClass::communication:
       // A collective moves its `bytes` (what each GPU sends, the bus bytes of NCCL's accounting)
       // over the GPU-to-GPU link, not through DRAM; without a link figure, as any streaming kernel.
-      return over_link(k, g, g.link_gbps);
+      return over_link(k, g, g.link_gbps, terms);
     case KernelClass::memcpy:
       // A copy to or from the host crosses the host link, a peer copy the GPU-to-GPU link
       // (model/copy_kind.h); a device-to-device copy streams through DRAM.
-      return over_link(k, g, k.copy == CopyKind::host ? g.host_gbps : k.copy == CopyKind::peer ? g.link_gbps : 0.0);
+      return over_link(k, g, k.copy == CopyKind::host ? g.host_gbps : k.copy == CopyKind::peer ? g.link_gbps : 0.0,
+                       terms);
     case KernelClass::elementwise: {
       const double flops = known(k.flops) ? k.flops : (known(k.bytes) ? k.bytes * p[kElementwiseFlopsPerByte] : 0);
-      return streaming(k, g, flops);
+      return streaming(k, g, flops, terms);
     }
     default:
-      return streaming(k, g, known(k.flops) ? k.flops : 0.0);
+      return streaming(k, g, known(k.flops) ? k.flops : 0.0, terms);
   }
 }
 

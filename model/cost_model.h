@@ -31,6 +31,19 @@ struct KernelPrediction {
   Bound bound = Bound::launch;
 };
 
+// The terms behind a prediction, for a person asking why (`predict --per-kernel`): time_us is the
+// smooth maximum of floor_us and max(compute_us, memory_us) + extra_us (CostModel, with_floor). For
+// a GEMM or convolution, the tile, K split and waves of the configuration the library is taken to run.
+struct KernelTerms {
+  double compute_us = 0;  // math at the rate the kernel gets
+  double memory_us = 0;   // its bytes at bandwidth, latency included
+  double latency_us = 0;  // the fixed latency within memory_us
+  double floor_us = 0;    // the GPU's launch floor
+  double extra_us = 0;    // a GEMM's split-K reduction, a Winograd convolution's transforms
+  int tile_m = 0, tile_n = 0, split_k = 0;  // 0: not a tiled GEMM
+  double waves = 0;
+};
+
 // A convolution family's throughput relative to implicit GEMM (model/conv_algo.h); `simt`: the conv
 // runs on CUDA cores (an unknown family's gain differs there).
 double conv_gain(const ModelParams& p, ConvAlgo a, bool simt);
@@ -39,7 +52,9 @@ class CostModel {
  public:
   CostModel(ModelParams params, std::vector<ArchFacts> archs);
 
-  KernelPrediction predict(const Kernel& k, const GpuCaps& gpu) const;
+  KernelPrediction predict(const Kernel& k, const GpuCaps& gpu) const { return predict(k, gpu, nullptr); }
+  // The same, and the terms behind it in `terms` (when not null).
+  KernelPrediction predict(const Kernel& k, const GpuCaps& gpu, KernelTerms* terms) const;
   GpuCaps caps(const GpuSpec& gpu) const { return derive_caps(gpu, params_, archs_); }
   // The extra kernel a GEMM's measurement context runs in each op (ModelParams::context_a_pass_bytes):
   // a streaming pass over its A operand, launch floor included; 0 where the context has none.
@@ -56,18 +71,19 @@ class CostModel {
   const std::vector<ArchFacts>& archs() const { return archs_; }
 
  private:
-  KernelPrediction gemm(const Kernel& k, const GpuCaps& g, double rate_scale) const;
+  // Each fills `terms` when it is not null.
+  KernelPrediction gemm(const Kernel& k, const GpuCaps& g, double rate_scale, KernelTerms* terms) const;
   // A kernel given by FLOPs and bytes only, its math at the dtype's GEMM rate times `rate_scale`.
-  KernelPrediction at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale) const;
+  KernelPrediction at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale, KernelTerms* terms) const;
   // `bytes` over a link of `link_gbps` (sustained, GB/s) plus the floor; 0 = no link figure: streaming.
-  KernelPrediction over_link(const Kernel& k, const GpuCaps& g, double link_gbps) const;
+  KernelPrediction over_link(const Kernel& k, const GpuCaps& g, double link_gbps, KernelTerms* terms) const;
   // A row kernel (norm, softmax) of `extra_passes` reads of its input beyond the first read and one
   // write; the extra reads find its resident rows in L2 (cost_model.cc, reread_time).
-  KernelPrediction row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes) const;
+  KernelPrediction row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes, KernelTerms* terms) const;
   // Bytes against memory, `flops` against `flop_per_us` (the SIMT rate if 0) at a boost-clock rate
   // the power limit brings down to `derate` for long kernels.
-  KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double flops, double flop_per_us = 0,
-                             double derate = 1, double boost_flops = 0) const;
+  KernelPrediction streaming(const Kernel& k, const GpuCaps& g, double flops, KernelTerms* terms,
+                             double flop_per_us = 0, double derate = 1, double boost_flops = 0) const;
 
   ModelParams params_;
   std::vector<ArchFacts> archs_;

@@ -77,7 +77,11 @@ int cmd_predict(int argc, char** argv) {
   for (const GpuSpec* s : specs) targets.push_back({s->name, lm.caps_for(*s)});
   const std::vector<GpuPrediction> preds = predict_targets(w, targets);
 
-  if (!per_kernel.empty()) write_per_kernel_csv_file(w, preds, per_kernel);
+  if (!per_kernel.empty()) {
+    std::vector<GpuCaps> caps;
+    for (const Target& t : targets) caps.push_back(t.caps);
+    write_per_kernel_csv_file(w, preds, caps, per_kernel);
+  }
   const PredictValues v = make_predict_values(w, preds, specs, kernels, lm.path.empty() ? "<default>" : lm.path);
   if (!html.empty()) write_file_atomically(html, [&](std::ostream& o) { o << predict_html(v); });
   if (fmt == Format::json) std::cout << predict_json(v).dump(2) << "\n";

@@ -19,13 +19,21 @@ void put_double(std::string& buf, double v) {
 
 }  // namespace
 
-void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds, std::ostream& out) {
+void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds,
+                          const std::vector<GpuCaps>& caps, std::ostream& out) {
   const std::vector<Kernel>& rows = *w.rows;
   for (const auto& p : preds)
     if (p.row_us.size() != rows.size()) throw std::logic_error("per-kernel output needs keep_rows predictions");
+  if (caps.size() != preds.size()) throw std::logic_error("per-kernel output needs each target's caps");
+  // The model's terms, once per distinct kernel and target.
+  std::vector<std::vector<KernelTerms>> terms(preds.size(), std::vector<KernelTerms>(w.kernels.size()));
+  for (size_t g = 0; g < preds.size(); ++g)
+    for (size_t u = 0; u < w.kernels.size(); ++u) w.model->predict(w.kernels[u], caps[g], &terms[g][u]);
   std::vector<std::string> gpu_cells;
   for (const auto& p : preds) gpu_cells.push_back(report::csv_cell(p.gpu));
-  std::string buf = "row,target_gpu,name,class,predicted_us,bound,measured_us,mode,source_gpu\n";
+  std::string buf =
+      "row,target_gpu,name,class,predicted_us,bound,measured_us,mode,source_gpu,"
+      "model_compute_us,model_memory_us,model_latency_us,floor_us,extra_us,tile,split_k,waves\n";
   std::string name_cell;
   for (size_t r = 0; r < rows.size(); ++r) {
     const Kernel& k = rows[r];
@@ -50,6 +58,16 @@ void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPredic
       put_double(buf, k.duration_us);
       buf += p.row_transferred[r] ? ",transfer," : ",absolute,";
       if (p.row_transferred[r]) buf += report::csv_cell(w.sources[s]);
+      const KernelTerms& t = terms[g][w.uniq.of_row[r]];
+      for (double v : {t.compute_us, t.memory_us, t.latency_us, t.floor_us, t.extra_us}) {
+        buf += ',';
+        put_double(buf, v);
+      }
+      buf += ',';
+      if (t.tile_m > 0) buf += std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) + "," +
+                               std::to_string(t.split_k) + ",";
+      else buf += ",,";
+      if (t.tile_m > 0) put_double(buf, t.waves);
       buf += '\n';
     }
     if (buf.size() > (1u << 20)) {
@@ -61,8 +79,8 @@ void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPredic
 }
 
 void write_per_kernel_csv_file(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds,
-                               const std::string& path) {
-  write_file_atomically(path, [&](std::ostream& o) { write_per_kernel_csv(w, preds, o); });
+                               const std::vector<GpuCaps>& caps, const std::string& path) {
+  write_file_atomically(path, [&](std::ostream& o) { write_per_kernel_csv(w, preds, caps, o); });
 }
 
 }  // namespace kcast
