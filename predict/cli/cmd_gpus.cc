@@ -68,6 +68,7 @@ nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
   j["dram_bw_from"] = lm.dram_bw_from(g);
   j["l2_bw_gbps"] = c.l2_bw_gbps;
   j["launch_floor_us"] = c.launch_floor_us;
+  j["mem_latency_us"] = c.mem_latency_us;  // the what-if knob mem_latency's baseline
   nlohmann::json rate = nlohmann::json::object(), clock = nlohmann::json::object();
   for (DType d : kAllDTypes) {
     if (!(c.tensor_tflops[int(d)] > 0)) continue;
@@ -98,8 +99,9 @@ nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
 
 void print_model_view(const nlohmann::json& v) {
   std::printf("model (%s):\n", v["model"].get<std::string>().c_str());
-  std::printf("  sustained: DRAM %.0f GB/s, L2 %.0f GB/s, launch floor %.2f us%s%s\n", v["dram_bw_gbps"].get<double>(),
-              v["l2_bw_gbps"].get<double>(), v["launch_floor_us"].get<double>(),
+  std::printf("  sustained: DRAM %.0f GB/s, L2 %.0f GB/s, launch floor %.2f us, memory latency %.2f us%s%s\n",
+              v["dram_bw_gbps"].get<double>(), v["l2_bw_gbps"].get<double>(), v["launch_floor_us"].get<double>(),
+              v["mem_latency_us"].get<double>(),
               v["measured_source"].get<std::string>().empty() ? "" : "; measured: ",
               v["measured_source"].get<std::string>().c_str());
   std::printf("  DRAM bandwidth from: %s\n", v["dram_bw_from"].get<std::string>().c_str());

@@ -31,6 +31,19 @@ TEST(GpusCli, OneGpuShowsThePowerLimitsClockFraction) {
   EXPECT_EQ(gpu_json("H100-SXM")["model"]["dense_math_clock_fraction"]["bf16"].get<double>(), 1.0);
 }
 
+// The memory latency gpus shows is the shipped model's mem_latency_cycles at the boost clock (and the
+// what-if knob mem_latency's baseline): an A100 waits longer than an H100 for the same cycles.
+TEST(GpusCli, MemoryLatencyIsTheModelsCyclesAtTheBoostClock) {
+  std::ifstream in(std::string(KCAST_SOURCE_DIR) + "/data/models/default.json");
+  const double cycles = json::parse(in)["params"]["mem_latency_cycles"].get<double>();
+  for (const char* name : {"H100-SXM", "A100-SXM4-80GB"}) {
+    const json g = gpu_json(name);
+    EXPECT_NEAR(g["model"]["mem_latency_us"].get<double>(), cycles / g["boost_clock_mhz"].get<double>(), 1e-9) << name;
+  }
+  const RunResult t = run_kcast("gpus H100-SXM");
+  EXPECT_NE(t.out.find("memory latency"), std::string::npos) << t.out;
+}
+
 // A V100 SXM2 has no measured FP32 GEMMs of its own: it takes the V100 PCIe's fitted SGEMM scale
 // from the shipped model; a board of an unmeasured chip runs at the typical board's.
 TEST(GpusCli, SgemmScaleSaysWhereItComesFrom) {

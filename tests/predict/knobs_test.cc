@@ -48,6 +48,22 @@ TEST(Knobs, SimpleKnobsSetTheirField) {
   EXPECT_EQ(knob_value(c, spec, Knob::l2_size), 100);
 }
 
+// The memory latency is the fitted cycle count at the GPU's clock: the knob reads and sets it in
+// µs, a faster clock shortens it (a wait in cycles), and 0 is allowed (no latency) but not < 0.
+TEST(Knobs, MemLatencyIsTheFittedCyclesAtTheClock) {
+  const GpuSpec& spec = db().resolve("H100-SXM");
+  GpuCaps c = model().caps_for(spec);
+  const double cycles = model().model.params()[kMemLatencyCycles];
+  ASSERT_GT(cycles, 0);
+  EXPECT_DOUBLE_EQ(knob_value(c, spec, Knob::mem_latency), cycles / c.clock_mhz);
+  GpuCaps fast = c;
+  scale_knob(fast, spec, Knob::clock, 2, "--scale");
+  EXPECT_DOUBLE_EQ(fast.mem_latency_us, c.mem_latency_us / 2);
+  set_knob(c, spec, Knob::mem_latency, 0, "--set");
+  EXPECT_EQ(c.mem_latency_us, 0);
+  EXPECT_FALSE(input_error_of([&] { set_knob(c, spec, Knob::mem_latency, -1, "--set"); }).empty());
+}
+
 TEST(Knobs, TensorFlopsSetsBf16AndScalesOtherTensorDtypes) {
   const GpuSpec& spec = db().resolve("A100-SXM4-80GB");
   const GpuCaps before = model().caps_for(spec);
