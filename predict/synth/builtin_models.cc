@@ -2,6 +2,7 @@
 
 #include "model/ascii_lower.h"
 #include "model/error.h"
+#include "predict/synth/resnet_synth.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer_config.h"
 
@@ -60,8 +61,6 @@ TransformerConfig llama_like(std::string name, int64_t layers, int64_t heads, in
   return c;
 }
 
-const char* kResNet50 = "resnet50";
-
 }  // namespace
 
 const std::vector<std::pair<TransformerConfig, std::string>>& builtin_transformers() {
@@ -89,13 +88,13 @@ const TransformerConfig* find_builtin_transformer(const std::string& name) {
 
 std::vector<BuiltinModel> builtin_models() {
   std::vector<BuiltinModel> out;
-  for (const auto& [cfg, desc] : builtin_transformers()) out.push_back({cfg.name, desc});
-  out.push_back({kResNet50, "ResNet-50 v1.5 CNN at 224x224 (conv as implicit GEMM), 25.6M params; fp32"});
+  for (const auto& [cfg, desc] : builtin_transformers()) out.push_back({cfg.name, desc, true});
+  for (const auto& r : builtin_resnets()) out.push_back({r.name, r.description, false});
   return out;
 }
 
 std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt) {
-  if (ascii_lower(model) == kResNet50) return synthesize_resnet50(opt);
+  if (const ResNetConfig* r = find_builtin_resnet(ascii_lower(model))) return synthesize_resnet(*r, opt);
   const TransformerConfig* cfg = find_builtin_transformer(model);
   if (!cfg) {
     std::string names;

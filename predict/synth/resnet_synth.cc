@@ -1,4 +1,5 @@
-// ResNet-50 (torchvision v1.5: stride on the 3x3 conv) at 224x224, NCHW, PyTorch eager with cuDNN.
+// torchvision's ResNets at 224x224, NCHW, PyTorch eager with cuDNN: ResNet-18/34 of basic blocks
+// (two 3x3 convs), ResNet-50/101/152 of bottlenecks (v1.5: the stride on the 3x3 conv).
 // Convolutions are `conv` rows with their implicit-GEMM shape: forward m = N*Ho*Wo, n = Cout,
 // k = Cin*kh*kw; backward data m = N*Ho*Wo, n = Cin, k = Cout*kh*kw (the flop-equivalent shape,
 // which strided convolutions reach by skipping zeros) and backward filter m = Cout, n = Cin*kh*kw,
@@ -9,7 +10,7 @@
 
 #include "model/error.h"
 #include "predict/synth/emitter.h"
-#include "predict/synth/transformer_config.h"
+#include "predict/synth/resnet_synth.h"
 
 namespace kcast::synth {
 
@@ -23,7 +24,7 @@ struct Act {
 
 class ResNetSynth {
  public:
-  explicit ResNetSynth(const SynthOptions& o) : o_(o), train_(o.mode == Mode::train) {
+  ResNetSynth(const ResNetConfig& cfg, const SynthOptions& o) : cfg_(cfg), o_(o), train_(o.mode == Mode::train) {
     dt_ = o.dtype.value_or(DType::fp32);
     e_ = dtype_bytes(dt_);
     N_ = (o.batch ? o.batch : 1) / o.dp;  // one data-parallel replica's share of the global batch
@@ -35,12 +36,15 @@ class ResNetSynth {
     x = conv(stem, "conv1", x, 64, 7, 2, 3, /*data_grad=*/false);
     bn_relu(stem, "bn1", x);
     x = maxpool(stem, x);
-    const int64_t blocks[] = {3, 4, 6, 3}, widths[] = {64, 128, 256, 512};
+    const int64_t widths[] = {64, 128, 256, 512};
     for (int st = 0; st < 4; ++st) {
       const std::string name = "layer" + std::to_string(st + 1);
-      x = bottleneck(tape_.section(name + ".0.", 1), x, widths[st], st == 0 ? 1 : 2, true);
-      x = bottleneck(tape_.section(name + ".1-" + std::to_string(blocks[st] - 1) + ".", double(blocks[st] - 1)), x,
-                     widths[st], 1, false);
+      const int64_t n = cfg_.blocks[st];
+      // The first block of a stage changes the width or the resolution, so it runs alone; the
+      // others are identical and run as one set of rows with count n - 1.
+      x = block(tape_.section(name + ".0.", 1), x, widths[st], st == 0 ? 1 : 2);
+      const std::string rest = n == 2 ? ".1." : ".1-" + std::to_string(n - 1) + ".";
+      if (n > 1) x = block(tape_.section(name + rest, double(n - 1)), x, widths[st], 1);
     }
     Section& head = tape_.section("head.", 1);
     const double in = double(N_) * x.c * x.h * x.w, out = double(N_) * x.c;
@@ -66,6 +70,7 @@ class ResNetSynth {
   }
 
  private:
+  const ResNetConfig& cfg_;
   const SynthOptions& o_;
   bool train_;
   DType dt_;
@@ -123,45 +128,77 @@ class ResNetSynth {
     return out;
   }
 
-  Act bottleneck(Section& s, Act in, int64_t width, int64_t stride, bool downsample) {
+  // One residual block. torchvision adds a 1x1 downsample conv where the block changes the
+  // resolution or the channel count (the first block of every bottleneck stage; of basic-block
+  // stages 2-4 only, since their first stage keeps 64 channels at stride 1).
+  Act block(Section& s, Act in, int64_t width, int64_t stride) {
     // The block input feeds conv1 and the identity/downsample path.
     s.backward_only({pointwise("input aten::add (grad accumulate)", dt_, numel(in), 3, 1)});
-    Act a = conv(s, "conv1", in, width, 1, 1, 0);
-    bn(s, "bn1", a);
-    relu(s, "relu1", a);
-    a = conv(s, "conv2", a, width, 3, stride, 1);
-    bn(s, "bn2", a);
-    relu(s, "relu2", a);
-    a = conv(s, "conv3", a, 4 * width, 1, 1, 0);
-    bn(s, "bn3", a);
-    if (downsample) {
-      Act d = conv(s, "downsample.0", in, 4 * width, 1, stride, 0);
+    const int64_t out_c = cfg_.bottleneck ? 4 * width : width;
+    Act a = in;
+    if (cfg_.bottleneck) {
+      a = conv(s, "conv1", a, width, 1, 1, 0);
+      bn(s, "bn1", a);
+      relu(s, "relu1", a);
+      a = conv(s, "conv2", a, width, 3, stride, 1);
+      bn(s, "bn2", a);
+      relu(s, "relu2", a);
+      a = conv(s, "conv3", a, out_c, 1, 1, 0);
+      bn(s, "bn3", a);
+    } else {
+      a = conv(s, "conv1", a, width, 3, stride, 1);
+      bn(s, "bn1", a);
+      relu(s, "relu1", a);
+      a = conv(s, "conv2", a, width, 3, 1, 1);
+      bn(s, "bn2", a);
+    }
+    if (stride != 1 || in.c != out_c) {
+      Act d = conv(s, "downsample.0", in, out_c, 1, stride, 0);
       bn(s, "downsample.1", d);
     }
     s.op(pointwise("residual aten::add_", dt_, numel(a), 3, 1));
-    relu(s, "relu3", a);
+    relu(s, cfg_.bottleneck ? "relu3" : "relu2", a);
     return a;
   }
 };
 
 }  // namespace
 
-std::vector<Kernel> synthesize_resnet50(const SynthOptions& opt) {
+const std::vector<ResNetConfig>& builtin_resnets() {
+  // Block counts per stage and parameter counts from torchvision (He et al. 2016, table 1).
+  static const std::vector<ResNetConfig> kModels = {
+      {"resnet18", false, {2, 2, 2, 2}, "ResNet-18 CNN at 224x224, basic blocks, 11.7M params; fp32"},
+      {"resnet34", false, {3, 4, 6, 3}, "ResNet-34 CNN at 224x224, basic blocks, 21.8M params; fp32"},
+      {"resnet50", true, {3, 4, 6, 3}, "ResNet-50 v1.5 CNN at 224x224 (conv as implicit GEMM), 25.6M params; fp32"},
+      {"resnet101", true, {3, 4, 23, 3}, "ResNet-101 v1.5 CNN at 224x224, 44.5M params; fp32"},
+      {"resnet152", true, {3, 8, 36, 3}, "ResNet-152 v1.5 CNN at 224x224, 60.2M params; fp32"},
+  };
+  return kModels;
+}
+
+const ResNetConfig* find_builtin_resnet(const std::string& lower_name) {
+  for (const auto& c : builtin_resnets())
+    if (lower_name == c.name) return &c;
+  return nullptr;
+}
+
+std::vector<Kernel> synthesize_resnet(const ResNetConfig& cfg, const SynthOptions& opt) {
+  const std::string name = cfg.name;
   if (opt.batch < 0) throw InputError("option '--batch': must be positive");
   if (opt.mode == Mode::decode)
-    throw InputError("option '--mode': decode generates tokens with a decoder; resnet50 is a CNN (infer or train)");
-  if (opt.seq) throw InputError("option '--seq': resnet50 takes no sequence length (224x224 images)");
-  if (opt.attention != AttentionImpl::eager) throw InputError("option '--attention': resnet50 has no attention");
-  if (opt.head != HeadKind::automatic) throw InputError("option '--head': resnet50 has only its classifier");
+    throw InputError("option '--mode': decode generates tokens with a decoder; " + name + " is a CNN (infer or train)");
+  if (opt.seq) throw InputError("option '--seq': " + name + " takes no sequence length (224x224 images)");
+  if (opt.attention != AttentionImpl::eager) throw InputError("option '--attention': " + name + " has no attention");
+  if (opt.head != HeadKind::automatic) throw InputError("option '--head': " + name + " has only its classifier");
   if (opt.layers || opt.hidden || opt.heads || opt.kv_heads || opt.ffn || opt.vocab)
-    throw InputError("options '--layers/--hidden/--heads/--kv-heads/--ffn/--vocab' apply to transformers, not resnet50");
+    throw InputError("options '--layers/--hidden/--heads/--kv-heads/--ffn/--vocab' apply to transformers, not " + name);
   if (opt.dtype && (*opt.dtype == DType::fp8 || *opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
                      " is not supported by synth (fp32, tf32, fp16, bf16)");
   if (opt.tp > 1 || opt.pp > 1 || opt.microbatches > 1)
-    throw InputError("options '--tp/--pp/--microbatches' apply to transformers; resnet50 takes --dp");
+    throw InputError("options '--tp/--pp/--microbatches' apply to transformers; " + name + " takes --dp");
   check_parallelism(opt);
-  ResNetSynth s(opt);
+  ResNetSynth s(cfg, opt);
   return s.run();
 }
 

@@ -1,5 +1,5 @@
 // Workload synthesis (`kcast synth`): the kernel list PyTorch eager would launch for one step of a
-// model — a transformer (built-in name or Hugging Face config.json) or ResNet-50 — in inference or
+// model — a transformer (built-in name or Hugging Face config.json) or a ResNet — in inference or
 // training. Repeated layers are one set of rows with `count` = number of layers.
 #pragma once
 #include <cstdint>
@@ -45,6 +45,7 @@ struct SynthOptions {
 struct BuiltinModel {
   std::string name;
   std::string description;
+  bool transformer;  // else a CNN: no sequence, attention, decode, FP8 or tensor/pipeline parallelism
 };
 
 // The built-in model names with a one-line description, in `kcast synth --list` order.

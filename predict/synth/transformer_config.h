@@ -58,6 +58,5 @@ TransformerConfig parse_hf_config(const std::string& json_text, const std::strin
 TransformerConfig with_overrides(TransformerConfig cfg, const SynthOptions& opt);
 
 std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const SynthOptions& opt);
-std::vector<Kernel> synthesize_resnet50(const SynthOptions& opt);
 
 }  // namespace kcast::synth

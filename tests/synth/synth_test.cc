@@ -301,17 +301,17 @@ TEST(SynthTransformer, EveryBuiltinInEveryModeAndDtype) {
     for (Mode mode : {Mode::infer, Mode::train, Mode::decode})
       for (DType dt : {DType::fp32, DType::tf32, DType::fp16, DType::bf16, DType::fp8})
         for (AttentionImpl att : {AttentionImpl::eager, AttentionImpl::flash}) {
-          if (m.name == "resnet50" && att == AttentionImpl::flash) continue;
-          // Decoding is for decoders (BERT and ResNet-50 are rejected, tested below).
-          if (mode == Mode::decode && (m.name == "resnet50" || m.name == "bert-large")) continue;
+          if (!m.transformer && att == AttentionImpl::flash) continue;
+          // Decoding is for decoders (BERT and the ResNets are rejected, tested below).
+          if (mode == Mode::decode && (!m.transformer || m.name == "bert-large")) continue;
           // FP8 is transformer serving: inference only (training and CNNs are rejected, tested below).
-          if (dt == DType::fp8 && (mode == Mode::train || m.name == "resnet50")) continue;
+          if (dt == DType::fp8 && (mode == Mode::train || !m.transformer)) continue;
           SynthOptions o;
           o.mode = mode;
           o.dtype = dt;
           o.attention = att;
           o.batch = 2;
-          if (m.name != "resnet50") o.seq = 256;
+          if (m.transformer) o.seq = 256;
           const auto ks = synthesize(m.name, o);
           ASSERT_FALSE(ks.empty()) << m.name;
           for (const auto& k : ks) {
@@ -365,6 +365,43 @@ TEST(SynthResNet, TrainingIsThreeForwardsLessTheStemDataGradient) {
   EXPECT_NEAR(lerp->bytes * lerp->count / 12, 25557032, 1);
   EXPECT_NE(find(ks, "stem.bn1 aten::cudnn_batch_norm_backward"), nullptr);
   EXPECT_NE(find(ks, "stem.relu aten::threshold_backward"), nullptr);
+}
+
+TEST(SynthResNet, FamilyMatchesTorchvisionFlopsAndParameters) {
+  // torchvision's published GMACs per 224x224 image (FMA = 2 FLOPs) and parameter counts.
+  struct Ref {
+    const char* name;
+    double gmacs, params;
+  };
+  for (const Ref& r : {Ref{"resnet18", 1.81, 11689512}, Ref{"resnet34", 3.66, 21797672},
+                       Ref{"resnet101", 7.80, 44549160}, Ref{"resnet152", 11.51, 60192808}}) {
+    SynthOptions o;
+    EXPECT_NEAR(total_flops(synthesize(r.name, o), {KernelClass::conv, KernelClass::gemm}) / (2e9 * r.gmacs), 1.0, 0.01)
+        << r.name;
+    o.mode = Mode::train;
+    const auto ks = synthesize(r.name, o);
+    const Kernel* lerp = find(ks, "optimizer.adam aten::_foreach_lerp_ (exp_avg)");
+    ASSERT_NE(lerp, nullptr) << r.name;
+    EXPECT_NEAR(lerp->bytes * lerp->count / 12, r.params, 1) << r.name;
+  }
+}
+
+TEST(SynthResNet, BasicBlocksDownsampleOnlyWhereTheShapeChanges) {
+  SynthOptions o;
+  const auto ks = synthesize("resnet18", o);
+  // Stage 1 keeps 64 channels at stride 1: no downsample; stages 2-4 halve the resolution.
+  EXPECT_EQ(find(ks, "layer1.0.downsample.0 aten::cudnn_convolution"), nullptr);
+  const Kernel* ds = find(ks, "layer2.0.downsample.0 aten::cudnn_convolution");
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(std::vector<int64_t>({ds->m, ds->n, ds->k}), std::vector<int64_t>({28 * 28, 128, 64}));
+  // Two 3x3 convs per block, no third; the second block of a stage of two is `.1.`, count 1.
+  const Kernel* c2 = find(ks, "layer4.1.conv2 aten::cudnn_convolution");
+  ASSERT_NE(c2, nullptr);
+  EXPECT_EQ(std::vector<int64_t>({c2->m, c2->n, c2->k, int64_t(c2->count)}),
+            std::vector<int64_t>({7 * 7, 512, 512 * 9, 1}));
+  EXPECT_EQ(find(ks, "layer4.1.conv3 aten::cudnn_convolution"), nullptr);
+  o.seq = 128;  // the error names the model it refuses
+  EXPECT_NE(input_error_of([&] { synthesize("resnet152", o); }).find("resnet152"), std::string::npos);
 }
 
 TEST(SynthConfigFile, ReadsHuggingFaceConfigs) {
@@ -455,7 +492,8 @@ TEST(SynthCli, ListsModelsAndRejectsBadOptions) {
   char buf[256];
   while (fgets(buf, sizeof buf, p)) out += buf;
   EXPECT_EQ(pclose(p), 0);
-  for (const char* m : {"bert-large", "gpt2-large", "gpt3-xl", "gpt3-2.7b", "opt-1.3b", "llama2-7b", "llama3-8b", "resnet50"})
+  for (const char* m : {"bert-large", "gpt2-large", "gpt3-xl", "gpt3-2.7b", "opt-1.3b", "llama2-7b", "llama3-8b", "resnet18",
+                        "resnet34", "resnet50", "resnet101", "resnet152"})
     EXPECT_NE(out.find(std::string("\n") + m + " "), std::string::npos) << m;
   const int rc = std::system((std::string(KCAST_BINARY) + " synth gpt2-large --mode fly 2>/dev/null").c_str());
   EXPECT_EQ(WEXITSTATUS(rc), 2);
