@@ -1,5 +1,6 @@
 // `kcast synth MODEL [options]` (CLI.md): the kernel list PyTorch eager launches for one step of a
 // built-in model or a Hugging Face config.json, written as a kcast-csv kernel list.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <utility>
@@ -77,11 +78,11 @@ int cmd_synth(int argc, char** argv) {
     return 0;
 
   if (vm.count("list")) {
-    for (const auto& m : builtin_models()) {
-      std::cout << m.name;
-      for (size_t i = m.name.size(); i < 12; ++i) std::cout << ' ';
-      std::cout << m.description << "\n";
-    }
+    // Names padded to the longest, so every description starts in one column after a space.
+    const auto models = builtin_models();
+    size_t width = 0;
+    for (const auto& m : models) width = std::max(width, m.name.size() + 1);
+    for (const auto& m : models) std::cout << m.name << std::string(width - m.name.size(), ' ') << m.description << "\n";
     return 0;
   }
   if (model.empty() && config.empty())

@@ -61,6 +61,16 @@ TransformerConfig llama_like(std::string name, int64_t layers, int64_t heads, in
   return c;
 }
 
+// Mixtral 8x7B (mistralai/Mixtral-8x7B-v0.1 config.json): Mistral-7B's attention, every MLP eight
+// SwiGLU experts of 14336, two per token.
+TransformerConfig mixtral_8x7b() {
+  TransformerConfig c = llama_like("mixtral-8x7b", 32, 32, 8, 14336, 32000, 32768);
+  c.experts = 8;
+  c.experts_per_token = 2;
+  c.expert_ffn = 14336;
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::pair<TransformerConfig, std::string>>& builtin_transformers() {
@@ -75,6 +85,8 @@ const std::vector<std::pair<TransformerConfig, std::string>>& builtin_transforme
        "Llama 2 7B, 32 layers, d=4096, 32 heads, RMSNorm, SwiGLU, rotary; seq 4096; bf16"},
       {llama_like("llama3-8b", 32, 32, 8, 14336, 128256, 8192),
        "Llama 3 8B, 32 layers, d=4096, 32 heads / 8 KV heads (GQA); seq 8192; bf16"},
+      {mixtral_8x7b(), "Mixtral 8x7B mixture of experts, 32 layers, 8 experts (2 per token), 46.7B params "
+                       "(12.9B active); seq 32768; bf16"},
   };
   return kModels;
 }

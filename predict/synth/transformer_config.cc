@@ -20,13 +20,21 @@ double TransformerConfig::parameter_count() const {
   const double nrm = norm == NormKind::layer ? 2 * d : d;  // weight (+ bias for LayerNorm)
   if (family == Family::bert) emb += nrm;                   // embedding LayerNorm
   const double attn = 2 * d * d + 2 * d * kvd + b * (2 * d + 2 * kvd);
-  const double mlp = gated_mlp ? 3 * d * F + b * (2 * F + d) : 2 * d * F + b * (F + d);
+  const double dense_mlp = gated_mlp ? 3 * d * F + b * (2 * F + d) : 2 * d * F + b * (F + d);
+  // Experts carry no biases (Mixtral, Qwen2-MoE); the router is d x experts, the shared expert's gate d x 1.
+  const double shared = shared_expert_ffn > 0 ? 3 * d * double(shared_expert_ffn) + d : 0;
+  const double mlp = experts > 0 ? double(experts) * 3 * d * double(expert_ffn) + d * double(experts) + shared : dense_mlp;
   const double layer = attn + mlp + 2 * nrm;
   double total = emb + double(layers) * layer;
   if (family == Family::bert) total += d * d + d;  // pooler
   else total += nrm;                              // final norm of pre-norm decoders
   if (!tied_embeddings) total += double(vocab) * d;
   return total;
+}
+
+double TransformerConfig::active_parameter_count() const {
+  const double idle = double(experts - experts_per_token) * 3 * double(hidden) * double(expert_ffn);
+  return parameter_count() - (experts > 0 ? double(layers) * idle : 0);
 }
 
 void TransformerConfig::validate(const std::string& where) const {
@@ -46,6 +54,14 @@ void TransformerConfig::validate(const std::string& where) const {
   if (hidden % heads != 0)
     throw InputError(where + ": hidden size " + std::to_string(hidden) + " is not a multiple of the " +
                      std::to_string(heads) + " attention heads");
+  if (experts > 0) {
+    positive(expert_ffn, "expert intermediate size");
+    positive(experts_per_token, "number of experts per token");
+    if (experts_per_token > experts)
+      throw InputError(where + ": " + std::to_string(experts_per_token) + " experts per token exceed the " +
+                       std::to_string(experts) + " experts");
+    if (!gated_mlp) throw InputError(where + ": mixture of experts is synthesized for SwiGLU (llama-like) models");
+  }
   if (heads % kv_heads != 0)
     throw InputError(where + ": " + std::to_string(heads) + " attention heads are not a multiple of the " +
                      std::to_string(kv_heads) + " key/value heads");
@@ -109,6 +125,33 @@ struct Reader {
   }
 };
 
+// Mixtral (num_local_experts), Qwen2-MoE / Qwen3-MoE / OLMoE (num_experts): every layer a
+// mixture of experts. Layouts that mix dense and expert layers are refused.
+void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
+  std::string key;
+  const json* v = r.find({"num_local_experts", "num_experts"}, &key);
+  if (!v) return;
+  if (!v->is_number_integer() || v->get<int64_t>() < 0)
+    throw InputError(r.file + ": key '" + key + "': expected a non-negative integer, got " + v->dump());
+  if (v->get<int64_t>() <= 1) return;  // one expert is a dense MLP
+  if (c.family != Family::llama)
+    throw InputError(r.file + ": key '" + key + "': mixtures of experts are synthesized for llama-like "
+                     "(RMSNorm, SwiGLU) models only");
+  c.experts = v->get<int64_t>();
+  c.experts_per_token = r.integer({"num_experts_per_tok"}, 0, true);
+  c.expert_ffn = r.integer({"moe_intermediate_size"}, c.ffn, false);
+  if (r.find({"shared_expert_intermediate_size"}))
+    c.shared_expert_ffn = r.integer({"shared_expert_intermediate_size"}, 0, false);
+  // Mixtral always renormalizes the chosen experts' weights; the others say so (default false).
+  c.norm_topk = r.boolean("norm_topk_prob", type == "mixtral");
+  if (r.integer({"decoder_sparse_step"}, 1, false) != 1)
+    throw InputError(r.file + ": key 'decoder_sparse_step': models with dense layers between the expert "
+                     "layers are not supported by synth");
+  if (const json* d = r.find({"mlp_only_layers"}); d && !(d->is_array() && d->empty()))
+    throw InputError(r.file + ": key 'mlp_only_layers': models with dense layers between the expert layers "
+                     "are not supported by synth");
+}
+
 }  // namespace
 
 TransformerConfig parse_hf_config(const std::string& text, const std::string& file) {
@@ -169,12 +212,11 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
     throw InputError(file + ": key '" + act_key + "': unsupported activation '" + act +
                      "' (expected gelu, gelu_new, gelu_pytorch_tanh, relu or silu)");
 
-  // What the synthesizer cannot build is refused rather than approximated by a dense model.
-  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
-    const json* v = r.find({key});
-    if (v && (!v->is_number_integer() || v->get<int64_t>() > 1))
-      throw InputError(file + ": key '" + key + "': mixture-of-experts models are not supported by synth");
-  }
+  // What the synthesizer cannot build is refused rather than approximated by a dense model:
+  // DeepSeek's experts come with latent attention and dense first layers.
+  if (const json* v = r.find({"n_routed_experts"}); v && (!v->is_number_integer() || v->get<int64_t>() > 1))
+    throw InputError(file + ": key 'n_routed_experts': DeepSeek-style mixtures of experts (latent attention, "
+                     "dense first layers) are not supported by synth");
   if (const json* v = r.find({"head_dim"})) {
     if (!v->is_number_integer() || v->get<int64_t>() * c.heads != c.hidden)
       throw InputError(file + ": key 'head_dim': " + v->dump() + " x " + std::to_string(c.heads) +
@@ -183,6 +225,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
 
   // n_inner may be null in GPT-2 configs: 4 * hidden.
   c.ffn = r.integer({"intermediate_size", "n_inner", "ffn_dim"}, 4 * c.hidden, false);
+  moe_from_hf(r, type, c);
 
   if (c.family == Family::bert) {
     c.hidden_dropout = r.number({"hidden_dropout_prob"}, 0.1);
@@ -222,7 +265,7 @@ TransformerConfig with_overrides(TransformerConfig c, const SynthOptions& o) {
     c.heads = o.heads;
   }
   if (o.kv_heads) c.kv_heads = o.kv_heads;
-  if (o.ffn) c.ffn = o.ffn;
+  if (o.ffn) (c.experts > 0 ? c.expert_ffn : c.ffn) = o.ffn;  // a mixture's MLP size is its experts'
   if (o.vocab) c.vocab = o.vocab;
   c.validate(c.name + given);
   return c;

@@ -36,11 +36,20 @@ struct TransformerConfig {
   double hidden_dropout = 0.1, attention_dropout = 0.1;
   int64_t num_labels = 2;  // classifier head
   DType default_dtype = DType::fp32;
+  // Mixture of experts (0 experts: a dense MLP). Every layer's MLP is a router over `experts`
+  // SwiGLU experts of `expert_ffn`, each token through `experts_per_token` of them (top-k, its
+  // weights renormalized to sum 1 where `norm_topk`), plus, where `shared_expert_ffn` > 0, an
+  // always-on shared expert behind a sigmoid gate (Qwen2-MoE).
+  int64_t experts = 0, experts_per_token = 0, expert_ffn = 0, shared_expert_ffn = 0;
+  bool norm_topk = true;
 
   int64_t head_dim() const { return hidden / heads; }
   // Parameters of the model as published: embeddings, layers, final norm, the BERT pooler, and an
   // untied LM head for decoders (tied heads share the embedding and are not counted twice).
   double parameter_count() const;
+  // Parameters one token runs through (differs from parameter_count for mixtures of experts):
+  // every expert but the chosen experts_per_token left out.
+  double active_parameter_count() const;
   // Checks the numbers are positive and consistent; `where` names the source in errors.
   void validate(const std::string& where) const;
 };

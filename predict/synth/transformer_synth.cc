@@ -31,6 +31,7 @@
 //    the head) is busy (m + pp - 1) micro-batch times of its layers — the schedule's fill and
 //    drain — plus m of the head and loss, and the critical path crosses a stage boundary
 //    pp + m - 2 times each way (point-to-point activation and gradient sends).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -114,8 +115,9 @@ class TransformerSynth {
   // ---- building blocks -------------------------------------------------------------------
 
   // y[rows, out] = x[rows, in] W^T (+ b); `times` identical projections (q/k/v, gate/up).
+  // `quantizable`: FP8 serving runs it in FP8 (not the MoE router, which serving stacks keep BF16).
   void linear(Section& s, const std::string& name, double rows, int64_t in, int64_t out, bool bias,
-              double n = 1, bool register_params = true) {
+              double n = 1, bool register_params = true, bool quantizable = true) {
     const int64_t r = int64_t(rows);
     if (register_params)
       for (double i = 0; i < n; ++i) {
@@ -123,7 +125,7 @@ class TransformerSynth {
         if (bias) s.param(out);
       }
     // Only the repeated block's projections: FP8 serving keeps embeddings and heads BF16.
-    if (fp8_ && s.prefix == kLayerSection) {
+    if (fp8_ && quantizable && s.prefix == kLayerSection) {
       // sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant: an amax pass and a scale-and-cast
       // pass over each BF16 row, FP8 out, one FP32 scale per row; then the scaled FP8 GEMM (BF16 C).
       s.op(times(work(name + " per_token_quant_fp8", EW, DType::bf16, 3 * rows * double(in),
@@ -429,15 +431,89 @@ class TransformerSynth {
     dropout(s, "attn.resid_dropout", x_elems, c_.hidden_dropout);
   }
 
+  // SwiGLU: down(silu(gate(x)) * up(x)) over `rows` tokens, `n` such MLPs (experts) in a row.
+  void swiglu(Section& s, const std::string& name, double rows, int64_t F, bool bias, double n = 1,
+              bool register_params = true) {
+    const double e = rows * double(F);
+    s.backward_only({times(accumulate(name + ".input", rows * double(d_)), n)});  // x feeds gate and up
+    linear(s, name + ".gate_proj|up_proj", rows, d_, F, bias, 2 * n, register_params);
+    s.op(times(pointwise(name + ".act aten::silu", dt_, e, 2, 4), n),
+         {times(pointwise(name + ".act aten::silu_backward", dt_, e, 3, 4), n)});
+    s.op(times(pointwise(name + ".gate aten::mul", dt_, e, 3, 1), n),
+         {times(pointwise(name + ".gate aten::mul (backward)", dt_, e, 3, 1), 2 * n)});
+    linear(s, name + ".down_proj", rows, F, d_, bias, n, register_params);
+  }
+
+  // HF's MixtralSparseMoeBlock / Qwen2MoeSparseMoeBlock in eager: the router GEMM, softmax (fp32)
+  // and top-k, then a Python loop over the experts some token chose: torch.where on the one-hot
+  // mask (nonzero, whose count reaches the host), a gather of the expert's tokens, the SwiGLU
+  // expert, the routing-weight multiply and index_add_ into the output. Routing is taken as
+  // balanced and uniform: T tokens choosing k of E experts hit E(1 - (1 - k/E)^T) of them in
+  // expectation, each with Tk / hit tokens. Tensor parallelism splits every expert's MLP as it
+  // splits a dense one.
+  void moe(Section& s) {
+    const double E = double(c_.experts), k = double(c_.experts_per_token), TE = T_ * E, Tk = T_ * k;
+    const double hit = std::max(1.0, std::round(E * (1 - std::pow(1 - k / E, T_))));
+    const double Te = std::max(1.0, std::round(Tk / hit));  // tokens per expert
+    const int64_t Fe = c_.expert_ffn / tp_;
+    const DType f32 = DType::fp32;
+    tp_all_reduce(s, "mlp.input", false);
+    // x feeds the router and the experts' gathers (and the shared expert and its gate).
+    s.backward_only({accumulate("moe.input", T_ * d_, c_.shared_expert_ffn > 0 ? 3 : 1)});
+    linear(s, "moe.gate", T_, d_, c_.experts, false, 1, true, false);
+    s.op(over_rows(work("moe.router aten::_softmax (fp32)", KernelClass::softmax, f32, 5 * TE, TE * (e_ + 4)), T_, E),
+         {over_rows(work("moe.router aten::_softmax_backward_data", KernelClass::softmax, f32, 4 * TE, 12 * TE), T_, E)});
+    s.op(work("moe.router aten::topk", KernelClass::reduction, f32, TE, 4 * TE + 12 * Tk),
+         {work("moe.router aten::topk (backward: zero_|scatter)", EW, f32, Tk, 4 * TE + 12 * Tk)});
+    if (c_.norm_topk)
+      s.op(times(work("moe.router aten::sum|div (renormalize)", EW, f32, Tk, 12 * Tk), 2),
+           {times(work("moe.router aten::sum|div (backward)", EW, f32, Tk, 12 * Tk), 2)});
+    if (e_ != 4)
+      s.op(work("moe.router aten::_to_copy", EW, dt_, 0, Tk * (4 + e_)),
+           {work("moe.router aten::_to_copy (backward)", EW, dt_, 0, Tk * (4 + e_))});
+    s.op(work("moe.output aten::zeros", EW, dt_, 0, T_ * d_ * e_));
+    s.op(work("moe.mask aten::one_hot|permute", EW, f32, 0, 8 * Tk + 8 * TE * k));
+    if (train_) s.backward_only({work("moe.input aten::zeros (gather grad)", EW, dt_, 0, T_ * d_ * e_)});
+    const double xe = Te * double(d_);  // one expert's tokens
+    s.op(times(work("moe.experts aten::nonzero (torch.where)", KernelClass::reduction, f32, Tk, 8 * Tk + 16 * Te), hit));
+    s.op(times(work("moe.experts aten::nonzero (count to host)", KernelClass::memcpy, f32, 0, 8), hit));
+    s.op(times(work("moe.experts aten::index (tokens)", KernelClass::embedding, dt_, 0, 8 * Te + 2 * xe * e_), hit),
+         {times(work("moe.experts aten::index_put_ (tokens backward)", KernelClass::embedding, dt_, xe,
+                     8 * Te + 3 * xe * e_),
+                hit)});
+    swiglu(s, "moe.experts", Te, Fe, false, hit, false);
+    for (int64_t i = 0; i < 3 * c_.experts; ++i) s.param(d_ * Fe);  // every expert's, chosen or not
+    s.op(times(work("moe.experts aten::index (routing weights)", KernelClass::embedding, dt_, 0, Te * (16 + 2 * e_)), hit));
+    s.op(times(work("moe.experts aten::mul (routing weight)", EW, dt_, xe, (2 * xe + Te) * e_), hit),
+         {times(work("moe.experts aten::mul (routing weight backward)", EW, dt_, xe, (2 * xe + Te) * e_), hit),
+          times(work("moe.experts aten::mul|sum (routing weight grad)", KernelClass::reduction, dt_, 2 * xe,
+                     (2 * xe + Te) * e_),
+                hit)});
+    s.op(times(work("moe.experts aten::index_add_", KernelClass::embedding, dt_, xe, 8 * Te + 3 * xe * e_), hit),
+         {times(work("moe.experts aten::index_select (index_add_ backward)", KernelClass::embedding, dt_, 0,
+                     8 * Te + 2 * xe * e_),
+                hit)});
+    if (c_.shared_expert_ffn > 0) {
+      // Qwen2-MoE: out += sigmoid(shared_expert_gate(x)) * shared_expert(x), on every token.
+      swiglu(s, "moe.shared_expert", T_, c_.shared_expert_ffn / tp_, false);
+      linear(s, "moe.shared_expert_gate", T_, d_, 1, false, 1, true, false);
+      s.op(pointwise("moe.shared_expert_gate aten::sigmoid", dt_, T_, 2, 4),
+           {pointwise("moe.shared_expert_gate aten::sigmoid_backward", dt_, T_, 3, 4)});
+      s.op(work("moe.shared_expert aten::mul|add", EW, dt_, 2 * T_ * d_, (4 * T_ * d_ + T_) * e_),
+           {work("moe.shared_expert aten::mul (backward)", EW, dt_, T_ * d_, (3 * T_ * d_ + T_) * e_),
+            work("moe.shared_expert aten::mul|sum (gate grad)", KernelClass::reduction, dt_, 2 * T_ * d_,
+                 (2 * T_ * d_ + T_) * e_)});
+    }
+    tp_all_reduce(s, "mlp.down_proj", true);
+  }
+
   void mlp(Section& s) {
+    if (c_.experts > 0) return moe(s);
     const int64_t F = F_;
     const double n = T_ * double(F);
     tp_all_reduce(s, "mlp.input", false);
     if (c_.gated_mlp) {
-      s.backward_only({accumulate("mlp.input", T_ * d_)});  // x feeds gate and up
-      linear(s, "mlp.gate_proj|up_proj", T_, d_, F, c_.bias, 2);
-      unary(s, "mlp.act", "aten::silu", "aten::silu_backward", n, 4);
-      s.op(pointwise("mlp.gate aten::mul", dt_, n, 3, 1), {times(pointwise("mlp.gate aten::mul (backward)", dt_, n, 3, 1), 2)});
+      swiglu(s, "mlp", T_, F, c_.bias);
     } else {
       linear(s, "mlp.fc1", T_, d_, F, c_.bias);
       switch (c_.act) {
@@ -465,8 +541,8 @@ class TransformerSynth {
           break;
         }
       }
+      linear(s, "mlp.fc2", T_, F, d_, c_.bias);
     }
-    linear(s, c_.gated_mlp ? "mlp.down_proj" : "mlp.fc2", T_, F, d_, c_.bias);
     tp_all_reduce(s, c_.gated_mlp ? "mlp.down_proj" : "mlp.fc2", true);
     dropout(s, "mlp.dropout", T_ * d_, c_.hidden_dropout);
   }
@@ -591,6 +667,10 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   divides(cfg.heads, "attention heads");
   divides(cfg.kv_heads, "key/value heads");
   divides(cfg.ffn, "MLP size");
+  if (cfg.experts > 0) {
+    divides(cfg.expert_ffn, "expert MLP size");
+    if (cfg.shared_expert_ffn > 0) divides(cfg.shared_expert_ffn, "shared expert MLP size");
+  }
   divides(cfg.hidden, "hidden size");
   if (cfg.layers % opt.pp != 0)
     throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +

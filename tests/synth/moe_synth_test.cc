@@ -1,0 +1,165 @@
+// Mixtures of experts in `kcast synth`: the built-in Mixtral 8x7B and Hugging Face MoE configs,
+// checked against the published parameter counts and closed-form FLOPs.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "predict/synth/synth.h"
+#include "predict/synth/transformer_config.h"
+#include "tests/input_error_of.h"
+#include "tests/synth/synth_options.h"
+
+namespace kcast::synth {
+namespace {
+
+using kcast::testing::input_error_of;
+using testing::with_mode;
+
+const Kernel* find(const std::vector<Kernel>& ks, const std::string& name) {
+  for (const auto& k : ks)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+bool attention_or_rotary(const Kernel& k) {
+  return k.name.find("attn.qk ") != std::string::npos || k.name.find("attn.pv ") != std::string::npos ||
+         k.name.find("rotary ") != std::string::npos;
+}
+
+// Forward GEMM FLOPs of the projections (attention's batched GEMMs and the rotary table left out).
+double projection_flops(const std::vector<Kernel>& ks) {
+  double f = 0;
+  for (const auto& k : ks)
+    if (k.cls == KernelClass::gemm && !attention_or_rotary(k)) f += k.flops * k.count;
+  return f;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  auto p = std::filesystem::temp_directory_path() / ("kcast_moe_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+// Mixtral 8x7B's dimensions, written out here rather than read from the built-in table.
+constexpr double d = 4096, L = 32, V = 32000, Fe = 14336, E = 8, kv = 8 * 128;
+const double attn = 2 * d * d + 2 * d * kv;
+
+TEST(SynthMoE, MixtralMatchesItsPublishedParameterCounts) {
+  const TransformerConfig* c = find_builtin_transformer("mixtral-8x7b");
+  ASSERT_NE(c, nullptr);
+  EXPECT_DOUBLE_EQ(c->parameter_count(), 46702792704.0);  // the checkpoint's tensors
+  // 12.9B active: attention, router and two experts per layer, embeddings and the untied head.
+  EXPECT_DOUBLE_EQ(c->active_parameter_count(), L * (attn + d * E + 2 * 3 * d * Fe + 2 * d) + 2 * V * d + d);
+  // Training: the Adam rows update every expert's parameters, chosen or not (bf16: 4 tensors of 2 bytes).
+  const auto ks = synthesize("mixtral-8x7b", with_mode(Mode::train, 1, 64));
+  const Kernel* lerp = find(ks, "optimizer.adam aten::_foreach_lerp_ (exp_avg)");
+  ASSERT_NE(lerp, nullptr);
+  EXPECT_NEAR(lerp->bytes * lerp->count / 6, 46702792704.0, 1);
+}
+
+TEST(SynthMoE, ForwardRunsTwoExpertsPerToken) {
+  // 4 x 512 tokens, 2 of 8 experts each: all 8 experts hit, 512 tokens apiece.
+  const auto ks = synthesize("mixtral-8x7b", with_mode(Mode::infer, 4, 512));
+  const double T = 4 * 512;
+  EXPECT_NEAR(projection_flops(ks) / (2 * T * (L * (attn + d * E + 2 * 3 * d * Fe) + V * d)), 1.0, 1e-9);
+  const Kernel* up = find(ks, "layer.moe.experts.gate_proj|up_proj aten::mm");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->m, 512);
+  EXPECT_EQ(up->n, 14336);
+  EXPECT_DOUBLE_EQ(up->count, 2 * E * L);
+  // Each expert's token count goes to the host (torch.where): one device-to-host copy per expert.
+  const Kernel* sync = find(ks, "layer.moe.experts aten::nonzero (count to host)");
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(sync->cls, KernelClass::memcpy);
+  EXPECT_DOUBLE_EQ(sync->count, E * L);
+}
+
+TEST(SynthMoE, DecodingOneTokenRunsOnlyItsExperts) {
+  const auto ks = synthesize("mixtral-8x7b", with_mode(Mode::decode, 1, 1024));
+  const Kernel* down = find(ks, "layer.moe.experts.down_proj aten::mm");
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->m, 1);
+  EXPECT_DOUBLE_EQ(down->count, 2 * L);  // the token's two experts, not all eight
+}
+
+TEST(SynthMoE, TensorParallelSplitsExpertsAndFp8KeepsTheRouterBf16) {
+  SynthOptions o = with_mode(Mode::infer, 2, 256);
+  o.tp = 2;
+  const auto tp = synthesize("mixtral-8x7b", o);
+  const Kernel* up = find(tp, "layer.moe.experts.gate_proj|up_proj aten::mm");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->n, 14336 / 2);
+  o.tp = 1;
+  o.dtype = DType::fp8;
+  const auto f8 = synthesize("mixtral-8x7b", o);
+  const Kernel* router = find(f8, "layer.moe.gate aten::mm");
+  ASSERT_NE(router, nullptr);
+  EXPECT_EQ(router->dtype, DType::bf16);
+  const Kernel* expert = find(f8, "layer.moe.experts.down_proj fp8_scaled_mm");
+  ASSERT_NE(expert, nullptr);
+  EXPECT_EQ(expert->dtype, DType::fp8);
+}
+
+// Qwen1.5-MoE-A2.7B's config.json (Qwen/Qwen1.5-MoE-A2.7B): 60 experts of 1408, 4 per token, and a
+// shared expert of 5632 behind a sigmoid gate; top-k weights not renormalized.
+const char* kQwenMoe = R"({"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+    "shared_expert_intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4, "norm_topk_prob": false,
+    "decoder_sparse_step": 1, "mlp_only_layers": [], "vocab_size": 151936, "max_position_embeddings": 8192,
+    "rms_norm_eps": 1e-06, "hidden_act": "silu", "tie_word_embeddings": false})";
+
+TEST(SynthMoE, QwenMoeConfigAddsTheSharedExpert) {
+  const std::string p = write_temp("qwen_moe.json", kQwenMoe);
+  const TransformerConfig c = read_hf_config(p);
+  std::filesystem::remove(p);
+  EXPECT_EQ(c.experts, 60);
+  EXPECT_EQ(c.experts_per_token, 4);
+  EXPECT_EQ(c.expert_ffn, 1408);
+  EXPECT_EQ(c.shared_expert_ffn, 5632);
+  EXPECT_FALSE(c.norm_topk);
+  const auto ks = synthesize_transformer(c, with_mode(Mode::infer, 1, 600));  // 2400 picks: 40 per expert
+  const double T = 600, dq = 2048, layers = 24;
+  const double per_token = dq * dq * 4 + dq * 60 + 4 * 3 * dq * 1408 + 3 * dq * 5632 + dq;
+  EXPECT_NEAR(projection_flops(ks) / (2 * T * (layers * per_token + 151936 * dq)), 1.0, 1e-9);
+  const Kernel* shared = find(ks, "layer.moe.shared_expert.down_proj aten::mm");
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(shared->m, 600);
+  EXPECT_DOUBLE_EQ(shared->count, layers);
+  EXPECT_NE(find(ks, "layer.moe.shared_expert_gate aten::sigmoid"), nullptr);
+  EXPECT_EQ(find(ks, "layer.moe.router aten::sum|div (renormalize)"), nullptr);
+}
+
+TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
+  auto err = [](const std::string& extra) {
+    const std::string p = write_temp("bad_moe.json", R"({"hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 2, "vocab_size": 10, "rms_norm_eps": 1e-6, )" + extra + "}");
+    const std::string e = input_error_of([&] { read_hf_config(p); });
+    std::filesystem::remove(p);
+    return e.find(p) == std::string::npos ? "(file not named) " + e : e;
+  };
+  EXPECT_NE(err(R"("n_routed_experts": 64)").find("key 'n_routed_experts'"), std::string::npos);
+  EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 2, "decoder_sparse_step": 2)").find("'decoder_sparse_step'"),
+            std::string::npos);
+  EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 2, "mlp_only_layers": [0])").find("'mlp_only_layers'"),
+            std::string::npos);
+  EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 9)").find("9 experts per token exceed the 8 experts"),
+            std::string::npos);
+  EXPECT_NE(err(R"("num_experts": "many", "num_experts_per_tok": 2)").find("key 'num_experts'"), std::string::npos);
+  // A GPT-2 style (LayerNorm, GELU) model with experts is not built as a dense one.
+  const std::string p = write_temp("gpt_moe.json", R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 2,
+      "n_head": 2, "vocab_size": 10, "num_experts": 8, "num_experts_per_tok": 2})");
+  EXPECT_NE(input_error_of([&] { read_hf_config(p); }).find("llama-like"), std::string::npos);
+  std::filesystem::remove(p);
+  // One expert is a dense MLP.
+  const std::string q = write_temp("one_expert.json", R"({"hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 2, "vocab_size": 10, "rms_norm_eps": 1e-6, "num_local_experts": 1})");
+  EXPECT_EQ(read_hf_config(q).experts, 0);
+  std::filesystem::remove(q);
+}
+
+}  // namespace
+}  // namespace kcast::synth
