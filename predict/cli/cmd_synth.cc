@@ -63,6 +63,8 @@ int cmd_synth(int argc, char** argv) {
       "tp", po::value<int64_t>(), "tensor-parallel GPUs (Megatron-LM: heads, MLP and vocabulary split; default 1)")(
       "pp", po::value<int64_t>(), "pipeline stages (layers / pp per GPU; default 1)")(
       "dp", po::value<int64_t>(), "data-parallel replicas: each runs batch / dp, gradients all-reduced (default 1)")(
+      "ep", po::value<int64_t>(), "expert-parallel GPUs (mixtures of experts: experts / ep per GPU, tokens "
+      "exchanged by all-to-all; ep divides dp; default 1)")(
       "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
       "accumulation; default 1)")(
       "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout");
@@ -73,7 +75,7 @@ int cmd_synth(int argc, char** argv) {
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode] [--dtype DT] "
                      "[--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
-                     "       [--tp N] [--pp N] [--dp N] [--microbatches M] [-o OUT.csv] [--list]",
+                     "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [-o OUT.csv] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -100,7 +102,7 @@ int cmd_synth(int argc, char** argv) {
   o.ffn = positive(vm, "ffn");
   o.vocab = positive(vm, "vocab");
   for (auto [option, degree] : {std::pair{"tp", &o.tp}, std::pair{"pp", &o.pp}, std::pair{"dp", &o.dp},
-                                std::pair{"microbatches", &o.microbatches}})
+                                std::pair{"ep", &o.ep}, std::pair{"microbatches", &o.microbatches}})
     if (vm.count(option)) *degree = positive(vm, option);
   o.mode = pick<Mode>("mode", mode,
                       {{"infer", Mode::infer}, {"inference", Mode::infer}, {"train", Mode::train}, {"decode", Mode::decode}});

@@ -72,14 +72,22 @@ Section& Tape::section(const std::string& prefix, double count) {
   return sections_.back();
 }
 
-std::vector<int64_t> Tape::parameter_tensors() const {
+std::vector<int64_t> Tape::parameter_tensors(bool experts) const {
   std::vector<int64_t> out;
-  for (const auto& s : sections_)
-    for (double r = 0; r < s.weights; ++r) out.insert(out.end(), s.params.begin(), s.params.end());
+  for (const auto& s : sections_) {
+    const auto& p = experts ? s.expert_params : s.params;
+    for (double r = 0; r < s.weights; ++r) out.insert(out.end(), p.begin(), p.end());
+  }
   return out;
 }
 
-std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_dtype, int64_t dp) const {
+std::vector<int64_t> Tape::parameter_tensors() const {
+  std::vector<int64_t> out = parameter_tensors(false), experts = parameter_tensors(true);
+  out.insert(out.end(), experts.begin(), experts.end());
+  return out;
+}
+
+std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_dtype, int64_t dp, int64_t ep) const {
   std::vector<Kernel> out;
   auto put = [&](const Section& s, Kernel k) {
     k.name = s.prefix + k.name;
@@ -93,16 +101,23 @@ std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_d
     for (auto op = s->bwd.rbegin(); op != s->bwd.rend(); ++op)
       for (const auto& k : *op) put(*s, k);
   const std::vector<int64_t> params = parameter_tensors();
-  for (auto& k : gradient_all_reduce(params, param_dtype, dp)) out.push_back(std::move(k));
+  for (auto& k : gradient_all_reduce(parameter_tensors(false), param_dtype, dp)) out.push_back(std::move(k));
+  for (auto& k : gradient_all_reduce(parameter_tensors(true), param_dtype, dp / ep)) {
+    k.name = "dp.grad nccl:all_reduce (expert gradients, DistributedDataParallel bucket)";
+    out.push_back(std::move(k));
+  }
   for (auto& k : optimizer_rows(optimizer, params, param_dtype)) out.push_back(std::move(k));
   return out;
 }
 
 void check_parallelism(const SynthOptions& opt) {
   const std::pair<const char*, int64_t> degrees[] = {
-      {"tp", opt.tp}, {"pp", opt.pp}, {"dp", opt.dp}, {"microbatches", opt.microbatches}};
+      {"tp", opt.tp}, {"pp", opt.pp}, {"dp", opt.dp}, {"ep", opt.ep}, {"microbatches", opt.microbatches}};
   for (const auto& [option, v] : degrees)
     if (v < 1) throw InputError(std::string("option '--") + option + "': must be at least 1");
+  if (opt.dp % opt.ep != 0)
+    throw InputError("option '--ep': " + std::to_string(opt.ep) + " expert-parallel GPUs do not divide the " +
+                     std::to_string(opt.dp) + " data-parallel replicas (--dp) they are drawn from");
   const int64_t batch = opt.batch ? opt.batch : 1;
   if (batch % (opt.dp * opt.microbatches) != 0)
     throw InputError("option '--batch': the global batch " + std::to_string(batch) + " does not divide into " +

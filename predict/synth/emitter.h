@@ -40,6 +40,9 @@ struct Section {
   std::vector<Kernel> fwd;
   std::vector<std::vector<Kernel>> bwd;  // per op, in forward order
   std::vector<int64_t> params;           // numel of each parameter tensor (once per repetition)
+  // Expert parameters under expert parallelism: their gradients are all-reduced over the replicas
+  // holding the same experts (dp / ep), not over all dp.
+  std::vector<int64_t> expert_params;
 
   Section(std::string p, double c) : prefix(std::move(p)), count(c), weights(c) {}
   // A forward op and the kernels its backward launches (in launch order).
@@ -54,9 +57,11 @@ class Tape {
  public:
   Section& section(const std::string& prefix, double count);
   // The kernel list: forward rows; in training the backward rows, then, over `dp` data-parallel
-  // replicas, the gradient all-reduce, and the optimizer step.
-  std::vector<Kernel> assemble(Mode mode, Optimizer optimizer, DType param_dtype, int64_t dp = 1) const;
+  // replicas, the gradient all-reduce (the expert parameters' over dp / ep), and the optimizer step.
+  std::vector<Kernel> assemble(Mode mode, Optimizer optimizer, DType param_dtype, int64_t dp = 1, int64_t ep = 1) const;
+  // Every parameter tensor this GPU holds (`experts`: only the expert-parallel ones; else the others).
   std::vector<int64_t> parameter_tensors() const;
+  std::vector<int64_t> parameter_tensors(bool experts) const;
 
  private:
   std::deque<Section> sections_;  // deque: references from section() stay valid

@@ -38,8 +38,9 @@ struct SynthOptions {
   // batch: each of the `dp` data-parallel replicas runs batch / dp, in `microbatches` micro-batches.
   // Tensor parallelism splits heads, MLP width and vocabulary over `tp` GPUs, with the all-reduces
   // of the activations; pipeline parallelism puts layers / pp on each of `pp` stages and the list
-  // follows the critical path of the schedule.
-  int64_t tp = 1, pp = 1, dp = 1, microbatches = 1;
+  // follows the critical path of the schedule. Expert parallelism (mixtures of experts) splits the
+  // experts over `ep` of the data-parallel replicas, which exchange tokens by all-to-all.
+  int64_t tp = 1, pp = 1, dp = 1, microbatches = 1, ep = 1;
 };
 
 struct BuiltinModel {

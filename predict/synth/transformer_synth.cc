@@ -94,7 +94,7 @@ class TransformerSynth {
     if (ce) ce->count = m;
     embed.count = o_.pp > 1 ? 1 : m;
     if (o_.pp > 1) embed.weights = 0;
-    return tape_.assemble(o_.mode, o_.optimizer, dt_, o_.dp);
+    return tape_.assemble(o_.mode, o_.optimizer, dt_, o_.dp, o_.ep);
   }
 
  private:
@@ -141,6 +141,15 @@ class TransformerSynth {
                                (rows * double(out) + double(out)) * e_),
                           n));
     s.op(times(gemm(name + (bias ? " aten::addmm" : " aten::mm"), dt_, 1, r, out, in), n), std::move(bwd));
+  }
+
+  // Expert parallelism's exchange of `rows` token activations (forward; their gradients in
+  // backward): each GPU sends the (ep - 1) / ep of them whose experts live elsewhere.
+  void all_to_all(Section& s, const std::string& name, double rows) {
+    if (o_.ep <= 1) return;
+    const double bytes = rows * double(d_) * e_ * double(o_.ep - 1) / double(o_.ep);
+    s.op(collective(name + " nccl:all_to_all (expert parallel)", dt_, bytes),
+         {collective(name + " nccl:all_to_all (expert parallel, backward)", dt_, bytes)});
   }
 
   // The all-reduce of a [tokens, hidden] activation (or its gradient) over the tensor-parallel group.
@@ -450,10 +459,14 @@ class TransformerSynth {
   // expert, the routing-weight multiply and index_add_ into the output. Routing is taken as
   // balanced and uniform: T tokens choosing k of E experts hit E(1 - (1 - k/E)^T) of them in
   // expectation, each with Tk / hit tokens. Tensor parallelism splits every expert's MLP as it
-  // splits a dense one.
+  // splits a dense one. Expert parallelism over ep GPUs (Megatron-LM / DeepSpeed-MoE): each holds
+  // E / ep experts, an all-to-all sends every chosen token to its expert's GPU and another brings
+  // the results back (in backward, their gradients); with balanced routing each GPU receives the
+  // Tk picks it sends, spread over its share of the experts the ep GPUs' tokens hit.
   void moe(Section& s) {
     const double E = double(c_.experts), k = double(c_.experts_per_token), TE = T_ * E, Tk = T_ * k;
-    const double hit = std::max(1.0, std::round(E * (1 - std::pow(1 - k / E, T_))));
+    const double ep = double(o_.ep);
+    const double hit = std::max(1.0, std::round(E * (1 - std::pow(1 - k / E, ep * T_)) / ep));  // on this GPU
     const double Te = std::max(1.0, std::round(Tk / hit));  // tokens per expert
     const int64_t Fe = c_.expert_ffn / tp_;
     const DType f32 = DType::fp32;
@@ -474,6 +487,7 @@ class TransformerSynth {
     s.op(work("moe.output aten::zeros", EW, dt_, 0, T_ * d_ * e_));
     s.op(work("moe.mask aten::one_hot|permute", EW, f32, 0, 8 * Tk + 8 * TE * k));
     if (train_) s.backward_only({work("moe.input aten::zeros (gather grad)", EW, dt_, 0, T_ * d_ * e_)});
+    all_to_all(s, "moe.dispatch", Tk);
     const double xe = Te * double(d_);  // one expert's tokens
     s.op(times(work("moe.experts aten::nonzero (torch.where)", KernelClass::reduction, f32, Tk, 8 * Tk + 16 * Te), hit));
     s.op(times(work("moe.experts aten::nonzero (count to host)", KernelClass::memcpy, f32, 0, 8), hit));
@@ -482,7 +496,8 @@ class TransformerSynth {
                      8 * Te + 3 * xe * e_),
                 hit)});
     swiglu(s, "moe.experts", Te, Fe, false, hit, false);
-    for (int64_t i = 0; i < 3 * c_.experts; ++i) s.param(d_ * Fe);  // every expert's, chosen or not
+    for (int64_t i = 0; i < 3 * c_.experts / o_.ep; ++i)  // every local expert's, chosen or not
+      (o_.ep > 1 ? s.expert_params : s.params).push_back(d_ * Fe);
     s.op(times(work("moe.experts aten::index (routing weights)", KernelClass::embedding, dt_, 0, Te * (16 + 2 * e_)), hit));
     s.op(times(work("moe.experts aten::mul (routing weight)", EW, dt_, xe, (2 * xe + Te) * e_), hit),
          {times(work("moe.experts aten::mul (routing weight backward)", EW, dt_, xe, (2 * xe + Te) * e_), hit),
@@ -493,6 +508,7 @@ class TransformerSynth {
          {times(work("moe.experts aten::index_select (index_add_ backward)", KernelClass::embedding, dt_, 0,
                      8 * Te + 2 * xe * e_),
                 hit)});
+    all_to_all(s, "moe.combine", Tk);
     if (c_.shared_expert_ffn > 0) {
       // Qwen2-MoE: out += sigmoid(shared_expert_gate(x)) * shared_expert(x), on every token.
       swiglu(s, "moe.shared_expert", T_, c_.shared_expert_ffn / tp_, false);
@@ -672,6 +688,11 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
     if (cfg.shared_expert_ffn > 0) divides(cfg.shared_expert_ffn, "shared expert MLP size");
   }
   divides(cfg.hidden, "hidden size");
+  if (opt.ep > 1 && cfg.experts == 0)
+    throw InputError("option '--ep': " + cfg.name + " has no experts to split (expert parallelism is for mixtures of experts)");
+  if (opt.ep > 1 && cfg.experts % opt.ep != 0)
+    throw InputError("option '--ep': " + std::to_string(opt.ep) + " GPUs do not divide the " +
+                     std::to_string(cfg.experts) + " experts of " + cfg.name);
   if (cfg.layers % opt.pp != 0)
     throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +
                      std::to_string(cfg.layers) + " layers of " + cfg.name);

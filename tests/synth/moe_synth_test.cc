@@ -163,3 +163,71 @@ TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
 
 }  // namespace
 }  // namespace kcast::synth
+
+namespace kcast::synth {
+namespace {
+
+double class_total(const std::vector<Kernel>& ks, KernelClass cls, double Kernel::*field, const std::string& has) {
+  double t = 0;
+  for (const auto& k : ks)
+    if (k.cls == cls && k.name.find(has) != std::string::npos) t += k.*field * k.count;
+  return t;
+}
+
+TEST(SynthMoE, ExpertParallelSplitsExpertsAndExchangesTokens) {
+  // 16 sequences of 1024 over 8 data-parallel GPUs: 2048 tokens, 4096 expert picks per GPU.
+  SynthOptions o = with_mode(Mode::train, 16, 1024);
+  o.attention = AttentionImpl::flash;
+  o.dp = 8;
+  const auto dense = synthesize("mixtral-8x7b", o);
+  o.ep = 8;
+  const auto ep = synthesize("mixtral-8x7b", o);
+  // The same expert FLOPs per GPU, in one expert of 4096 tokens instead of eight of 512.
+  EXPECT_NEAR(class_total(ep, KernelClass::gemm, &Kernel::flops, "moe.experts") /
+                  class_total(dense, KernelClass::gemm, &Kernel::flops, "moe.experts"),
+              1.0, 1e-12);
+  const Kernel* down = find(ep, "layer.moe.experts.down_proj aten::mm");
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->m, 4096);
+  EXPECT_DOUBLE_EQ(down->count, L);
+  // Four all-to-alls per layer (dispatch and combine, forward and backward), each sending 7/8 of
+  // the 4096 picked tokens' bf16 hidden states.
+  EXPECT_NEAR(class_total(ep, KernelClass::communication, &Kernel::bytes, "all_to_all"),
+              4 * L * 4096 * d * 2 * 7.0 / 8, 1);
+  EXPECT_EQ(class_total(dense, KernelClass::communication, &Kernel::bytes, "all_to_all"), 0);
+  // The GPU updates its one expert per layer and every dense parameter; no expert gradient leaves
+  // it (the eight GPUs hold different experts), the dense ones are all-reduced over all eight.
+  const double dense_params = L * (attn + d * E + 2 * d) + 2 * V * d + d;
+  const Kernel* lerp = find(ep, "optimizer.adam aten::_foreach_lerp_ (exp_avg)");
+  ASSERT_NE(lerp, nullptr);
+  EXPECT_NEAR(lerp->bytes * lerp->count / 6, dense_params + L * 3 * d * Fe, 1);
+  EXPECT_EQ(find(ep, "dp.grad nccl:all_reduce (expert gradients, DistributedDataParallel bucket)"), nullptr);
+  // With 16 replicas, each expert lives on two of them, which all-reduce its gradient.
+  o.batch = 32;
+  o.dp = 16;
+  const auto ep2 = synthesize("mixtral-8x7b", o);
+  const double expert_bytes = class_total(ep2, KernelClass::communication, &Kernel::bytes, "expert gradients");
+  EXPECT_NEAR(expert_bytes / (2.0 * (2 - 1) / 2 * L * 3 * d * Fe * 2), 1.0, 1e-9);
+}
+
+TEST(SynthMoE, ExpertParallelErrorsNameTheOption) {
+  SynthOptions o = with_mode(Mode::train, 8, 128);
+  o.ep = 4;
+  o.dp = 2;  // ep GPUs are drawn from the data-parallel replicas
+  EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", o); }).find("'--ep': 4 expert-parallel GPUs do not divide"),
+            std::string::npos);
+  o.dp = 4;
+  EXPECT_NE(input_error_of([&] { synthesize("llama3-8b", o); }).find("'--ep': llama3-8b has no experts"),
+            std::string::npos);
+  SynthOptions r;  // a CNN takes --dp only
+  r.batch = r.dp = r.ep = 2;
+  EXPECT_NE(input_error_of([&] { synthesize("resnet50", r); }).find("--ep"), std::string::npos);
+  o.ep = 3;
+  o.dp = 3;
+  o.batch = 9;
+  EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", o); }).find("do not divide the 8 experts"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcast::synth
