@@ -12,14 +12,16 @@
 namespace kcast::synth {
 
 double TransformerConfig::parameter_count() const {
-  const double d = double(hidden), kvd = double(kv_heads) * double(head_dim()), F = double(ffn);
+  const double d = double(hidden), kvd = double(kv_heads) * double(head_dim()), F = double(ffn), qd = double(q_width());
   const double b = bias ? 1.0 : 0.0;
   double emb = double(vocab) * d;
   if (positions == PositionKind::learned) emb += double(max_positions + position_offset) * d;
   emb += double(type_vocab) * d;
   const double nrm = norm == NormKind::layer ? 2 * d : d;  // weight (+ bias for LayerNorm)
   if (family == Family::bert) emb += nrm;                   // embedding LayerNorm
-  const double attn = 2 * d * d + 2 * d * kvd + b * (2 * d + 2 * kvd);
+  const double qkv_b = bias || qkv_bias ? 1.0 : 0.0;
+  const double qk_norm_w = qk_norm == QkNorm::per_head ? 2.0 * double(head_dim()) : qk_norm == QkNorm::whole ? qd + kvd : 0;
+  const double attn = 2 * d * qd + 2 * d * kvd + qkv_b * (qd + 2 * kvd) + b * d + qk_norm_w;
   const double dense_mlp = gated_mlp ? 3 * d * F + b * (2 * F + d) : 2 * d * F + b * (F + d);
   // Experts carry no biases (Mixtral, Qwen2-MoE); the router is d x experts, the shared expert's gate d x 1.
   const double shared = shared_expert_ffn > 0 ? 3 * d * double(shared_expert_ffn) + d : 0;
@@ -51,7 +53,8 @@ void TransformerConfig::validate(const std::string& where) const {
   positive(ffn, "intermediate (MLP) size");
   positive(vocab, "vocabulary size");
   positive(max_positions, "maximum positions");
-  if (hidden % heads != 0)
+  if (head_size < 0) throw InputError(where + ": head size must be positive (got " + std::to_string(head_size) + ")");
+  if (head_size == 0 && hidden % heads != 0)
     throw InputError(where + ": hidden size " + std::to_string(hidden) + " is not a multiple of the " +
                      std::to_string(heads) + " attention heads");
   if (experts > 0) {
@@ -218,10 +221,22 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
     throw InputError(file + ": key 'n_routed_experts': DeepSeek-style mixtures of experts (latent attention, "
                      "dense first layers) are not supported by synth");
   if (const json* v = r.find({"head_dim"})) {
-    if (!v->is_number_integer() || v->get<int64_t>() * c.heads != c.hidden)
-      throw InputError(file + ": key 'head_dim': " + v->dump() + " x " + std::to_string(c.heads) +
-                       " heads differs from the hidden size " + std::to_string(c.hidden) + " (not supported by synth)");
+    // Llama-like attention takes any head size (q/k/v project to heads x head_dim, o back to the
+    // hidden size); the other families' HF code splits the hidden size itself.
+    if (!v->is_number_integer() || v->get<int64_t>() <= 0)
+      throw InputError(file + ": key 'head_dim': expected a positive integer, got " + v->dump());
+    if (v->get<int64_t>() * c.heads != c.hidden) {
+      if (!llama)
+        throw InputError(file + ": key 'head_dim': " + v->dump() + " x " + std::to_string(c.heads) +
+                         " heads differs from the hidden size " + std::to_string(c.hidden) +
+                         " (supported for llama-like models only)");
+      c.head_size = v->get<int64_t>();
+    }
   }
+  // Qwen2's q/k/v carry biases (its o_proj and MLP do not); Qwen3 and OLMoE normalize q and k.
+  if (type == "qwen2" || type == "qwen2_moe") c.qkv_bias = true;
+  if (type == "qwen3" || type == "qwen3_moe") c.qk_norm = TransformerConfig::QkNorm::per_head;
+  if (type == "olmoe" || type == "olmo2") c.qk_norm = TransformerConfig::QkNorm::whole;
 
   // n_inner may be null in GPT-2 configs: 4 * hidden.
   c.ffn = r.integer({"intermediate_size", "n_inner", "ffn_dim"}, 4 * c.hidden, false);

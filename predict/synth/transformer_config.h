@@ -32,6 +32,11 @@ struct TransformerConfig {
   PositionKind positions = PositionKind::learned;
   int64_t position_offset = 0;  // OPT's learned positions start at 2
   bool bias = true;             // linear layers carry bias (addmm) or not (mm)
+  bool qkv_bias = false;        // q/k/v carry a bias even where `bias` is false (Qwen2)
+  // RMSNorm of the queries and keys before rotary (Qwen3: over each head, width head_dim; OLMoE:
+  // over the whole projection). Each has a weight of its width.
+  enum class QkNorm { none, per_head, whole } qk_norm = QkNorm::none;
+  int64_t head_size = 0;        // 0: hidden / heads; else heads x head_size need not be hidden (Qwen3, Mistral-Nemo)
   bool tied_embeddings = true;  // LM head shares the word-embedding matrix
   double hidden_dropout = 0.1, attention_dropout = 0.1;
   int64_t num_labels = 2;  // classifier head
@@ -43,7 +48,8 @@ struct TransformerConfig {
   int64_t experts = 0, experts_per_token = 0, expert_ffn = 0, shared_expert_ffn = 0;
   bool norm_topk = true;
 
-  int64_t head_dim() const { return hidden / heads; }
+  int64_t head_dim() const { return head_size ? head_size : hidden / heads; }
+  int64_t q_width() const { return heads * head_dim(); }  // the query projection's output, attention's width
   // Parameters of the model as published: embeddings, layers, final norm, the BERT pooler, and an
   // untied LM head for decoders (tied heads share the embedding and are not counted twice).
   double parameter_count() const;

@@ -62,7 +62,7 @@ class TransformerSynth {
     S_ = decode_ ? 1 : Sk_;                  // queries (new tokens) per sequence
     T_ = double(B_) * double(S_);
     d_ = c.hidden;
-    qd_ = c.hidden / tp_;
+    qd_ = c.q_width() / tp_;
     H_ = c.heads / tp_;
     Hkv_ = c.kv_heads / tp_;
     hd_ = c.head_dim();
@@ -209,19 +209,21 @@ class TransformerSynth {
     if (vocab_parallel) tp_all_reduce(s, name, true);
   }
 
-  void norm(Section& s, const std::string& name, double rows) {
-    const double n = rows * double(d_);
+  // Over `rows` of `width` (default: the hidden size).
+  void norm(Section& s, const std::string& name, double rows, int64_t width = 0) {
+    const int64_t w = width ? width : d_;
+    const double n = rows * double(w);
     if (c_.norm == NormKind::layer) {
-      // Its rows (tokens of d_) say how much of them the kernel's resident CTAs re-read from L2.
+      // Its rows (of w) say how much of them the kernel's resident CTAs re-read from L2.
       s.op(over_rows(work(name + " aten::native_layer_norm", KernelClass::normalization, dt_, 8 * n,
-                          2 * n * e_ + rows * 8 + 2 * d_ * e_),
-                     rows, double(d_)),
+                          2 * n * e_ + rows * 8 + 2 * w * e_),
+                     rows, double(w)),
            {work(name + " aten::native_layer_norm_backward (input)", KernelClass::normalization, dt_, 8 * n,
-                 3 * n * e_ + rows * 8 + d_ * e_),
+                 3 * n * e_ + rows * 8 + w * e_),
             work(name + " aten::native_layer_norm_backward (gamma, beta)", KernelClass::normalization, dt_,
-                 4 * n, 2 * n * e_ + 2 * d_ * e_)});
-      s.param(d_);
-      s.param(d_);
+                 4 * n, 2 * n * e_ + 2 * w * e_)});
+      s.param(w);
+      s.param(w);
       return;
     }
     // HF LlamaRMSNorm in eager: x.to(fp32); v = x.pow(2).mean(-1); x * rsqrt(v + eps); .to(dtype); w * x.
@@ -247,8 +249,8 @@ class TransformerSynth {
     s.op(pointwise(name + " aten::mul (weight)", dt_, n, 2, 1),
          {pointwise(name + " aten::mul (backward, input)", dt_, n, 2, 1),
           pointwise(name + " aten::mul (backward, weight)", dt_, n, 3, 1),
-          work(name + " aten::sum (weight grad)", KernelClass::reduction, dt_, n, (n + d_) * e_)});
-    s.param(d_);
+          work(name + " aten::sum (weight grad)", KernelClass::reduction, dt_, n, (n + w) * e_)});
+    s.param(w);
   }
 
   void rotary(Section& s, const std::string& name, double elems) {
@@ -341,13 +343,22 @@ class TransformerSynth {
           s.op(pointwise("attn.q_scaling aten::mul", dt_, q_elems, 2, 1),
                {pointwise("attn.q_scaling aten::mul (backward)", dt_, q_elems, 2, 1)});
         break;
-      case Family::llama:
+      case Family::llama: {
         s.backward_only({accumulate("attn.input", x_elems, 2)});
-        linear(s, "attn.q_proj", T_, d_, qd_, c_.bias);
-        linear(s, "attn.k_proj|v_proj", T_, d_, kvd, c_.bias, 2);
+        const bool qkv_bias = c_.bias || c_.qkv_bias;
+        linear(s, "attn.q_proj", T_, d_, qd_, qkv_bias);
+        linear(s, "attn.k_proj|v_proj", T_, d_, kvd, qkv_bias, 2);
+        if (c_.qk_norm == TransformerConfig::QkNorm::per_head) {
+          norm(s, "attn.q_norm", T_ * double(H_), hd_);
+          norm(s, "attn.k_norm", T_ * double(Hkv_), hd_);
+        } else if (c_.qk_norm == TransformerConfig::QkNorm::whole) {
+          norm(s, "attn.q_norm", T_, qd_);
+          norm(s, "attn.k_norm", T_, kvd);
+        }
         rotary(s, "attn.rotary_q", q_elems);
         rotary(s, "attn.rotary_k", kv_elems);
         break;
+      }
     }
     if (decode_) {
       // This step's keys and values into the cache (index_copy_ of one token per sequence).

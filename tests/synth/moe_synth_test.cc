@@ -51,7 +51,7 @@ const double attn = 2 * d * d + 2 * d * kv;
 TEST(SynthMoE, MixtralMatchesItsPublishedParameterCounts) {
   const TransformerConfig* c = find_builtin_transformer("mixtral-8x7b");
   ASSERT_NE(c, nullptr);
-  EXPECT_DOUBLE_EQ(c->parameter_count(), 46702792704.0);  // the checkpoint's tensors
+  EXPECT_DOUBLE_EQ(c->parameter_count(), 46702792704.0);  // 46.7B, as published
   // 12.9B active: attention, router and two experts per layer, embeddings and the untied head.
   EXPECT_DOUBLE_EQ(c->active_parameter_count(), L * (attn + d * E + 2 * 3 * d * Fe + 2 * d) + 2 * V * d + d);
   // Training: the Adam rows update every expert's parameters, chosen or not (bf16: 4 tensors of 2 bytes).
@@ -112,10 +112,18 @@ const char* kQwenMoe = R"({"model_type": "qwen2_moe", "hidden_size": 2048, "num_
     "decoder_sparse_step": 1, "mlp_only_layers": [], "vocab_size": 151936, "max_position_embeddings": 8192,
     "rms_norm_eps": 1e-06, "hidden_act": "silu", "tie_word_embeddings": false})";
 
-TEST(SynthMoE, QwenMoeConfigAddsTheSharedExpert) {
-  const std::string p = write_temp("qwen_moe.json", kQwenMoe);
-  const TransformerConfig c = read_hf_config(p);
+TransformerConfig read_text(const std::string& name, const char* json) {
+  const std::string p = write_temp(name, json);
+  TransformerConfig c = read_hf_config(p);
   std::filesystem::remove(p);
+  return c;
+}
+
+TEST(SynthMoE, QwenMoeConfigAddsTheSharedExpert) {
+  const TransformerConfig c = read_text("qwen_moe.json", kQwenMoe);
+  // Qwen2's q/k/v biases included (model card: 14.3B in total).
+  EXPECT_TRUE(c.qkv_bias);
+  EXPECT_DOUBLE_EQ(c.parameter_count(), 14315784192.0);
   EXPECT_EQ(c.experts, 60);
   EXPECT_EQ(c.experts_per_token, 4);
   EXPECT_EQ(c.expert_ffn, 1408);
@@ -131,6 +139,40 @@ TEST(SynthMoE, QwenMoeConfigAddsTheSharedExpert) {
   EXPECT_DOUBLE_EQ(shared->count, layers);
   EXPECT_NE(find(ks, "layer.moe.shared_expert_gate aten::sigmoid"), nullptr);
   EXPECT_EQ(find(ks, "layer.moe.router aten::sum|div (renormalize)"), nullptr);
+}
+
+// Qwen3-30B-A3B's config.json (Qwen/Qwen3-30B-A3B): 32 heads of 128 over a hidden size of 2048,
+// per-head q/k RMSNorm, 128 experts of 768, 8 per token.
+const char* kQwen3Moe = R"({"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 48,
+    "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144,
+    "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true,
+    "decoder_sparse_step": 1, "mlp_only_layers": [], "vocab_size": 151936, "max_position_embeddings": 40960,
+    "rms_norm_eps": 1e-06, "hidden_act": "silu", "tie_word_embeddings": false, "attention_bias": false})";
+
+TEST(SynthMoE, Qwen3MoeHeadsWiderThanTheHiddenSize) {
+  const TransformerConfig c = read_text("qwen3_moe.json", kQwen3Moe);
+  EXPECT_EQ(c.head_dim(), 128);
+  EXPECT_DOUBLE_EQ(c.parameter_count(), 30532122624.0);          // model card: 30.5B in total
+  EXPECT_DOUBLE_EQ(c.active_parameter_count(), 3353032704.0);    // and 3.3B activated
+  const auto ks = synthesize_transformer(c, with_mode(Mode::infer, 1, 256));  // 2048 picks: 16 per expert
+  const Kernel* q = find(ks, "layer.attn.q_proj aten::mm");
+  const Kernel* o = find(ks, "layer.attn.out_proj aten::mm");
+  ASSERT_NE(q, nullptr);
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(std::vector<int64_t>({q->n, q->k}), std::vector<int64_t>({32 * 128, 2048}));
+  EXPECT_EQ(std::vector<int64_t>({o->n, o->k}), std::vector<int64_t>({2048, 32 * 128}));
+  const Kernel* qk = find(ks, "layer.attn.qk aten::bmm (QK^T)");
+  ASSERT_NE(qk, nullptr);
+  EXPECT_EQ(qk->batch, 32);
+  EXPECT_EQ(qk->k, 128);
+  // The per-head q norm: its mean runs over 256 x 32 rows of 128.
+  const Kernel* qn = find(ks, "layer.attn.q_norm aten::mean");
+  ASSERT_NE(qn, nullptr);
+  EXPECT_DOUBLE_EQ(qn->flops, 256.0 * 32 * 128);
+  const Kernel* up = find(ks, "layer.moe.experts.gate_proj|up_proj aten::mm");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->m, 16);
+  EXPECT_DOUBLE_EQ(up->count, 2 * 128 * 48);
 }
 
 TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
