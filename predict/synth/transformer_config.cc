@@ -53,11 +53,14 @@ void TransformerConfig::validate(const std::string& where) const {
   positive(ffn, "intermediate (MLP) size");
   positive(vocab, "vocabulary size");
   positive(max_positions, "maximum positions");
-  if (head_size < 0) throw InputError(where + ": head size must be positive (got " + std::to_string(head_size) + ")");
+  if (head_size != 0) positive(head_size, "head size");
   if (head_size == 0 && hidden % heads != 0)
     throw InputError(where + ": hidden size " + std::to_string(hidden) + " is not a multiple of the " +
                      std::to_string(heads) + " attention heads");
   if (experts > 0) {
+    // Far above any published mixture (DeepSeek-V3: 256); every expert's weights are tensors of the tape.
+    if (experts > (int64_t(1) << 16))
+      throw InputError(where + ": " + std::to_string(experts) + " experts is implausibly many");
     positive(expert_ffn, "expert intermediate size");
     positive(experts_per_token, "number of experts per token");
     if (experts_per_token > experts)

@@ -475,16 +475,39 @@ class TransformerSynth {
   // the results back (in backward, their gradients); with balanced routing each GPU receives the
   // Tk picks it sends, spread over its share of the experts the ep GPUs' tokens hit.
   void moe(Section& s) {
-    const double E = double(c_.experts), k = double(c_.experts_per_token), TE = T_ * E, Tk = T_ * k;
+    const double E = double(c_.experts), k = double(c_.experts_per_token), Tk = T_ * k;
     const double ep = double(o_.ep);
     const double hit = std::max(1.0, std::round(E * (1 - std::pow(1 - k / E, ep * T_)) / ep));  // on this GPU
     const double Te = std::max(1.0, std::round(Tk / hit));  // tokens per expert
     const int64_t Fe = c_.expert_ffn / tp_;
-    const DType f32 = DType::fp32;
     tp_all_reduce(s, "mlp.input", false);
     // x feeds the router and the experts' gathers (and the shared expert and its gate).
     s.backward_only({accumulate("moe.input", T_ * d_, c_.shared_expert_ffn > 0 ? 3 : 1)});
     linear(s, "moe.gate", T_, d_, c_.experts, false, 1, true, false);
+    if (fp8_) fused_experts(s, hit, Te, Fe);
+    else eager_experts(s, hit, Te, Fe);
+    for (int64_t i = 0; i < 3 * c_.experts / o_.ep; ++i)  // every local expert's, chosen or not
+      (o_.ep > 1 ? s.expert_params : s.params).push_back(d_ * Fe);
+    all_to_all(s, "moe.combine", Tk);
+    if (c_.shared_expert_ffn > 0) {
+      // Qwen2-MoE: out += sigmoid(shared_expert_gate(x)) * shared_expert(x), on every token.
+      swiglu(s, "moe.shared_expert", T_, c_.shared_expert_ffn / tp_, false);
+      linear(s, "moe.shared_expert_gate", T_, d_, 1, false, 1, true, false);
+      s.op(pointwise("moe.shared_expert_gate aten::sigmoid", dt_, T_, 2, 4),
+           {pointwise("moe.shared_expert_gate aten::sigmoid_backward", dt_, T_, 3, 4)});
+      s.op(work("moe.shared_expert aten::mul|add", EW, dt_, 2 * T_ * d_, (4 * T_ * d_ + T_) * e_),
+           {work("moe.shared_expert aten::mul (backward)", EW, dt_, T_ * d_, (3 * T_ * d_ + T_) * e_),
+            work("moe.shared_expert aten::mul|sum (gate grad)", KernelClass::reduction, dt_, 2 * T_ * d_,
+                 (2 * T_ * d_ + T_) * e_)});
+    }
+    tp_all_reduce(s, "mlp.down_proj", true);
+  }
+
+  // The HF loop (moe() above): routing in eager ops, then per chosen expert its sync, gather,
+  // SwiGLU, weighting and scatter-add; the dispatch all-to-all before the loop.
+  void eager_experts(Section& s, double hit, double Te, int64_t Fe) {
+    const double E = double(c_.experts), k = double(c_.experts_per_token), TE = T_ * E, Tk = T_ * k;
+    const DType f32 = DType::fp32;
     s.op(over_rows(work("moe.router aten::_softmax (fp32)", KernelClass::softmax, f32, 5 * TE, TE * (e_ + 4)), T_, E),
          {over_rows(work("moe.router aten::_softmax_backward_data", KernelClass::softmax, f32, 4 * TE, 12 * TE), T_, E)});
     s.op(work("moe.router aten::topk", KernelClass::reduction, f32, TE, 4 * TE + 12 * Tk),
@@ -507,8 +530,6 @@ class TransformerSynth {
                      8 * Te + 3 * xe * e_),
                 hit)});
     swiglu(s, "moe.experts", Te, Fe, false, hit, false);
-    for (int64_t i = 0; i < 3 * c_.experts / o_.ep; ++i)  // every local expert's, chosen or not
-      (o_.ep > 1 ? s.expert_params : s.params).push_back(d_ * Fe);
     s.op(times(work("moe.experts aten::index (routing weights)", KernelClass::embedding, dt_, 0, Te * (16 + 2 * e_)), hit));
     s.op(times(work("moe.experts aten::mul (routing weight)", EW, dt_, xe, (2 * xe + Te) * e_), hit),
          {times(work("moe.experts aten::mul (routing weight backward)", EW, dt_, xe, (2 * xe + Te) * e_), hit),
@@ -519,19 +540,25 @@ class TransformerSynth {
          {times(work("moe.experts aten::index_select (index_add_ backward)", KernelClass::embedding, dt_, 0,
                      8 * Te + 2 * xe * e_),
                 hit)});
-    all_to_all(s, "moe.combine", Tk);
-    if (c_.shared_expert_ffn > 0) {
-      // Qwen2-MoE: out += sigmoid(shared_expert_gate(x)) * shared_expert(x), on every token.
-      swiglu(s, "moe.shared_expert", T_, c_.shared_expert_ffn / tp_, false);
-      linear(s, "moe.shared_expert_gate", T_, d_, 1, false, 1, true, false);
-      s.op(pointwise("moe.shared_expert_gate aten::sigmoid", dt_, T_, 2, 4),
-           {pointwise("moe.shared_expert_gate aten::sigmoid_backward", dt_, T_, 3, 4)});
-      s.op(work("moe.shared_expert aten::mul|add", EW, dt_, 2 * T_ * d_, (4 * T_ * d_ + T_) * e_),
-           {work("moe.shared_expert aten::mul (backward)", EW, dt_, T_ * d_, (3 * T_ * d_ + T_) * e_),
-            work("moe.shared_expert aten::mul|sum (gate grad)", KernelClass::reduction, dt_, 2 * T_ * d_,
-                 (2 * T_ * d_ + T_) * e_)});
-    }
-    tp_all_reduce(s, "mlp.down_proj", true);
+  }
+
+  // FP8 serving (`--dtype fp8`: vLLM / sglang fused_moe, Triton): one fused top-k softmax, the tokens sorted by
+  // expert (moe_align_block_size), the BF16 input quantized per token, one grouped FP8 GEMM for
+  // gate|up over every chosen expert (a batched GEMM of `hit` problems of Te tokens), silu_and_mul,
+  // the intermediate quantized, one grouped GEMM for down, and the sum over each token's k experts.
+  void fused_experts(Section& s, double hit, double Te, int64_t Fe) {
+    const double E = double(c_.experts), Tk = T_ * double(c_.experts_per_token);
+    const DType f32 = DType::fp32, bf = DType::bf16;
+    s.op(over_rows(work("moe.router topk_softmax", KernelClass::softmax, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk), T_, E));
+    s.op(work("moe.experts moe_align_block_size", KernelClass::reduction, f32, Tk, 16 * Tk));
+    all_to_all(s, "moe.dispatch", Tk);
+    const double Ed = Tk * double(d_), Ef = Tk * double(Fe);  // picked tokens' hidden and MLP widths
+    s.op(work("moe.experts per_token_quant_fp8", EW, bf, 3 * T_ * d_, T_ * d_ * (2 + 2 + 1) + 4 * T_));
+    s.op(gemm("moe.experts fused_moe_kernel (w13)", DType::fp8, int64_t(hit), int64_t(Te), 2 * Fe, d_));
+    s.op(work("moe.experts silu_and_mul", EW, bf, 5 * Ef, 3 * Ef * e_));
+    s.op(work("moe.experts per_token_quant_fp8 (intermediate)", EW, bf, 3 * Ef, Ef * (2 + 2 + 1) + 4 * Tk));
+    s.op(gemm("moe.experts fused_moe_kernel (w2)", DType::fp8, int64_t(hit), int64_t(Te), d_, Fe));
+    s.op(work("moe.experts moe_sum", EW, bf, Ed, (Ed + T_ * d_) * e_));
   }
 
   void mlp(Section& s) {

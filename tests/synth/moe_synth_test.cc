@@ -99,9 +99,18 @@ TEST(SynthMoE, TensorParallelSplitsExpertsAndFp8KeepsTheRouterBf16) {
   const Kernel* router = find(f8, "layer.moe.gate aten::mm");
   ASSERT_NE(router, nullptr);
   EXPECT_EQ(router->dtype, DType::bf16);
-  const Kernel* expert = find(f8, "layer.moe.experts.down_proj fp8_scaled_mm");
-  ASSERT_NE(expert, nullptr);
-  EXPECT_EQ(expert->dtype, DType::fp8);
+  // Serving runs the experts as vLLM's fused_moe: one grouped FP8 GEMM each for gate|up and down
+  // over the chosen experts (all eight for 512 tokens), no per-expert loop and no host sync.
+  const Kernel* w13 = find(f8, "layer.moe.experts fused_moe_kernel (w13)");
+  ASSERT_NE(w13, nullptr);
+  EXPECT_EQ(w13->dtype, DType::fp8);
+  EXPECT_EQ(std::vector<int64_t>({w13->batch, w13->m, w13->n, w13->k}), std::vector<int64_t>({8, 128, 2 * 14336, 4096}));
+  EXPECT_DOUBLE_EQ(w13->count, L);
+  EXPECT_EQ(find(f8, "layer.moe.experts aten::nonzero (count to host)"), nullptr);
+  double expert_flops = 0;
+  for (const auto& k : f8)
+    if (k.name.find("fused_moe_kernel") != std::string::npos) expert_flops += k.flops * k.count;
+  EXPECT_NEAR(expert_flops / (2 * 512 * L * 2 * 3 * d * Fe), 1.0, 1e-12);
 }
 
 // Qwen1.5-MoE-A2.7B's config.json (Qwen/Qwen1.5-MoE-A2.7B): 60 experts of 1408, 4 per token, and a
@@ -191,6 +200,7 @@ TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
   EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 9)").find("9 experts per token exceed the 8 experts"),
             std::string::npos);
   EXPECT_NE(err(R"("num_experts": "many", "num_experts_per_tok": 2)").find("key 'num_experts'"), std::string::npos);
+  EXPECT_NE(err(R"("num_experts": 100000, "num_experts_per_tok": 2)").find("implausibly many"), std::string::npos);
   // A GPT-2 style (LayerNorm, GELU) model with experts is not built as a dense one.
   const std::string p = write_temp("gpt_moe.json", R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 2,
       "n_head": 2, "vocab_size": 10, "num_experts": 8, "num_experts_per_tok": 2})");
