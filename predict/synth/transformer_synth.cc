@@ -720,7 +720,7 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   };
   divides(cfg.heads, "attention heads");
   divides(cfg.kv_heads, "key/value heads");
-  divides(cfg.ffn, "MLP size");
+  if (cfg.experts == 0) divides(cfg.ffn, "MLP size");  // a mixture has no dense MLP
   if (cfg.experts > 0) {
     divides(cfg.expert_ffn, "expert MLP size");
     if (cfg.shared_expert_ffn > 0) divides(cfg.shared_expert_ffn, "shared expert MLP size");
