@@ -1,6 +1,7 @@
 // `kcast synth MODEL [options]` (CLI.md): the kernel list PyTorch eager launches for one step of a
 // built-in model or a Hugging Face config.json, written as a kcast-csv kernel list.
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <optional>
 #include <utility>
@@ -16,6 +17,29 @@ namespace kcast::cli {
 namespace {
 
 using namespace kcast::synth;
+
+std::string gigabytes(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+  return buf;
+}
+
+// One line on stderr: what the step holds in one GPU's memory (stdout stays the kernel list).
+std::string footprint_line(const Footprint& f, const SynthOptions& o) {
+  char params[32];
+  if (f.params >= 1e9) std::snprintf(params, sizeof params, "%.3gB", f.params / 1e9);
+  else std::snprintf(params, sizeof params, "%.3gM", f.params / 1e6);
+  std::string s = std::string("kcast synth: memory per GPU") + (o.pp > 1 ? " (the last pipeline stage)" : "") + ": " +
+                  params + " parameters, weights " + gigabytes(f.weight_bytes);
+  if (f.gradient_bytes > 0) s += ", gradients " + gigabytes(f.gradient_bytes);
+  if (f.optimizer_bytes > 0) s += ", Adam state " + gigabytes(f.optimizer_bytes);
+  if (f.kv_cache_bytes > 0) s += ", KV cache " + gigabytes(f.kv_cache_bytes);
+  return s + "; " + gigabytes(f.total_bytes()) + (o.mode == Mode::train ? " before activations" : " before activations and workspace");
+}
+
+}  // namespace
+
+namespace {
 
 template <class E>
 E pick(const std::string& option, const std::string& value,
@@ -122,9 +146,11 @@ int cmd_synth(int argc, char** argv) {
     o.dtype = *d;
   }
 
-  const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o) : synthesize_config_file(config, o);
+  Footprint fp;
+  const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o, &fp) : synthesize_config_file(config, o, &fp);
   if (out.empty()) write_kernel_list(kernels, std::cout);
   else write_kernel_list_file(kernels, out);
+  std::cerr << footprint_line(fp, o) << "\n";
   return 0;
 }
 

@@ -105,19 +105,19 @@ std::vector<BuiltinModel> builtin_models() {
   return out;
 }
 
-std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt) {
-  if (const ResNetConfig* r = find_builtin_resnet(ascii_lower(model))) return synthesize_resnet(*r, opt);
+std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt, Footprint* fp) {
+  if (const ResNetConfig* r = find_builtin_resnet(ascii_lower(model))) return synthesize_resnet(*r, opt, fp);
   const TransformerConfig* cfg = find_builtin_transformer(model);
   if (!cfg) {
     std::string names;
     for (const auto& m : builtin_models()) names += (names.empty() ? "" : ", ") + m.name;
     throw InputError("unknown model '" + model + "' (built-in: " + names + "; or --config FILE.json)");
   }
-  return synthesize_transformer(with_overrides(*cfg, opt), opt);
+  return synthesize_transformer(with_overrides(*cfg, opt), opt, fp);
 }
 
-std::vector<Kernel> synthesize_config_file(const std::string& path, const SynthOptions& opt) {
-  return synthesize_transformer(with_overrides(read_hf_config(path), opt), opt);
+std::vector<Kernel> synthesize_config_file(const std::string& path, const SynthOptions& opt, Footprint* fp) {
+  return synthesize_transformer(with_overrides(read_hf_config(path), opt), opt, fp);
 }
 
 }  // namespace kcast::synth

@@ -87,6 +87,18 @@ std::vector<int64_t> Tape::parameter_tensors() const {
   return out;
 }
 
+Footprint Tape::footprint(Mode mode, Optimizer optimizer, DType param_dtype, double fp8_params) const {
+  Footprint f;
+  for (int64_t n : parameter_tensors()) f.params += double(n);
+  const double e = dtype_bytes(param_dtype);
+  f.weight_bytes = (f.params - fp8_params) * e + fp8_params;
+  if (mode == Mode::train) {
+    f.gradient_bytes = f.params * e;
+    f.optimizer_bytes = optimizer == Optimizer::adam ? 2 * f.params * e : 0;
+  }
+  return f;
+}
+
 std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_dtype, int64_t dp, int64_t ep) const {
   std::vector<Kernel> out;
   auto put = [&](const Section& s, Kernel k) {

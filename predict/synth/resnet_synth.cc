@@ -69,6 +69,8 @@ class ResNetSynth {
     return tape_.assemble(o_.mode, o_.optimizer, dt_, o_.dp);
   }
 
+  Footprint footprint() const { return tape_.footprint(o_.mode, o_.optimizer, dt_); }
+
  private:
   const ResNetConfig& cfg_;
   const SynthOptions& o_;
@@ -182,7 +184,7 @@ const ResNetConfig* find_builtin_resnet(const std::string& lower_name) {
   return nullptr;
 }
 
-std::vector<Kernel> synthesize_resnet(const ResNetConfig& cfg, const SynthOptions& opt) {
+std::vector<Kernel> synthesize_resnet(const ResNetConfig& cfg, const SynthOptions& opt, Footprint* fp) {
   const std::string name = cfg.name;
   if (opt.batch < 0) throw InputError("option '--batch': must be positive");
   if (opt.mode == Mode::decode)
@@ -199,7 +201,9 @@ std::vector<Kernel> synthesize_resnet(const ResNetConfig& cfg, const SynthOption
     throw InputError("options '--tp/--pp/--ep/--microbatches' apply to transformers; " + name + " takes --dp");
   check_parallelism(opt);
   ResNetSynth s(cfg, opt);
-  return s.run();
+  std::vector<Kernel> out = s.run();
+  if (fp) *fp = s.footprint();
+  return out;
 }
 
 }  // namespace kcast::synth

@@ -23,6 +23,6 @@ const ResNetConfig* find_builtin_resnet(const std::string& lower_name);
 
 // Options a CNN cannot take (sequence, attention, heads, tensor or pipeline parallelism, FP8)
 // -> InputError naming the option and the model.
-std::vector<Kernel> synthesize_resnet(const ResNetConfig& cfg, const SynthOptions& opt);
+std::vector<Kernel> synthesize_resnet(const ResNetConfig& cfg, const SynthOptions& opt, Footprint* footprint = nullptr);
 
 }  // namespace kcast::synth

@@ -43,6 +43,18 @@ struct SynthOptions {
   int64_t tp = 1, pp = 1, dp = 1, microbatches = 1, ep = 1;
 };
 
+// What one GPU holds for the step, exact for the synthesized model and options: its parameters as
+// the kernel list's optimizer rows update them (the last pipeline stage's), their gradients and
+// optimizer state in training, the KV cache when decoding. Activations are not estimated.
+struct Footprint {
+  double params = 0;
+  double weight_bytes = 0;     // in the model's dtype (FP8 serving: the blocks' projections 1 byte each)
+  double gradient_bytes = 0;   // train: one gradient per parameter, in its dtype
+  double optimizer_bytes = 0;  // train: Adam's two moments in the parameter dtype; SGD (no momentum) none
+  double kv_cache_bytes = 0;   // decode: K and V of batch x seq tokens, this GPU's layers and KV heads
+  double total_bytes() const { return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes; }
+};
+
 struct BuiltinModel {
   std::string name;
   std::string description;
@@ -53,9 +65,11 @@ struct BuiltinModel {
 std::vector<BuiltinModel> builtin_models();
 
 // Synthesizes a built-in model. Unknown name or unsupported option -> InputError naming it.
-std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt);
+// `footprint`, when given, receives what the step holds in GPU memory.
+std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt, Footprint* footprint = nullptr);
 // Synthesizes a transformer from a Hugging Face-style config.json.
-std::vector<Kernel> synthesize_config_file(const std::string& path, const SynthOptions& opt);
+std::vector<Kernel> synthesize_config_file(const std::string& path, const SynthOptions& opt,
+                                           Footprint* footprint = nullptr);
 
 // PyTorch's multi_tensor_apply launch count for a foreach op over tensors of these sizes
 // (chunks of 65536 elements, at most 320 blocks and `max_tensors` tensors per launch).

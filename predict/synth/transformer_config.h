@@ -72,6 +72,7 @@ TransformerConfig parse_hf_config(const std::string& json_text, const std::strin
 // Applies the architecture overrides of `opt` (layers, hidden, ...) and validates.
 TransformerConfig with_overrides(TransformerConfig cfg, const SynthOptions& opt);
 
-std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const SynthOptions& opt);
+std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const SynthOptions& opt,
+                                           Footprint* footprint = nullptr);
 
 }  // namespace kcast::synth

@@ -77,6 +77,7 @@ class TransformerSynth {
 
   std::vector<Kernel> run() {
     const double pp = double(o_.pp), m = double(o_.microbatches), stage_layers = double(c_.layers) / pp;
+    stage_layers_ = stage_layers;
     Section& embed = tape_.section("embed.", 1);
     embeddings(embed);
     Section& layers = tape_.section(kLayerSection, stage_layers);
@@ -110,7 +111,21 @@ class TransformerSynth {
   HeadKind head_;
   bool flash_;
   bool fp8_ = false;  // --dtype fp8 (inference only): FP8 projections inside the blocks
+  double fp8_layer_params_ = 0;  // one layer's FP8 weights (fp8_)
+  double stage_layers_ = 0;      // layers this GPU holds
   Tape tape_;
+
+ public:
+  Footprint footprint() const {
+    Footprint f = tape_.footprint(o_.mode, o_.optimizer, dt_, fp8_layer_params_ * stage_layers_);
+    // Every decoding sequence's K and V for its seq keys, in each of this GPU's layers.
+    if (decode_)
+      f.kv_cache_bytes = stage_layers_ * 2 * double(B_) * double(o_.microbatches) * double(Sk_) * double(Hkv_) *
+                         double(hd_) * e_;
+    return f;
+  }
+
+ private:
 
   // ---- building blocks -------------------------------------------------------------------
 
@@ -126,6 +141,7 @@ class TransformerSynth {
       }
     // Only the repeated block's projections: FP8 serving keeps embeddings and heads BF16.
     if (fp8_ && quantizable && s.prefix == kLayerSection) {
+      fp8_layer_params_ += n * double(in) * double(out);
       // sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant: an amax pass and a scale-and-cast
       // pass over each BF16 row, FP8 out, one FP32 scale per row; then the scaled FP8 GEMM (BF16 C).
       s.op(times(work(name + " per_token_quant_fp8", EW, DType::bf16, 3 * rows * double(in),
@@ -548,6 +564,7 @@ class TransformerSynth {
   // the intermediate quantized, one grouped GEMM for down, and the sum over each token's k experts.
   void fused_experts(Section& s, double hit, double Te, int64_t Fe) {
     const double E = double(c_.experts), Tk = T_ * double(c_.experts_per_token);
+    fp8_layer_params_ += 3 * double(c_.experts / o_.ep) * double(d_) * double(Fe);  // FP8 expert weights
     const DType f32 = DType::fp32, bf = DType::bf16;
     s.op(over_rows(work("moe.router topk_softmax", KernelClass::softmax, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk), T_, E));
     s.op(work("moe.experts moe_align_block_size", KernelClass::reduction, f32, Tk, 16 * Tk));
@@ -694,7 +711,7 @@ class TransformerSynth {
 
 }  // namespace
 
-std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const SynthOptions& opt) {
+std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const SynthOptions& opt, Footprint* footprint) {
   if (opt.batch < 0) throw InputError("option '--batch': must be positive");
   if (opt.seq < 0) throw InputError("option '--seq': must be positive");
   if (opt.dtype && (*opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
@@ -735,7 +752,9 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
     throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +
                      std::to_string(cfg.layers) + " layers of " + cfg.name);
   TransformerSynth s(cfg, opt);
-  return s.run();
+  std::vector<Kernel> out = s.run();
+  if (footprint) *footprint = s.footprint();
+  return out;
 }
 
 }  // namespace kcast::synth
