@@ -213,12 +213,6 @@ TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
   std::filesystem::remove(q);
 }
 
-}  // namespace
-}  // namespace kcast::synth
-
-namespace kcast::synth {
-namespace {
-
 double class_total(const std::vector<Kernel>& ks, KernelClass cls, double Kernel::*field, const std::string& has) {
   double t = 0;
   for (const auto& k : ks)
@@ -279,55 +273,6 @@ TEST(SynthMoE, ExpertParallelErrorsNameTheOption) {
   o.batch = 9;
   EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", o); }).find("do not divide the 8 experts"),
             std::string::npos);
-}
-
-}  // namespace
-}  // namespace kcast::synth
-
-namespace kcast::synth {
-namespace {
-
-// The memory a step holds, against closed-form counts of the same models.
-TEST(SynthFootprint, WeightsGradientsOptimizerAndKvCache) {
-  Footprint f;
-  synthesize("llama3-8b", with_mode(Mode::decode, 64, 8192), &f);
-  const double P = 8030261248;  // Llama 3 8B
-  EXPECT_DOUBLE_EQ(f.params, P);
-  EXPECT_DOUBLE_EQ(f.weight_bytes, 2 * P);  // bf16
-  EXPECT_DOUBLE_EQ(f.gradient_bytes + f.optimizer_bytes, 0);
-  EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 32.0 * 2 * 64 * 8192 * 8 * 128 * 2);  // layers x K,V x tokens x kv width
-  synthesize("llama3-8b", with_mode(Mode::train, 1, 128), &f);
-  EXPECT_DOUBLE_EQ(f.weight_bytes + f.gradient_bytes + f.optimizer_bytes, 4 * 2 * P);  // weight, grad, 2 moments
-  EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 0);
-  SynthOptions sgd = with_mode(Mode::train, 1, 128);
-  sgd.optimizer = Optimizer::sgd;
-  synthesize("llama3-8b", sgd, &f);
-  EXPECT_DOUBLE_EQ(f.optimizer_bytes, 0);
-  // FP8 serving: every projection in the 32 blocks takes one byte, embeddings and head two.
-  SynthOptions f8 = with_mode(Mode::infer, 1, 128);
-  f8.dtype = DType::fp8;
-  synthesize("llama3-8b", f8, &f);
-  const double proj = 32 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
-  EXPECT_DOUBLE_EQ(f.weight_bytes, proj + 2 * (P - proj));
-  // Mixtral under expert parallelism over 8 GPUs: one expert per layer on each.
-  SynthOptions ep = with_mode(Mode::train, 8, 128);
-  ep.dp = ep.ep = 8;
-  synthesize("mixtral-8x7b", ep, &f);
-  EXPECT_DOUBLE_EQ(f.params, L * (attn + d * E + 3 * d * Fe + 2 * d) + 2 * V * d + d);
-  Footprint r;
-  synthesize("resnet50", with_mode(Mode::train, 8, 0), &r);
-  EXPECT_DOUBLE_EQ(r.params, 25557032);
-}
-
-TEST(SynthFootprint, TheCliReportsItOnStderr) {
-  const std::string cmd = std::string(KCAST_BINARY) + " synth llama3-8b --mode decode --batch 64 --seq 8192 2>&1 >/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string err;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) err += buf;
-  EXPECT_EQ(pclose(p), 0);
-  EXPECT_NE(err.find("weights 16.06 GB, KV cache 68.72 GB; 84.78 GB"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+// The memory `kcast synth` reports a step holds per GPU (Footprint), against closed-form counts of
+// the same models.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "predict/synth/synth.h"
+#include "tests/synth/synth_options.h"
+
+namespace kcast::synth {
+namespace {
+
+using testing::with_mode;
+
+TEST(SynthFootprint, WeightsGradientsOptimizerAndKvCache) {
+  Footprint f;
+  synthesize("llama3-8b", with_mode(Mode::decode, 64, 8192), &f);
+  const double P = 8030261248;  // Llama 3 8B
+  EXPECT_DOUBLE_EQ(f.params, P);
+  EXPECT_DOUBLE_EQ(f.weight_bytes, 2 * P);  // bf16
+  EXPECT_DOUBLE_EQ(f.gradient_bytes + f.optimizer_bytes, 0);
+  EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 32.0 * 2 * 64 * 8192 * 8 * 128 * 2);  // layers x K,V x tokens x kv width
+  synthesize("llama3-8b", with_mode(Mode::train, 1, 128), &f);
+  EXPECT_DOUBLE_EQ(f.weight_bytes + f.gradient_bytes + f.optimizer_bytes, 4 * 2 * P);  // weight, grad, 2 moments
+  EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 0);
+  SynthOptions sgd = with_mode(Mode::train, 1, 128);
+  sgd.optimizer = Optimizer::sgd;
+  synthesize("llama3-8b", sgd, &f);
+  EXPECT_DOUBLE_EQ(f.optimizer_bytes, 0);
+  // FP8 serving: every projection in the 32 blocks takes one byte, embeddings and head two.
+  SynthOptions f8 = with_mode(Mode::infer, 1, 128);
+  f8.dtype = DType::fp8;
+  synthesize("llama3-8b", f8, &f);
+  const double proj = 32 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
+  EXPECT_DOUBLE_EQ(f.weight_bytes, proj + 2 * (P - proj));
+  // Mixtral under expert parallelism over 8 GPUs: one expert per layer on each.
+  SynthOptions ep = with_mode(Mode::train, 8, 128);
+  ep.dp = ep.ep = 8;
+  synthesize("mixtral-8x7b", ep, &f);
+  constexpr double d = 4096, L = 32, V = 32000, Fe = 14336, E = 8, attn = 2 * d * d + 2 * d * 1024;
+  EXPECT_DOUBLE_EQ(f.params, L * (attn + d * E + 3 * d * Fe + 2 * d) + 2 * V * d + d);
+  Footprint r;
+  synthesize("resnet50", with_mode(Mode::train, 8, 0), &r);
+  EXPECT_DOUBLE_EQ(r.params, 25557032);
+}
+
+TEST(SynthFootprint, TheCliReportsItOnStderr) {
+  const std::string cmd = std::string(KCAST_BINARY) + " synth llama3-8b --mode decode --batch 64 --seq 8192 2>&1 >/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string err;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) err += buf;
+  EXPECT_EQ(pclose(p), 0);
+  EXPECT_NE(err.find("weights 16.06 GB, KV cache 68.72 GB; 84.78 GB"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace kcast::synth
