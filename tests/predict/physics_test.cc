@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "predict/synth/synth.h"
 #include "predict/whatif/knobs.h"
 #include "tests/predict/predict_fixture.h"
 
@@ -106,6 +107,28 @@ TEST(Physics, DoublingAResourceOnKernelsWithoutWorkIsBetweenNoChangeAnd2x) {
   ASSERT_GT(w.inferred_work_rows, rows.size() / 2);
   EXPECT_LT(w.unknown_work_rows, rows.size() / 10);  // nearly every row was measured
   expect_physical(rows);
+}
+
+// Synthesized steps with kernels the fixtures lack: a mixture of experts under expert parallelism
+// (all-to-alls, the per-expert host syncs, gathers and scatter-adds), the same served in FP8 (grouped
+// GEMMs), and a CNN training step (convolutions, batch norm).
+TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
+  synth::SynthOptions train;
+  train.mode = synth::Mode::train;
+  train.batch = 16;
+  train.seq = 512;
+  train.dp = train.ep = 8;
+  expect_physical(synth::synthesize("mixtral-8x7b", train));
+  synth::SynthOptions serve;
+  serve.mode = synth::Mode::decode;
+  serve.batch = 32;
+  serve.seq = 2048;
+  serve.dtype = DType::fp8;
+  expect_physical(synth::synthesize("mixtral-8x7b", serve));
+  synth::SynthOptions cnn;
+  cnn.mode = synth::Mode::train;
+  cnn.batch = 32;
+  expect_physical(synth::synthesize("resnet152", cnn));
 }
 
 }  // namespace
