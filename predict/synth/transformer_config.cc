@@ -21,13 +21,21 @@ double TransformerConfig::parameter_count() const {
   if (family == Family::bert) emb += nrm;                   // embedding LayerNorm
   const double qkv_b = bias || qkv_bias ? 1.0 : 0.0;
   const double qk_norm_w = qk_norm == QkNorm::per_head ? 2.0 * double(head_dim()) : qk_norm == QkNorm::whole ? qd + kvd : 0;
-  const double attn = 2 * d * qd + 2 * d * kvd + qkv_b * (qd + 2 * kvd) + b * d + qk_norm_w;
+  double attn = 2 * d * qd + 2 * d * kvd + qkv_b * (qd + 2 * kvd) + b * d + qk_norm_w;
+  if (mla()) {
+    const double H = double(heads), ql = double(q_lora_rank), kvl = double(kv_lora_rank);
+    const double qk = double(qk_nope_dim + qk_rope_dim), nope_v = double(qk_nope_dim + v_head_dim);
+    const double q = q_lora_rank > 0 ? d * ql + ql + ql * H * qk : d * H * qk;  // (with its norm)
+    attn = q + d * (kvl + double(qk_rope_dim)) + kvl + kvl * H * nope_v + H * double(v_head_dim) * d;
+  }
   const double dense_mlp = gated_mlp ? 3 * d * F + b * (2 * F + d) : 2 * d * F + b * (F + d);
   // Experts carry no biases (Mixtral, Qwen2-MoE); the router is d x experts, the shared expert's gate d x 1.
-  const double shared = shared_expert_ffn > 0 ? 3 * d * double(shared_expert_ffn) + d : 0;
-  const double mlp = experts > 0 ? double(experts) * 3 * d * double(expert_ffn) + d * double(experts) + shared : dense_mlp;
-  const double layer = attn + mlp + 2 * nrm;
-  double total = emb + double(layers) * layer;
+  const double shared =
+      shared_expert_ffn > 0 ? 3 * d * double(shared_expert_ffn) + (shared_expert_gated ? d : 0) : 0;
+  const double router = d * double(experts) + (router_bias ? double(experts) : 0);
+  const double moe = double(experts) * 3 * d * double(expert_ffn) + router + shared;
+  const double moe_layers = experts > 0 ? double(layers - dense_layers) : 0;
+  double total = emb + double(layers) * (attn + 2 * nrm) + moe_layers * moe + (double(layers) - moe_layers) * dense_mlp;
   if (family == Family::bert) total += d * d + d;  // pooler
   else total += nrm;                              // final norm of pre-norm decoders
   if (!tied_embeddings) total += double(vocab) * d;
@@ -36,7 +44,7 @@ double TransformerConfig::parameter_count() const {
 
 double TransformerConfig::active_parameter_count() const {
   const double idle = double(experts - experts_per_token) * 3 * double(hidden) * double(expert_ffn);
-  return parameter_count() - (experts > 0 ? double(layers) * idle : 0);
+  return parameter_count() - (experts > 0 ? double(layers - dense_layers) * idle : 0);
 }
 
 void TransformerConfig::validate(const std::string& where) const {
@@ -67,6 +75,23 @@ void TransformerConfig::validate(const std::string& where) const {
       throw InputError(where + ": " + std::to_string(experts_per_token) + " experts per token exceed the " +
                        std::to_string(experts) + " experts");
     if (!gated_mlp) throw InputError(where + ": mixture of experts is synthesized for SwiGLU (llama-like) models");
+    if (dense_layers < 0 || dense_layers >= layers)
+      throw InputError(where + ": " + std::to_string(dense_layers) + " dense layers leave no expert layer of " +
+                       std::to_string(layers));
+    if (expert_groups < 1 || topk_groups < 1 || topk_groups > expert_groups || experts % expert_groups != 0)
+      throw InputError(where + ": the experts' " + std::to_string(expert_groups) + " groups (top " +
+                       std::to_string(topk_groups) + ") do not split " + std::to_string(experts) + " experts");
+  }
+  if (mla()) {
+    if (q_lora_rank < 0) throw InputError(where + ": q_lora_rank must not be negative");
+    positive(kv_lora_rank, "kv_lora_rank");
+    positive(qk_nope_dim, "qk_nope_head_dim");
+    positive(qk_rope_dim, "qk_rope_head_dim");
+    positive(v_head_dim, "v_head_dim");
+    if (qk_rope_dim % 2 != 0) throw InputError(where + ": qk_rope_head_dim must be even (rotary pairs)");
+    if (kv_heads != heads)
+      throw InputError(where + ": latent attention gives every head its own k and v (num_key_value_heads " +
+                       std::to_string(kv_heads) + " != " + std::to_string(heads) + " heads)");
   }
   if (heads % kv_heads != 0)
     throw InputError(where + ": " + std::to_string(heads) + " attention heads are not a multiple of the " +
@@ -133,7 +158,53 @@ struct Reader {
 
 // Mixtral (num_local_experts), Qwen2-MoE / Qwen3-MoE / OLMoE (num_experts): every layer a
 // mixture of experts. Layouts that mix dense and expert layers are refused.
+// DeepSeek-V2/V3's multi-head latent attention (kv_lora_rank).
+void mla_from_hf(const Reader& r, TransformerConfig& c) {
+  if (!r.find({"kv_lora_rank"})) return;
+  if (c.family != Family::llama)
+    throw InputError(r.file + ": key 'kv_lora_rank': latent attention is synthesized for llama-like models only");
+  c.kv_lora_rank = r.integer({"kv_lora_rank"}, 0, true);
+  c.q_lora_rank = r.integer({"q_lora_rank"}, 0, false);  // null (V2-Lite): one q projection
+  c.qk_nope_dim = r.integer({"qk_nope_head_dim"}, 0, true);
+  c.qk_rope_dim = r.integer({"qk_rope_head_dim"}, 0, true);
+  c.v_head_dim = r.integer({"v_head_dim"}, 0, true);
+}
+
+// DeepSeek-V2/V3 (n_routed_experts): shared experts without a gate, dense first layers, a sigmoid
+// or softmax router with group-limited top-k.
+void deepseek_moe_from_hf(const Reader& r, TransformerConfig& c) {
+  c.experts = r.integer({"n_routed_experts"}, 0, true);
+  c.experts_per_token = r.integer({"num_experts_per_tok"}, 0, true);
+  c.expert_ffn = r.integer({"moe_intermediate_size"}, 0, true);
+  if (r.find({"n_shared_experts"})) c.shared_expert_ffn = r.integer({"n_shared_experts"}, 0, false) * c.expert_ffn;
+  c.shared_expert_gated = false;
+  if (r.find({"first_k_dense_replace"})) c.dense_layers = r.integer({"first_k_dense_replace"}, 0, false);
+  if (r.integer({"moe_layer_freq"}, 1, false) != 1)
+    throw InputError(r.file + ": key 'moe_layer_freq': models with dense layers between the expert layers are "
+                     "not supported by synth");
+  const std::string scoring = r.string({"scoring_func"});
+  if (scoring != "" && scoring != "softmax" && scoring != "sigmoid")
+    throw InputError(r.file + ": key 'scoring_func': unsupported '" + scoring + "' (expected softmax or sigmoid)");
+  c.sigmoid_router = scoring == "sigmoid";
+  const std::string method = r.string({"topk_method"});
+  if (method != "" && method != "greedy" && method != "group_limited_greedy" && method != "noaux_tc")
+    throw InputError(r.file + ": key 'topk_method': unsupported '" + method +
+                     "' (expected greedy, group_limited_greedy or noaux_tc)");
+  c.router_bias = method == "noaux_tc";  // e_score_correction_bias
+  if (method == "group_limited_greedy" || method == "noaux_tc") {
+    c.expert_groups = r.integer({"n_group"}, 1, false);
+    c.topk_groups = r.integer({"topk_group"}, 1, false);
+  }
+  c.norm_topk = r.boolean("norm_topk_prob", false);
+}
+
 void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
+  if (r.find({"n_routed_experts"}) && r.integer({"n_routed_experts"}, 0, true) > 1) {
+    if (c.family != Family::llama)
+      throw InputError(r.file + ": key 'n_routed_experts': mixtures of experts are synthesized for llama-like "
+                       "(RMSNorm, SwiGLU) models only");
+    return deepseek_moe_from_hf(r, c);
+  }
   std::string key;
   const json* v = r.find({"num_local_experts", "num_experts"}, &key);
   if (!v) return;
@@ -218,12 +289,8 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
     throw InputError(file + ": key '" + act_key + "': unsupported activation '" + act +
                      "' (expected gelu, gelu_new, gelu_pytorch_tanh, relu or silu)");
 
-  // What the synthesizer cannot build is refused rather than approximated by a dense model:
-  // DeepSeek's experts come with latent attention and dense first layers.
-  if (const json* v = r.find({"n_routed_experts"}); v && (!v->is_number_integer() || v->get<int64_t>() > 1))
-    throw InputError(file + ": key 'n_routed_experts': DeepSeek-style mixtures of experts (latent attention, "
-                     "dense first layers) are not supported by synth");
-  if (const json* v = r.find({"head_dim"})) {
+  mla_from_hf(r, c);
+  if (const json* v = r.find({"head_dim"}); v && !c.mla()) {
     // Llama-like attention takes any head size (q/k/v project to heads x head_dim, o back to the
     // hidden size); the other families' HF code splits the hidden size itself.
     if (!v->is_number_integer() || v->get<int64_t>() <= 0)

@@ -47,6 +47,17 @@ struct TransformerConfig {
   // always-on shared expert behind a sigmoid gate (Qwen2-MoE).
   int64_t experts = 0, experts_per_token = 0, expert_ffn = 0, shared_expert_ffn = 0;
   bool norm_topk = true;
+  bool shared_expert_gated = true;  // Qwen2-MoE's sigmoid gate; DeepSeek's shared experts have none
+  int64_t dense_layers = 0;         // leading layers whose MLP stays dense, of `ffn` (first_k_dense_replace)
+  // DeepSeek's router: sigmoid scores (plus a per-expert bias for noaux_tc), the experts chosen within
+  // the best `topk_groups` of `expert_groups` groups; else softmax and top-k.
+  bool sigmoid_router = false, router_bias = false;
+  int64_t expert_groups = 1, topk_groups = 1;
+  // Multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank > 0): q through a rank-q_lora_rank
+  // bottleneck (0: one projection), every head's k and v from a rank-kv_lora_rank latent, plus one
+  // rotary key of qk_rope_dim shared by the heads; q.k over qk_nope_dim + qk_rope_dim, v of v_head_dim.
+  int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_dim = 0, qk_rope_dim = 0, v_head_dim = 0;
+  bool mla() const { return kv_lora_rank > 0; }
 
   int64_t head_dim() const { return head_size ? head_size : hidden / heads; }
   int64_t q_width() const { return heads * head_dim(); }  // the query projection's output, attention's width

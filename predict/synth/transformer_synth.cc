@@ -45,6 +45,8 @@ namespace {
 
 constexpr KernelClass EW = KernelClass::elementwise;
 constexpr const char* kLayerSection = "layer.";  // the repeated block (one layer, count = layers)
+constexpr const char* kDenseLayerSection = "dense_layer.";  // a mixture's leading dense layers
+bool in_block(const Section& s) { return s.prefix == kLayerSection || s.prefix == kDenseLayerSection; }
 
 class TransformerSynth {
  public:
@@ -66,6 +68,16 @@ class TransformerSynth {
     H_ = c.heads / tp_;
     Hkv_ = c.kv_heads / tp_;
     hd_ = c.head_dim();
+    qkhd_ = vhd_ = hd_;
+    od_ = qd_;
+    if (c.mla()) {
+      // Per head: q.k over the non-rotary and rotary parts, v apart; the rotary table is qk_rope wide.
+      qkhd_ = c.qk_nope_dim + c.qk_rope_dim;
+      vhd_ = c.v_head_dim;
+      hd_ = c.qk_rope_dim;
+      qd_ = H_ * qkhd_;
+      od_ = H_ * vhd_;
+    }
     F_ = c.ffn / tp_;
     V_ = (c.vocab + tp_ - 1) / tp_;
     head_ = o.head;
@@ -80,7 +92,16 @@ class TransformerSynth {
     stage_layers_ = stage_layers;
     Section& embed = tape_.section("embed.", 1);
     embeddings(embed);
-    Section& layers = tape_.section(kLayerSection, stage_layers);
+    // A mixture's leading dense layers (DeepSeek), then the expert layers (single stage only).
+    const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
+    Section* dense_layers = nullptr;
+    if (dense > 0) {
+      dense_layers = &tape_.section(kDenseLayerSection, dense);
+      dense_mlp_ = true;
+      layer(*dense_layers);
+      dense_mlp_ = false;
+    }
+    Section& layers = tape_.section(kLayerSection, stage_layers - dense);
     layer(layers);
     if (o_.pp > 1) stage_sends(tape_.section("pp.", pp + m - 2));
     Section& out = tape_.section("head.", 1);
@@ -90,7 +111,8 @@ class TransformerSynth {
     // The schedule's critical path (header comment). The step's parameters are the last stage's:
     // with pipeline stages the embedding lives on the first, and its first micro-batch's lookup is
     // all of it on the path.
-    layers.count = stage_layers * (m + pp - 1);
+    layers.count = (stage_layers - dense) * (m + pp - 1);
+    if (dense_layers) dense_layers->count = dense * m;
     out.count = m;
     if (ce) ce->count = m;
     embed.count = o_.pp > 1 ? 1 : m;
@@ -108,20 +130,22 @@ class TransformerSynth {
   double T_;
   int64_t tp_;
   int64_t d_, qd_, H_, Hkv_, hd_, F_, V_;  // qd_, H_, Hkv_, F_, V_: this GPU's share under tensor parallelism
+  int64_t qkhd_, vhd_, od_;  // per-head q.k and v widths, attention's output width (hd_, hd_, qd_ but for MLA)
+  bool dense_mlp_ = false;   // building one of a mixture's leading dense layers
   HeadKind head_;
   bool flash_;
   bool fp8_ = false;  // --dtype fp8 (inference only): FP8 projections inside the blocks
-  double fp8_layer_params_ = 0;  // one layer's FP8 weights (fp8_)
+  double fp8_params_ = 0;        // the FP8 weights this GPU holds (fp8_)
   double stage_layers_ = 0;      // layers this GPU holds
   Tape tape_;
 
  public:
   Footprint footprint() const {
-    Footprint f = tape_.footprint(o_.mode, o_.optimizer, dt_, fp8_layer_params_ * stage_layers_);
+    Footprint f = tape_.footprint(o_.mode, o_.optimizer, dt_, fp8_params_);
     // Every decoding sequence's K and V for its seq keys, in each of this GPU's layers.
     if (decode_)
-      f.kv_cache_bytes = stage_layers_ * 2 * double(B_) * double(o_.microbatches) * double(Sk_) * double(Hkv_) *
-                         double(hd_) * e_;
+      f.kv_cache_bytes = stage_layers_ * double(B_) * double(o_.microbatches) * double(Sk_) * double(Hkv_) *
+                         double(qkhd_ + vhd_) * e_;
     return f;
   }
 
@@ -140,8 +164,8 @@ class TransformerSynth {
         if (bias) s.param(out);
       }
     // Only the repeated block's projections: FP8 serving keeps embeddings and heads BF16.
-    if (fp8_ && quantizable && s.prefix == kLayerSection) {
-      fp8_layer_params_ += n * double(in) * double(out);
+    if (fp8_ && quantizable && in_block(s)) {
+      fp8_params_ += s.weights * n * double(in) * double(out);
       // sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant: an amax pass and a scale-and-cast
       // pass over each BF16 row, FP8 out, one FP32 scale per row; then the scaled FP8 GEMM (BF16 C).
       s.op(times(work(name + " per_token_quant_fp8", EW, DType::bf16, 3 * rows * double(in),
@@ -345,6 +369,10 @@ class TransformerSynth {
     // The keys and values attention reads, Sk of them per sequence: the new tokens' own (kv_elems),
     // or decoding, the whole cache.
     const double kv_read = double(B_) * double(Sk_) * double(kvd);
+    // Latent attention's keys are q.k wide and its values v wide (every head its own); else both are kv_elems.
+    const bool mla = c_.mla();
+    const double k_elems = mla ? T_ * double(H_ * qkhd_) : kv_elems, v_elems = mla ? T_ * double(H_ * vhd_) : kv_elems;
+    const double o_elems = T_ * double(od_);
     tp_all_reduce(s, "attn.input", false);  // the column-parallel projections' input gradient
     switch (c_.family) {
       case Family::gpt2:
@@ -360,6 +388,10 @@ class TransformerSynth {
                {pointwise("attn.q_scaling aten::mul (backward)", dt_, q_elems, 2, 1)});
         break;
       case Family::llama: {
+        if (mla) {
+          mla_projections(s);
+          break;
+        }
         s.backward_only({accumulate("attn.input", x_elems, 2)});
         const bool qkv_bias = c_.bias || c_.qkv_bias;
         linear(s, "attn.q_proj", T_, d_, qd_, qkv_bias);
@@ -378,26 +410,38 @@ class TransformerSynth {
     }
     if (decode_) {
       // This step's keys and values into the cache (index_copy_ of one token per sequence).
-      s.op(times(pointwise("attn.kv_cache aten::index_copy_", dt_, kv_elems, 2, 0), 2));
+      if (mla)
+        s.op(work("attn.kv_cache aten::index_copy_ (k|v)", EW, dt_, 0, 2 * (k_elems + v_elems) * e_));
+      else
+        s.op(times(pointwise("attn.kv_cache aten::index_copy_", dt_, kv_elems, 2, 0), 2));
     }
     const double BH = double(B_) * double(H_), SS = double(S_) * double(Sk_), N = BH * SS;
     if (flash_) {
       // One fused kernel: QK^T and PV (2 GEMMs of 2*S*S*hd each per head); causal skips half (not
       // when one new token attends to its whole cache).
       const double causal = c_.causal && !decode_ ? 0.5 : 1.0;
-      const double fl = 4.0 * BH * SS * double(hd_) * causal;
-      const double io = (2 * q_elems + 2 * kv_read) * e_;
+      double fl = 4.0 * BH * SS * double(hd_) * causal;
+      double io = (2 * q_elems + 2 * kv_read) * e_;
+      double bwd_io = (3 * q_elems + 2 * kv_elems + q_elems + 2 * kv_elems) * e_;
+      if (mla) {  // q.k and p.v over different head widths; K and V read from the cache when decoding
+        const double per_key = double(B_) * double(Sk_) * double(H_);
+        fl = 2.0 * BH * SS * double(qkhd_ + vhd_) * causal;
+        io = (q_elems + o_elems + per_key * double(qkhd_ + vhd_)) * e_;
+        bwd_io = (2 * q_elems + 2 * o_elems + 2 * (k_elems + v_elems) + o_elems) * e_;
+      }
       s.op(work("attn.flash aten::_scaled_dot_product_flash_attention", KernelClass::attention, dt_, fl,
                 io + BH * double(S_) * 4),
            // Backward recomputes P and runs 5 GEMMs (2.5x the forward); reads Q,K,V,O,dO,LSE, writes dQ,dK,dV.
            {work("attn.flash aten::_scaled_dot_product_flash_attention_backward", KernelClass::attention, dt_,
-                 2.5 * fl, (3 * q_elems + 2 * kv_elems + q_elems + 2 * kv_elems) * e_ + 2 * BH * double(S_) * 4)});
+                 2.5 * fl, bwd_io + 2 * BH * double(S_) * 4)});
     } else {
       // Head-major copies for the batched GEMMs. matmul reshapes [B,H,S,hd] views of the
       // projections to [B*H,S,hd], a copy unless B = 1; the backward's view of the permuted
       // gradient always copies. OPT copies explicitly (.contiguous()).
       const bool batched = B_ > 1;
-      if (c_.family == Family::llama) {
+      if (mla) {
+        copy(s, "attn.v_heads", v_elems, 1, batched, true);  // v: a strided split of kv_b's output
+      } else if (c_.family == Family::llama) {
         if (H_ == Hkv_) copy(s, "attn.v_heads", kv_elems, 1, batched, true);
         else {
           // repeat_kv: expand + reshape of k and v to all heads; backward sums the groups.
@@ -414,9 +458,9 @@ class TransformerSynth {
       } else {
         copy(s, "attn.split_heads", q_elems, 3, batched || c_.family == Family::opt, true);
       }
-      s.op(gemm("attn.qk aten::bmm (QK^T)", dt_, B_ * H_, S_, Sk_, hd_),
-           {gemm("attn.qk aten::bmm (dQ)", dt_, B_ * H_, S_, hd_, S_),
-            gemm("attn.qk aten::bmm (dK)", dt_, B_ * H_, S_, hd_, S_)});
+      s.op(gemm("attn.qk aten::bmm (QK^T)", dt_, B_ * H_, S_, Sk_, qkhd_),
+           {gemm("attn.qk aten::bmm (dQ)", dt_, B_ * H_, S_, qkhd_, S_),
+            gemm("attn.qk aten::bmm (dK)", dt_, B_ * H_, S_, qkhd_, S_)});
       switch (c_.family) {
         case Family::bert:
           s.op(pointwise("attn.scale aten::div", dt_, N, 2, 1), {pointwise("attn.scale aten::div (backward)", dt_, N, 2, 1)});
@@ -455,16 +499,43 @@ class TransformerSynth {
                         N / Sk_, Sk_)});
       }
       dropout(s, "attn.dropout", N, c_.attention_dropout);
-      s.op(gemm("attn.pv aten::bmm (PV)", dt_, B_ * H_, S_, hd_, Sk_),
-           {gemm("attn.pv aten::bmm (dP)", dt_, B_ * H_, S_, S_, hd_),
-            gemm("attn.pv aten::bmm (dV)", dt_, B_ * H_, S_, hd_, S_)});
+      s.op(gemm("attn.pv aten::bmm (PV)", dt_, B_ * H_, S_, vhd_, Sk_),
+           {gemm("attn.pv aten::bmm (dP)", dt_, B_ * H_, S_, S_, vhd_),
+            gemm("attn.pv aten::bmm (dV)", dt_, B_ * H_, S_, vhd_, S_)});
     }
     // .contiguous() of the permuted output; its gradient reaches the PV bmm as a permuted view,
     // reshaped with a copy unless B = 1.
-    copy(s, "attn.merge_heads", q_elems, 1, true, B_ > 1);
-    linear(s, "attn.out_proj", T_, qd_, d_, c_.bias);
+    copy(s, "attn.merge_heads", o_elems, 1, true, B_ > 1);
+    linear(s, "attn.out_proj", T_, od_, d_, c_.bias);
     tp_all_reduce(s, "attn.out_proj", true);
     dropout(s, "attn.resid_dropout", x_elems, c_.hidden_dropout);
+  }
+
+  // DeepSeek's multi-head latent attention in eager (HF DeepseekV3Attention): q = q_b(norm(q_a(x)))
+  // (or one q projection), [latent | rotary key] = kv_a(x), k_nope | v = kv_b(norm(latent)) per head;
+  // rotary on q's rope part and on the one shared rotary key; q and k assembled by cat (the shared
+  // key expanded to every head). Tensor parallelism splits the heads (q_b, kv_b, o); q_a and kv_a run
+  // whole on every GPU.
+  void mla_projections(Section& s) {
+    const int64_t ql = c_.q_lora_rank, kvl = c_.kv_lora_rank, rope = c_.qk_rope_dim, nope = c_.qk_nope_dim;
+    s.backward_only({accumulate("attn.input", T_ * d_)});  // x feeds q (or q_a) and kv_a
+    if (ql > 0) {
+      linear(s, "attn.q_a_proj", T_, d_, ql, false);
+      norm(s, "attn.q_a_layernorm", T_, ql);
+      linear(s, "attn.q_b_proj", T_, ql, qd_, false);
+    } else {
+      linear(s, "attn.q_proj", T_, d_, qd_, false);
+    }
+    linear(s, "attn.kv_a_proj_with_mqa", T_, d_, kvl + rope, false);
+    norm(s, "attn.kv_a_layernorm", T_, kvl);
+    linear(s, "attn.kv_b_proj", T_, kvl, H_ * (nope + vhd_), false);
+    rotary(s, "attn.rotary_q", T_ * double(H_ * rope));
+    rotary(s, "attn.rotary_k", T_ * double(rope));
+    const double qk = T_ * double(qd_);  // q's (and k's) elements over every head
+    s.op(times(pointwise("attn.cat (q_nope|q_pe, k_nope|k_pe)", dt_, qk, 2, 0), 2),
+         {times(pointwise("attn.cat (backward: slices)", dt_, qk, 2, 0), 2),
+          work("attn.k_pe aten::sum (expand backward)", KernelClass::reduction, dt_, T_ * double(H_ * rope),
+               T_ * double(H_ * rope + rope) * e_)});
   }
 
   // SwiGLU: down(silu(gate(x)) * up(x)) over `rows` tokens, `n` such MLPs (experts) in a row.
@@ -498,14 +569,19 @@ class TransformerSynth {
     const int64_t Fe = c_.expert_ffn / tp_;
     tp_all_reduce(s, "mlp.input", false);
     // x feeds the router and the experts' gathers (and the shared expert and its gate).
-    s.backward_only({accumulate("moe.input", T_ * d_, c_.shared_expert_ffn > 0 ? 3 : 1)});
+    const bool shared = c_.shared_expert_ffn > 0;
+    s.backward_only({accumulate("moe.input", T_ * d_, shared ? (c_.shared_expert_gated ? 3 : 2) : 1)});
     linear(s, "moe.gate", T_, d_, c_.experts, false, 1, true, false);
     if (fp8_) fused_experts(s, hit, Te, Fe);
     else eager_experts(s, hit, Te, Fe);
     for (int64_t i = 0; i < 3 * c_.experts / o_.ep; ++i)  // every local expert's, chosen or not
       (o_.ep > 1 ? s.expert_params : s.params).push_back(d_ * Fe);
     all_to_all(s, "moe.combine", Tk);
-    if (c_.shared_expert_ffn > 0) {
+    if (shared && !c_.shared_expert_gated) {
+      // DeepSeek: out += shared_experts(x), on every token.
+      swiglu(s, "moe.shared_experts", T_, c_.shared_expert_ffn / tp_, false);
+      s.op(pointwise("moe.shared_experts aten::add", dt_, T_ * d_, 3, 1));
+    } else if (shared) {
       // Qwen2-MoE: out += sigmoid(shared_expert_gate(x)) * shared_expert(x), on every token.
       swiglu(s, "moe.shared_expert", T_, c_.shared_expert_ffn / tp_, false);
       linear(s, "moe.shared_expert_gate", T_, d_, 1, false, 1, true, false);
@@ -524,10 +600,15 @@ class TransformerSynth {
   void eager_experts(Section& s, double hit, double Te, int64_t Fe) {
     const double E = double(c_.experts), k = double(c_.experts_per_token), TE = T_ * E, Tk = T_ * k;
     const DType f32 = DType::fp32;
-    s.op(over_rows(work("moe.router aten::_softmax (fp32)", KernelClass::softmax, f32, 5 * TE, TE * (e_ + 4)), T_, E),
-         {over_rows(work("moe.router aten::_softmax_backward_data", KernelClass::softmax, f32, 4 * TE, 12 * TE), T_, E)});
-    s.op(work("moe.router aten::topk", KernelClass::reduction, f32, TE, 4 * TE + 12 * Tk),
-         {work("moe.router aten::topk (backward: zero_|scatter)", EW, f32, Tk, 4 * TE + 12 * Tk)});
+    if (c_.sigmoid_router) {
+      sigmoid_routing(s);
+    } else {
+      s.op(over_rows(work("moe.router aten::_softmax (fp32)", KernelClass::softmax, f32, 5 * TE, TE * (e_ + 4)), T_, E),
+           {over_rows(work("moe.router aten::_softmax_backward_data", KernelClass::softmax, f32, 4 * TE, 12 * TE), T_, E)});
+      if (c_.expert_groups > 1) group_limit(s);
+      s.op(work("moe.router aten::topk", KernelClass::reduction, f32, TE, 4 * TE + 12 * Tk),
+           {work("moe.router aten::topk (backward: zero_|scatter)", EW, f32, Tk, 4 * TE + 12 * Tk)});
+    }
     if (c_.norm_topk)
       s.op(times(work("moe.router aten::sum|div (renormalize)", EW, f32, Tk, 12 * Tk), 2),
            {times(work("moe.router aten::sum|div (backward)", EW, f32, Tk, 12 * Tk), 2)});
@@ -558,15 +639,45 @@ class TransformerSynth {
                 hit)});
   }
 
+  // DeepSeek-V3's router (HF DeepseekV3TopkRouter): sigmoid scores, the correction bias added for the
+  // choice, the group limit, top-k on the masked scores, and the chosen scores gathered (the
+  // weights; their renormalization and the routed scaling factor follow).
+  void sigmoid_routing(Section& s) {
+    const double TE = T_ * double(c_.experts), Tk = T_ * double(c_.experts_per_token);
+    const DType f32 = DType::fp32;
+    s.op(pointwise("moe.router aten::sigmoid", f32, TE, 2, 4), {pointwise("moe.router aten::sigmoid_backward", f32, TE, 3, 4)});
+    if (c_.router_bias) s.op(pointwise("moe.router aten::add (correction bias)", f32, TE, 2, 1));
+    if (c_.expert_groups > 1) group_limit(s);
+    s.op(work("moe.router aten::topk", KernelClass::reduction, f32, TE, 4 * TE + 12 * Tk));
+    s.op(work("moe.router aten::gather (weights)", KernelClass::embedding, f32, 0, 4 * TE + 12 * Tk),
+         {work("moe.router aten::scatter (gather backward)", EW, f32, Tk, 4 * TE + 12 * Tk)});
+    s.op(work("moe.router aten::mul (routed scaling)", EW, f32, Tk, 8 * Tk),
+         {work("moe.router aten::mul (routed scaling backward)", EW, f32, Tk, 8 * Tk)});
+  }
+
+  // Group-limited top-k (DeepSeek): each group's score (its best two), the best topk_groups groups,
+  // their mask scattered and expanded, the other experts' scores zeroed. No gradient flows here.
+  void group_limit(Section& s) {
+    const double TE = T_ * double(c_.experts), TG = T_ * double(c_.expert_groups);
+    const DType f32 = DType::fp32;
+    s.op(work("moe.router aten::topk|sum (group scores)", KernelClass::reduction, f32, TE, 4 * TE + 12 * TG));
+    s.op(work("moe.router aten::topk (groups)", KernelClass::reduction, f32, TG, 4 * TG + 8 * T_ * double(c_.topk_groups)));
+    s.op(work("moe.router aten::zeros|scatter_ (group mask)", EW, f32, 0, 8 * TG));
+    s.op(work("moe.router aten::expand|reshape|masked_fill", EW, f32, TE, 9 * TE));
+  }
+
   // FP8 serving (`--dtype fp8`: vLLM / sglang fused_moe, Triton): one fused top-k softmax, the tokens sorted by
   // expert (moe_align_block_size), the BF16 input quantized per token, one grouped FP8 GEMM for
   // gate|up over every chosen expert (a batched GEMM of `hit` problems of Te tokens), silu_and_mul,
   // the intermediate quantized, one grouped GEMM for down, and the sum over each token's k experts.
   void fused_experts(Section& s, double hit, double Te, int64_t Fe) {
     const double E = double(c_.experts), Tk = T_ * double(c_.experts_per_token);
-    fp8_layer_params_ += 3 * double(c_.experts / o_.ep) * double(d_) * double(Fe);  // FP8 expert weights
+    fp8_params_ += s.weights * 3 * double(c_.experts / o_.ep) * double(d_) * double(Fe);  // FP8 expert weights
     const DType f32 = DType::fp32, bf = DType::bf16;
-    s.op(over_rows(work("moe.router topk_softmax", KernelClass::softmax, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk), T_, E));
+    if (c_.sigmoid_router || c_.expert_groups > 1)
+      s.op(work("moe.router grouped_topk", KernelClass::reduction, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk));
+    else
+      s.op(over_rows(work("moe.router topk_softmax", KernelClass::softmax, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk), T_, E));
     s.op(work("moe.experts moe_align_block_size", KernelClass::reduction, f32, Tk, 16 * Tk));
     all_to_all(s, "moe.dispatch", Tk);
     const double Ed = Tk * double(d_), Ef = Tk * double(Fe);  // picked tokens' hidden and MLP widths
@@ -579,7 +690,7 @@ class TransformerSynth {
   }
 
   void mlp(Section& s) {
-    if (c_.experts > 0) return moe(s);
+    if (c_.experts > 0 && !dense_mlp_) return moe(s);
     const int64_t F = F_;
     const double n = T_ * double(F);
     tp_all_reduce(s, "mlp.input", false);
@@ -748,6 +859,8 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.ep > 1 && cfg.experts % opt.ep != 0)
     throw InputError("option '--ep': " + std::to_string(opt.ep) + " GPUs do not divide the " +
                      std::to_string(cfg.experts) + " experts of " + cfg.name);
+  if (opt.pp > 1 && cfg.experts > 0 && cfg.dense_layers > 0)
+    throw InputError("option '--pp': " + cfg.name + " mixes dense and expert layers, which synth puts on one stage only");
   if (cfg.layers % opt.pp != 0)
     throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +
                      std::to_string(cfg.layers) + " layers of " + cfg.name);

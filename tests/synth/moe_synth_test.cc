@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -184,6 +185,63 @@ TEST(SynthMoE, Qwen3MoeHeadsWiderThanTheHiddenSize) {
   EXPECT_DOUBLE_EQ(up->count, 2 * 128 * 48);
 }
 
+TransformerConfig deepseek_v3() {
+  std::ifstream in(std::string(KCAST_TEST_DATA) + "/synth/deepseek-v3.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_hf_config(ss.str(), "deepseek-v3.json");
+}
+
+// DeepSeek-V3: latent attention, 3 dense layers then 58 of 256 routed experts (8 per token) and one
+// shared expert, a sigmoid router with group-limited top-k.
+TEST(SynthMoE, DeepSeekV3MatchesItsPublishedParameterCounts) {
+  const TransformerConfig c = deepseek_v3();
+  EXPECT_TRUE(c.mla());
+  EXPECT_EQ(c.dense_layers, 3);
+  EXPECT_EQ(c.experts, 256);
+  EXPECT_EQ(c.shared_expert_ffn, 2048);
+  EXPECT_TRUE(c.sigmoid_router);
+  // Written out from the dimensions: attention (q_a, its norm, q_b; kv_a, its norm, kv_b; o).
+  const double dd = 7168, H = 128;
+  const double at = dd * 1536 + 1536 + 1536 * H * 192 + dd * 576 + 512 + 512 * H * 256 + H * 128 * dd;
+  const double expert = 3 * dd * 2048, dense_mlp = 3 * dd * 18432, router = dd * 256 + 256;
+  const double emb = 2 * 129280 * dd + dd;  // embedding, untied head, final norm
+  EXPECT_DOUBLE_EQ(c.parameter_count(), 3 * (at + 2 * dd + dense_mlp) + 58 * (at + 2 * dd + 257 * expert + router) + emb);
+  EXPECT_DOUBLE_EQ(c.parameter_count(), 671026419200.0);  // model card: 671B in total
+  EXPECT_NEAR(c.active_parameter_count() / 37e9, 1.0, 0.02);  // and 37B activated
+}
+
+TEST(SynthMoE, DeepSeekV3LatentAttentionShapesAndFlops) {
+  const TransformerConfig c = deepseek_v3();
+  const auto ks = synthesize_transformer(c, with_mode(Mode::infer, 1, 512));  // 4096 picks: 16 per expert
+  auto shape = [&](const std::string& name) {
+    const Kernel* k = find(ks, name);
+    return k ? std::vector<int64_t>({k->batch, k->m, k->n, k->k, int64_t(k->count)}) : std::vector<int64_t>{};
+  };
+  EXPECT_EQ(shape("layer.attn.q_b_proj aten::mm"), std::vector<int64_t>({1, 512, 128 * 192, 1536, 58}));
+  EXPECT_EQ(shape("layer.attn.kv_b_proj aten::mm"), std::vector<int64_t>({1, 512, 128 * 256, 512, 58}));
+  EXPECT_EQ(shape("layer.attn.qk aten::bmm (QK^T)"), std::vector<int64_t>({128, 512, 512, 192, 58}));
+  EXPECT_EQ(shape("layer.attn.pv aten::bmm (PV)"), std::vector<int64_t>({128, 512, 128, 512, 58}));
+  EXPECT_EQ(shape("layer.attn.out_proj aten::mm"), std::vector<int64_t>({1, 512, 7168, 128 * 128, 58}));
+  EXPECT_EQ(shape("dense_layer.mlp.down_proj aten::mm"), std::vector<int64_t>({1, 512, 7168, 18432, 3}));
+  EXPECT_EQ(shape("layer.moe.experts.down_proj aten::mm"), std::vector<int64_t>({1, 16, 7168, 2048, 256 * 58}));
+  EXPECT_EQ(shape("layer.moe.shared_experts.down_proj aten::mm"), std::vector<int64_t>({1, 512, 7168, 2048, 58}));
+  EXPECT_EQ(find(ks, "layer.moe.shared_expert_gate aten::sigmoid"), nullptr);  // DeepSeek's is not gated
+  EXPECT_NE(find(ks, "layer.moe.router aten::topk (groups)"), nullptr);
+  // Projections: 2 x tokens x every weight a token passes through (norms, router bias, embedding out).
+  const double dd = 7168, H = 128, T = 512;
+  const double at = dd * 1536 + 1536 * H * 192 + dd * 576 + 512 * H * 256 + H * 128 * dd;
+  const double per_token = 3 * (at + 3 * dd * 18432) + 58 * (at + 9 * 3 * dd * 2048 + dd * 256) + 129280 * dd;
+  EXPECT_NEAR(projection_flops(ks) / (2 * T * per_token), 1.0, 1e-9);
+  // Decoding keeps every head's k (192 wide) and v (128) in the cache, as HF's eager cache does.
+  Footprint f;
+  synthesize_transformer(c, with_mode(Mode::decode, 4, 1000), &f);
+  EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 61.0 * 4 * 1000 * 128 * (192 + 128) * 2);
+  SynthOptions pp = with_mode(Mode::train, 2, 64);
+  pp.pp = 61;
+  EXPECT_NE(input_error_of([&] { synthesize_transformer(c, pp); }).find("'--pp'"), std::string::npos);
+}
+
 TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
   auto err = [](const std::string& extra) {
     const std::string p = write_temp("bad_moe.json", R"({"hidden_size": 64, "num_hidden_layers": 2,
@@ -192,7 +250,13 @@ TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
     std::filesystem::remove(p);
     return e.find(p) == std::string::npos ? "(file not named) " + e : e;
   };
-  EXPECT_NE(err(R"("n_routed_experts": 64)").find("key 'n_routed_experts'"), std::string::npos);
+  EXPECT_NE(err(R"("n_routed_experts": 64)").find("missing key 'num_experts_per_tok'"), std::string::npos);
+  EXPECT_NE(err(R"("n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 8, "moe_layer_freq": 2)")
+                .find("'moe_layer_freq'"),
+            std::string::npos);
+  EXPECT_NE(err(R"("kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8,
+      "num_key_value_heads": 1)").find("latent attention gives every head its own k and v"),
+            std::string::npos);
   EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 2, "decoder_sparse_step": 2)").find("'decoder_sparse_step'"),
             std::string::npos);
   EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 2, "mlp_only_layers": [0])").find("'mlp_only_layers'"),
