@@ -37,10 +37,6 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   return s + "; " + gigabytes(f.total_bytes()) + (o.mode == Mode::train ? " before activations" : " before activations and workspace");
 }
 
-}  // namespace
-
-namespace {
-
 template <class E>
 E pick(const std::string& option, const std::string& value,
        std::initializer_list<std::pair<const char*, E>> choices) {

@@ -48,6 +48,12 @@ constexpr const char* kLayerSection = "layer.";  // the repeated block (one laye
 constexpr const char* kDenseLayerSection = "dense_layer.";  // a mixture's leading dense layers
 bool in_block(const Section& s) { return s.prefix == kLayerSection || s.prefix == kDenseLayerSection; }
 
+// sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant of a BF16 [rows, width] input: an amax
+// pass and a scale-and-cast pass over each row, FP8 out, one FP32 scale per row.
+Kernel per_token_quant_fp8(const std::string& name, double rows, double width, const std::string& what = "") {
+  return work(name + " per_token_quant_fp8" + what, EW, DType::bf16, 3 * rows * width, rows * width * (2 + 2 + 1) + 4 * rows);
+}
+
 class TransformerSynth {
  public:
   TransformerSynth(const TransformerConfig& c, const SynthOptions& o)
@@ -88,8 +94,7 @@ class TransformerSynth {
   }
 
   std::vector<Kernel> run() {
-    const double pp = double(o_.pp), m = double(o_.microbatches), stage_layers = double(c_.layers) / pp;
-    stage_layers_ = stage_layers;
+    const double pp = double(o_.pp), m = double(o_.microbatches), stage_layers = this->stage_layers();
     Section& embed = tape_.section("embed.", 1);
     embeddings(embed);
     // A mixture's leading dense layers (DeepSeek), then the expert layers (single stage only).
@@ -97,9 +102,7 @@ class TransformerSynth {
     Section* dense_layers = nullptr;
     if (dense > 0) {
       dense_layers = &tape_.section(kDenseLayerSection, dense);
-      dense_mlp_ = true;
-      layer(*dense_layers);
-      dense_mlp_ = false;
+      layer(*dense_layers, /*dense_mlp=*/true);
     }
     Section& layers = tape_.section(kLayerSection, stage_layers - dense);
     layer(layers);
@@ -131,20 +134,20 @@ class TransformerSynth {
   int64_t tp_;
   int64_t d_, qd_, H_, Hkv_, hd_, F_, V_;  // qd_, H_, Hkv_, F_, V_: this GPU's share under tensor parallelism
   int64_t qkhd_, vhd_, od_;  // per-head q.k and v widths, attention's output width (hd_, hd_, qd_ but for MLA)
-  bool dense_mlp_ = false;   // building one of a mixture's leading dense layers
   HeadKind head_;
   bool flash_;
   bool fp8_ = false;  // --dtype fp8 (inference only): FP8 projections inside the blocks
   double fp8_params_ = 0;        // the FP8 weights this GPU holds (fp8_)
-  double stage_layers_ = 0;      // layers this GPU holds
   Tape tape_;
+
+  double stage_layers() const { return double(c_.layers) / double(o_.pp); }  // layers this GPU holds
 
  public:
   Footprint footprint() const {
     Footprint f = tape_.footprint(o_.mode, o_.optimizer, dt_, fp8_params_);
     // Every decoding sequence's K and V for its seq keys, in each of this GPU's layers.
     if (decode_)
-      f.kv_cache_bytes = stage_layers_ * double(B_) * double(o_.microbatches) * double(Sk_) * double(Hkv_) *
+      f.kv_cache_bytes = stage_layers() * double(B_) * double(o_.microbatches) * double(Sk_) * double(Hkv_) *
                          double(qkhd_ + vhd_) * e_;
     return f;
   }
@@ -166,11 +169,8 @@ class TransformerSynth {
     // Only the repeated block's projections: FP8 serving keeps embeddings and heads BF16.
     if (fp8_ && quantizable && in_block(s)) {
       fp8_params_ += s.weights * n * double(in) * double(out);
-      // sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant: an amax pass and a scale-and-cast
-      // pass over each BF16 row, FP8 out, one FP32 scale per row; then the scaled FP8 GEMM (BF16 C).
-      s.op(times(work(name + " per_token_quant_fp8", EW, DType::bf16, 3 * rows * double(in),
-                      rows * double(in) * (2 + 2 + 1) + 4 * rows),
-                 n));
+      // The input quantized per token, then the scaled FP8 GEMM (BF16 C).
+      s.op(times(per_token_quant_fp8(name, rows, double(in)), n));
       s.op(times(gemm(name + " fp8_scaled_mm", DType::fp8, 1, r, out, in), n));
       return;
     }
@@ -681,16 +681,16 @@ class TransformerSynth {
     s.op(work("moe.experts moe_align_block_size", KernelClass::reduction, f32, Tk, 16 * Tk));
     all_to_all(s, "moe.dispatch", Tk);
     const double Ed = Tk * double(d_), Ef = Tk * double(Fe);  // picked tokens' hidden and MLP widths
-    s.op(work("moe.experts per_token_quant_fp8", EW, bf, 3 * T_ * d_, T_ * d_ * (2 + 2 + 1) + 4 * T_));
+    s.op(per_token_quant_fp8("moe.experts", T_, double(d_)));
     s.op(gemm("moe.experts fused_moe_kernel (w13)", DType::fp8, int64_t(hit), int64_t(Te), 2 * Fe, d_));
     s.op(work("moe.experts silu_and_mul", EW, bf, 5 * Ef, 3 * Ef * e_));
-    s.op(work("moe.experts per_token_quant_fp8 (intermediate)", EW, bf, 3 * Ef, Ef * (2 + 2 + 1) + 4 * Tk));
+    s.op(per_token_quant_fp8("moe.experts", Tk, double(Fe), " (intermediate)"));
     s.op(gemm("moe.experts fused_moe_kernel (w2)", DType::fp8, int64_t(hit), int64_t(Te), d_, Fe));
     s.op(work("moe.experts moe_sum", EW, bf, Ed, (Ed + T_ * d_) * e_));
   }
 
-  void mlp(Section& s) {
-    if (c_.experts > 0 && !dense_mlp_) return moe(s);
+  void mlp(Section& s, bool dense_mlp) {
+    if (c_.experts > 0 && !dense_mlp) return moe(s);
     const int64_t F = F_;
     const double n = T_ * double(F);
     tp_all_reduce(s, "mlp.input", false);
@@ -729,12 +729,13 @@ class TransformerSynth {
     dropout(s, "mlp.dropout", T_ * d_, c_.hidden_dropout);
   }
 
-  void layer(Section& s) {
+  // `dense_mlp`: one of a mixture's leading dense layers.
+  void layer(Section& s, bool dense_mlp = false) {
     if (c_.family == Family::bert) {  // post-norm
       attention(s);
       residual_add(s, "attn.residual");
       norm(s, "attn.LayerNorm", T_);
-      mlp(s);
+      mlp(s, dense_mlp);
       residual_add(s, "mlp.residual");
       norm(s, "mlp.LayerNorm", T_);
       return;
@@ -743,7 +744,7 @@ class TransformerSynth {
     attention(s);
     residual_add(s, "attn.residual");
     norm(s, "post_attention_norm", T_);
-    mlp(s);
+    mlp(s, dense_mlp);
     residual_add(s, "mlp.residual");
   }
 
