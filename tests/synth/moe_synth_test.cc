@@ -7,24 +7,20 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer_config.h"
 #include "tests/input_error_of.h"
 #include "tests/synth/synth_options.h"
+#include "tests/synth/synth_rows.h"
 
 namespace kcast::synth {
 namespace {
 
 using kcast::testing::input_error_of;
+using testing::find;
 using testing::with_mode;
-
-const Kernel* find(const std::vector<Kernel>& ks, const std::string& name) {
-  for (const auto& k : ks)
-    if (k.name == name) return &k;
-  return nullptr;
-}
+using testing::write_temp;
 
 bool attention_or_rotary(const Kernel& k) {
   return k.name.find("attn.qk ") != std::string::npos || k.name.find("attn.pv ") != std::string::npos ||
@@ -37,12 +33,6 @@ double projection_flops(const std::vector<Kernel>& ks) {
   for (const auto& k : ks)
     if (k.cls == KernelClass::gemm && !attention_or_rotary(k)) f += k.flops * k.count;
   return f;
-}
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  auto p = std::filesystem::temp_directory_path() / ("kcast_moe_" + std::to_string(::getpid()) + "_" + name);
-  std::ofstream(p) << text;
-  return p.string();
 }
 
 // Mixtral 8x7B's dimensions, written out here rather than read from the built-in table.

@@ -16,12 +16,15 @@
 #include "predict/synth/transformer_config.h"
 #include "tests/input_error_of.h"
 #include "tests/synth/synth_options.h"
+#include "tests/synth/synth_rows.h"
 
 namespace kcast::synth {
 namespace {
 
 using kcast::testing::input_error_of;
+using testing::find;
 using testing::with_mode;
+using testing::write_temp;
 
 double total_flops(const std::vector<Kernel>& ks, std::initializer_list<KernelClass> classes) {
   double f = 0;
@@ -29,19 +32,6 @@ double total_flops(const std::vector<Kernel>& ks, std::initializer_list<KernelCl
     for (auto c : classes)
       if (k.cls == c) f += k.flops * k.count;
   return f;
-}
-
-const Kernel* find(const std::vector<Kernel>& ks, const std::string& name) {
-  for (const auto& k : ks)
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  auto p = std::filesystem::temp_directory_path() / ("kcast_synth_" + std::to_string(::getpid()) + "_" + name);
-  std::ofstream(p) << text;
-  return p.string();
 }
 
 TEST(SynthConfig, BuiltinParameterCountsMatchPublished) {

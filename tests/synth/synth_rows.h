@@ -1,0 +1,27 @@
+// Helpers of the synth tests: a synthesized row by name, and a temporary file to hand the config
+// readers (removed by the caller).
+#pragma once
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "model/kernel.h"
+
+namespace kcast::synth::testing {
+
+inline const Kernel* find(const std::vector<Kernel>& ks, const std::string& name) {
+  for (const auto& k : ks)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  auto p = std::filesystem::temp_directory_path() / ("kcast_synth_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace kcast::synth::testing
