@@ -112,12 +112,11 @@ std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_d
   for (auto s = sections_.rbegin(); s != sections_.rend(); ++s)
     for (auto op = s->bwd.rbegin(); op != s->bwd.rend(); ++op)
       for (const auto& k : *op) put(*s, k);
-  const std::vector<int64_t> params = parameter_tensors();
-  for (auto& k : gradient_all_reduce(parameter_tensors(false), param_dtype, dp)) out.push_back(std::move(k));
-  for (auto& k : gradient_all_reduce(parameter_tensors(true), param_dtype, dp / ep)) {
-    k.name = "dp.grad nccl:all_reduce (expert gradients, DistributedDataParallel bucket)";
-    out.push_back(std::move(k));
-  }
+  std::vector<int64_t> params = parameter_tensors(false);
+  const std::vector<int64_t> experts = parameter_tensors(true);
+  for (auto& k : gradient_all_reduce(params, param_dtype, dp)) out.push_back(std::move(k));
+  for (auto& k : gradient_all_reduce(experts, param_dtype, dp / ep, "expert gradients, ")) out.push_back(std::move(k));
+  params.insert(params.end(), experts.begin(), experts.end());  // the optimizer updates both
   for (auto& k : optimizer_rows(optimizer, params, param_dtype)) out.push_back(std::move(k));
   return out;
 }
@@ -137,14 +136,14 @@ void check_parallelism(const SynthOptions& opt) {
                      " micro-batches");
 }
 
-std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& numels, DType dt, int64_t dp) {
+std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& numels, DType dt, int64_t dp, const std::string& what) {
   if (dp <= 1 || numels.empty()) return {};
   double elems = 0;
   for (int64_t n : numels) elems += double(n);
   const double w = dtype_bytes(dt);
   constexpr double kBucketBytes = 25.0 * 1024 * 1024;  // torch DDP bucket_cap_mb = 25
   const double buckets = std::max(1.0, std::ceil(elems * w / kBucketBytes));
-  Kernel k = all_reduce("dp.grad nccl:all_reduce (DistributedDataParallel bucket)", dt, elems / buckets, dp);
+  Kernel k = all_reduce("dp.grad nccl:all_reduce (" + what + "DistributedDataParallel bucket)", dt, elems / buckets, dp);
   k.count = buckets;
   return {std::move(k)};
 }

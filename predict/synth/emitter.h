@@ -76,7 +76,9 @@ void check_parallelism(const SynthOptions& opt);
 
 // DistributedDataParallel's gradient all-reduce over `dp` replicas: the parameters' gradients in
 // buckets of 25 MiB (bucket_cap_mb), one ring all-reduce each. None for dp = 1.
-std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& param_numels, DType dt, int64_t dp);
+// `what` qualifies the row's name (e.g. "expert gradients, ").
+std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& param_numels, DType dt, int64_t dp,
+                                        const std::string& what = "");
 
 // PyTorch foreach optimizer kernels (torch.optim.Adam / SGD defaults on CUDA: foreach=True).
 std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& param_numels, DType dt);
