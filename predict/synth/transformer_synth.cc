@@ -91,6 +91,7 @@ class TransformerSynth {
       head_ = c.family == Family::bert ? (train_ ? HeadKind::pretraining : HeadKind::classifier) : HeadKind::lm;
     }
     flash_ = o.attention == AttentionImpl::flash;
+    latent_decode_ = c.mla() && decode_ && flash_;
   }
 
   std::vector<Kernel> run() {
@@ -138,6 +139,10 @@ class TransformerSynth {
   bool flash_;
   bool fp8_ = false;  // --dtype fp8 (inference only): FP8 projections inside the blocks
   double fp8_params_ = 0;        // the FP8 weights this GPU holds (fp8_)
+  // Latent attention decoding with a fused kernel (--attention flash): the serving stacks' MLA path
+  // (latent cache, absorbed up-projections; latent_decode_attention below).
+  bool latent_decode_ = false;
+  double absorbed_copy_bytes_ = 0;  // the BF16 copies of kv_b's halves that FP8 serving keeps for it
   Tape tape_;
 
   double stage_layers() const { return double(c_.layers) / double(o_.pp); }  // layers this GPU holds
@@ -146,9 +151,12 @@ class TransformerSynth {
   Footprint footprint() const {
     Footprint f = tape_.footprint(o_.mode, o_.optimizer, dt_, fp8_params_);
     // Every decoding sequence's K and V for its seq keys, in each of this GPU's layers.
+    // Latent decoding caches one [latent | rotary key] row per token, shared by the heads (and so
+    // whole on every tensor-parallel GPU).
+    const double per_token = latent_decode_ ? double(c_.kv_lora_rank + c_.qk_rope_dim) : double(Hkv_ * (qkhd_ + vhd_));
     if (decode_)
-      f.kv_cache_bytes = stage_layers() * double(B_) * double(o_.microbatches) * double(Sk_) * double(Hkv_) *
-                         double(qkhd_ + vhd_) * e_;
+      f.kv_cache_bytes = stage_layers() * double(B_) * double(o_.microbatches) * double(Sk_) * per_token * e_;
+    f.weight_bytes += absorbed_copy_bytes_;
     return f;
   }
 
@@ -364,6 +372,7 @@ class TransformerSynth {
   }
 
   void attention(Section& s) {
+    if (latent_decode_) return latent_decode_attention(s);
     const double x_elems = T_ * d_, q_elems = T_ * qd_, kv_elems = T_ * double(Hkv_ * hd_);
     const int64_t kvd = Hkv_ * hd_;
     // The keys and values attention reads, Sk of them per sequence: the new tokens' own (kv_elems),
@@ -517,7 +526,22 @@ class TransformerSynth {
   // key expanded to every head). Tensor parallelism splits the heads (q_b, kv_b, o); q_a and kv_a run
   // whole on every GPU.
   void mla_projections(Section& s) {
-    const int64_t ql = c_.q_lora_rank, kvl = c_.kv_lora_rank, rope = c_.qk_rope_dim, nope = c_.qk_nope_dim;
+    const int64_t kvl = c_.kv_lora_rank, rope = c_.qk_rope_dim, nope = c_.qk_nope_dim;
+    mla_query_and_latent(s);
+    linear(s, "attn.kv_b_proj", T_, kvl, H_ * (nope + vhd_), false);
+    rotary(s, "attn.rotary_q", T_ * double(H_ * rope));
+    rotary(s, "attn.rotary_k", T_ * double(rope));
+    const double qk = T_ * double(qd_);  // q's (and k's) elements over every head
+    s.op(times(pointwise("attn.cat (q_nope|q_pe, k_nope|k_pe)", dt_, qk, 2, 0), 2),
+         {times(pointwise("attn.cat (backward: slices)", dt_, qk, 2, 0), 2),
+          work("attn.k_pe aten::sum (expand backward)", KernelClass::reduction, dt_, T_ * double(H_ * rope),
+               T_ * double(H_ * rope + rope) * e_)});
+  }
+
+  // Both MLA paths: q (q_a, its norm, q_b; or one q projection) and [latent | rotary key] = kv_a(x)
+  // with the latent normed.
+  void mla_query_and_latent(Section& s) {
+    const int64_t ql = c_.q_lora_rank, kvl = c_.kv_lora_rank, rope = c_.qk_rope_dim;
     s.backward_only({accumulate("attn.input", T_ * d_)});  // x feeds q (or q_a) and kv_a
     if (ql > 0) {
       linear(s, "attn.q_a_proj", T_, d_, ql, false);
@@ -528,14 +552,40 @@ class TransformerSynth {
     }
     linear(s, "attn.kv_a_proj_with_mqa", T_, d_, kvl + rope, false);
     norm(s, "attn.kv_a_layernorm", T_, kvl);
-    linear(s, "attn.kv_b_proj", T_, kvl, H_ * (nope + vhd_), false);
+  }
+
+  // One decode step of latent attention as vLLM / sglang serve it (vLLM's MLACommonImpl decode path,
+  // the "data-movement friendly" form of the DeepSeek-V2 paper): the cache holds each token's
+  // normed latent and rotary key (kv_lora + rope wide, one row for all heads) and kv_b never runs on
+  // it. kv_b's key half is absorbed into the query instead (a per-head bmm of q_nope into latent
+  // space), attention runs as multi-query attention over the latent cache (q.k over kv_lora + rope,
+  // p.v over kv_lora: FlashMLA on Hopper, Triton elsewhere), and kv_b's value half maps each head's
+  // output back to v_head_dim (another per-head bmm) before o_proj. The absorbed halves are BF16
+  // (no FP8 bmm): FP8 serving keeps BF16 copies of them beside the FP8 kv_b it still holds.
+  void latent_decode_attention(Section& s) {
+    const int64_t kvl = c_.kv_lora_rank, rope = c_.qk_rope_dim, nope = c_.qk_nope_dim, lat = kvl + rope;
+    tp_all_reduce(s, "attn.input", false);
+    mla_query_and_latent(s);
+    const double kv_b = double(kvl) * double(H_ * (nope + vhd_));  // kv_b's weights: held, not run
+    s.param(int64_t(kv_b));
+    if (fp8_) {
+      fp8_params_ += s.weights * kv_b;
+      absorbed_copy_bytes_ += s.weights * kv_b * 2;
+    }
     rotary(s, "attn.rotary_q", T_ * double(H_ * rope));
     rotary(s, "attn.rotary_k", T_ * double(rope));
-    const double qk = T_ * double(qd_);  // q's (and k's) elements over every head
-    s.op(times(pointwise("attn.cat (q_nope|q_pe, k_nope|k_pe)", dt_, qk, 2, 0), 2),
-         {times(pointwise("attn.cat (backward: slices)", dt_, qk, 2, 0), 2),
-          work("attn.k_pe aten::sum (expand backward)", KernelClass::reduction, dt_, T_ * double(H_ * rope),
-               T_ * double(H_ * rope + rope) * e_)});
+    s.op(gemm("attn.absorb_k aten::bmm (q_nope x W_UK)", dt_, H_, B_, kvl, nope));
+    s.op(work("attn.kv_cache concat_and_cache_mla", EW, dt_, 0, 2 * T_ * double(lat) * e_));
+    const double q_elems = T_ * double(H_ * lat), o_elems = T_ * double(H_ * kvl);
+    s.op(pointwise("attn.q aten::cat (ql_nope|q_pe)", dt_, q_elems, 2, 0));
+    // Every head of a sequence reads that sequence's Sk cached rows; the kernel reads them once.
+    const double keys = double(B_) * double(Sk_);
+    const double flops = 2.0 * double(B_ * H_) * double(Sk_) * double(lat + kvl);
+    s.op(work("attn.mla_decode (latent cache)", KernelClass::attention, dt_, flops,
+              (keys * double(lat) + q_elems + o_elems) * e_ + double(B_ * H_) * 4));
+    s.op(gemm("attn.absorb_v aten::bmm (o_latent x W_UV)", dt_, H_, B_, vhd_, kvl));
+    linear(s, "attn.out_proj", T_, od_, d_, c_.bias);
+    tp_all_reduce(s, "attn.out_proj", true);
   }
 
   // SwiGLU: down(silu(gate(x)) * up(x)) over `rows` tokens, `n` such MLPs (experts) in a row.

@@ -111,7 +111,8 @@ TEST(Physics, DoublingAResourceOnKernelsWithoutWorkIsBetweenNoChangeAnd2x) {
 
 // Synthesized steps with kernels the fixtures lack: a mixture of experts under expert parallelism
 // (all-to-alls, the per-expert host syncs, gathers and scatter-adds), the same served in FP8 (grouped
-// GEMMs), DeepSeek-V3 (latent attention), and a CNN training step (convolutions, batch norm).
+// GEMMs), DeepSeek-V3 (latent attention, eager and the serving path's latent decode), and a CNN
+// training step (convolutions, batch norm).
 TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   synth::SynthOptions train;
   train.mode = synth::Mode::train;
@@ -127,6 +128,8 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   expect_physical(synth::synthesize("mixtral-8x7b", serve));
   synth::SynthOptions mla = serve;  // DeepSeek-V3's latent attention and group-limited router, FP8 and bf16
   mla.seq = 512;
+  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/deepseek-v3.json", mla));
+  mla.attention = synth::AttentionImpl::flash;  // the serving path: latent cache, absorbed bmms
   expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/deepseek-v3.json", mla));
   mla.dtype = DType::bf16;
   mla.mode = synth::Mode::infer;

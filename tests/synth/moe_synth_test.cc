@@ -223,13 +223,58 @@ TEST(SynthMoE, DeepSeekV3LatentAttentionShapesAndFlops) {
   const double at = dd * 1536 + 1536 * H * 192 + dd * 576 + 512 * H * 256 + H * 128 * dd;
   const double per_token = 3 * (at + 3 * dd * 18432) + 58 * (at + 9 * 3 * dd * 2048 + dd * 256) + 129280 * dd;
   EXPECT_NEAR(projection_flops(ks) / (2 * T * per_token), 1.0, 1e-9);
-  // Decoding keeps every head's k (192 wide) and v (128) in the cache, as HF's eager cache does.
+  // Eager decoding keeps every head's k (192 wide) and v (128) in the cache, as HF's eager cache does.
   Footprint f;
   synthesize_transformer(c, with_mode(Mode::decode, 4, 1000), &f);
   EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 61.0 * 4 * 1000 * 128 * (192 + 128) * 2);
   SynthOptions pp = with_mode(Mode::train, 2, 64);
   pp.pp = 61;
   EXPECT_NE(input_error_of([&] { synthesize_transformer(c, pp); }).find("'--pp'"), std::string::npos);
+}
+
+// Decoding with a fused kernel is the serving stacks' latent path: the cache holds one 576-wide
+// [latent | rotary key] row per token for all 128 heads, kv_b never runs (its halves are absorbed
+// into two per-head bmms), and attention is multi-query over the latent.
+TEST(SynthMoE, DeepSeekV3FlashDecodeReadsTheLatentCache) {
+  const TransformerConfig c = deepseek_v3();
+  const double B = 32, S = 4096, H = 128, layers = 61;
+  SynthOptions o = with_mode(Mode::decode, 32, 4096);
+  o.attention = AttentionImpl::flash;
+  Footprint eager_f, flash_f;
+  synthesize_transformer(c, with_mode(Mode::decode, 32, 4096), &eager_f);
+  const auto ks = synthesize_transformer(c, o, &flash_f);
+  EXPECT_DOUBLE_EQ(flash_f.kv_cache_bytes, layers * B * S * (512 + 64) * 2);
+  EXPECT_DOUBLE_EQ(flash_f.params, eager_f.params);  // kv_b is still held
+  EXPECT_DOUBLE_EQ(flash_f.weight_bytes, eager_f.weight_bytes);  // BF16: the absorbed halves are views of it
+  EXPECT_EQ(find(ks, "layer.attn.kv_b_proj aten::mm"), nullptr);
+  const Kernel* att = find(ks, "layer.attn.mla_decode (latent cache)");
+  ASSERT_NE(att, nullptr);
+  EXPECT_EQ(att->cls, KernelClass::attention);
+  EXPECT_DOUBLE_EQ(att->flops, 2 * B * H * S * (576 + 512));  // q.k over 576, p.v over 512
+  EXPECT_GE(att->bytes, B * S * 576 * 2);                      // the cache, read once for all heads
+  EXPECT_LT(att->bytes, 1.1 * B * S * 576 * 2);
+  EXPECT_DOUBLE_EQ(att->count, 58);
+  auto shape = [&](const std::string& name) {
+    const Kernel* k = find(ks, name);
+    return k ? std::vector<int64_t>({k->batch, k->m, k->n, k->k}) : std::vector<int64_t>{};
+  };
+  EXPECT_EQ(shape("layer.attn.absorb_k aten::bmm (q_nope x W_UK)"), std::vector<int64_t>({128, 32, 512, 128}));
+  EXPECT_EQ(shape("layer.attn.absorb_v aten::bmm (o_latent x W_UV)"), std::vector<int64_t>({128, 32, 128, 512}));
+  // FP8 serving keeps BF16 copies of kv_b's halves beside its FP8 weights: 61 x 512 x 128 x 256 x 2 bytes.
+  o.dtype = DType::fp8;
+  SynthOptions fp8_eager = with_mode(Mode::decode, 32, 4096);
+  fp8_eager.dtype = DType::fp8;
+  Footprint fp8_flash_f, fp8_eager_f;
+  synthesize_transformer(c, o, &fp8_flash_f);
+  synthesize_transformer(c, fp8_eager, &fp8_eager_f);
+  EXPECT_DOUBLE_EQ(fp8_flash_f.weight_bytes - fp8_eager_f.weight_bytes, layers * 512 * H * 256 * 2);
+  // Tensor parallelism splits the heads, not the latent: every GPU caches all of it.
+  o.tp = 8;
+  Footprint tp_f;
+  const auto tp = synthesize_transformer(c, o, &tp_f);
+  EXPECT_DOUBLE_EQ(tp_f.kv_cache_bytes, flash_f.kv_cache_bytes);
+  ASSERT_NE(find(tp, "layer.attn.mla_decode (latent cache)"), nullptr);
+  EXPECT_DOUBLE_EQ(find(tp, "layer.attn.mla_decode (latent cache)")->flops, att->flops / 8);
 }
 
 TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
