@@ -27,7 +27,8 @@ std::string gigabytes(double bytes) {
 // One line on stderr: what the step holds in one GPU's memory (stdout stays the kernel list).
 std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   char params[32];
-  if (f.params >= 1e9) std::snprintf(params, sizeof params, "%.3gB", f.params / 1e9);
+  // Billions from what rounds to 1.00B at three digits (999.9M would print as "1e+03M").
+  if (f.params >= 0.9995e9) std::snprintf(params, sizeof params, "%.3gB", f.params / 1e9);
   else std::snprintf(params, sizeof params, "%.3gM", f.params / 1e6);
   std::string s = std::string("kcast synth: memory per GPU") + (o.pp > 1 ? " (the last pipeline stage)" : "") + ": " +
                   params + " parameters, weights " + gigabytes(f.weight_bytes);

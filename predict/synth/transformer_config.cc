@@ -35,7 +35,8 @@ double TransformerConfig::parameter_count() const {
   const double router = d * double(experts) + (router_bias ? double(experts) : 0);
   const double moe = double(experts) * 3 * d * double(expert_ffn) + router + shared;
   const double moe_layers = experts > 0 ? double(layers - dense_layers) : 0;
-  double total = emb + double(layers) * (attn + 2 * nrm) + moe_layers * moe + (double(layers) - moe_layers) * dense_mlp;
+  const double norms = sandwich_norm ? 4 : 2;  // per layer
+  double total = emb + double(layers) * (attn + norms * nrm) + moe_layers * moe + (double(layers) - moe_layers) * dense_mlp;
   if (family == Family::bert) total += d * d + d;  // pooler
   else total += nrm;                              // final norm of pre-norm decoders
   if (!tied_embeddings) total += double(vocab) * d;
@@ -96,6 +97,13 @@ void TransformerConfig::validate(const std::string& where) const {
   if (heads % kv_heads != 0)
     throw InputError(where + ": " + std::to_string(heads) + " attention heads are not a multiple of the " +
                      std::to_string(kv_heads) + " key/value heads");
+  if (gated_mlp && act == Activation::gelu_new)
+    throw InputError(where + ": a gated MLP with gelu_new is not synthesized (gelu, gelu_pytorch_tanh, relu or silu)");
+  if (sliding_window < 0 || local_layers < 0 || local_layers > layers || (local_layers > 0 && sliding_window == 0))
+    throw InputError(where + ": " + std::to_string(local_layers) + " sliding-window layers (window " +
+                     std::to_string(sliding_window) + ") do not fit " + std::to_string(layers) + " layers");
+  if (local_layers > 0 && dense_layers > 0)
+    throw InputError(where + ": sliding-window attention with leading dense layers is not synthesized");
 }
 
 namespace {
@@ -132,6 +140,14 @@ struct Reader {
       throw InputError(file + ": key '" + key + "': expected a positive integer, got " + v->dump());
     return v->get<int64_t>();
   }
+  // A positive real (a soft cap), 0 where absent or null.
+  double positive_real(const char* key) const {
+    const json* v = find({key});
+    if (!v) return 0;
+    if (!v->is_number() || v->get<double>() <= 0)
+      throw InputError(file + ": key '" + key + "': expected a positive number, got " + v->dump());
+    return v->get<double>();
+  }
   double number(std::initializer_list<const char*> keys, double dflt) const {
     std::string key;
     const json* v = find(keys, &key);
@@ -155,6 +171,58 @@ struct Reader {
     return v->get<bool>();
   }
 };
+
+bool is_gemma(const std::string& type) {
+  return type == "gemma" || type == "gemma2" || type == "gemma3" || type == "gemma3_text";
+}
+
+// Sliding-window attention (sliding_window, unless use_sliding_window says false): which layers
+// use it, from `layer_types` where the config lists them, else the family's layout (HF's Gemma 2:
+// the even layers; Gemma 3: all but every sliding_window_pattern-th; the others: every layer).
+void sliding_window_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
+  if (!r.find({"sliding_window"})) return;
+  if (r.find({"use_sliding_window"}) && !r.boolean("use_sliding_window", false)) return;
+  if (type.rfind("qwen", 0) == 0)  // Qwen2's window starts at max_window_layers, a layout synth lacks
+    throw InputError(r.file + ": key 'use_sliding_window': Qwen's sliding-window layout is not supported by synth");
+  c.sliding_window = r.integer({"sliding_window"}, 0, true);
+  if (const json* lt = r.find({"layer_types"})) {
+    if (!lt->is_array() || lt->size() != size_t(c.layers))
+      throw InputError(r.file + ": key 'layer_types': expected a list of " + std::to_string(c.layers) +
+                       " layer types, got " + lt->dump());
+    c.local_layers = 0;
+    for (const json& t : *lt) {
+      if (t == "sliding_attention") ++c.local_layers;
+      else if (t != "full_attention")
+        throw InputError(r.file + ": key 'layer_types': unsupported " + t.dump() +
+                         " (expected sliding_attention or full_attention)");
+    }
+  } else if (type == "gemma2") {
+    c.local_layers = (c.layers + 1) / 2;
+  } else if (type == "gemma3" || type == "gemma3_text") {
+    c.local_layers = c.layers - c.layers / r.integer({"sliding_window_pattern"}, 6, false);
+  } else {
+    c.local_layers = c.layers;
+  }
+}
+
+// Gemma 1/2/3 as HF runs them: embeddings scaled by sqrt(hidden), GeGLU (hidden_activation, else
+// gelu_pytorch_tanh), tied LM head; Gemma 2/3 add the sandwich norms and the soft caps, Gemma 3 the
+// per-head q/k norms.
+void gemma_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
+  c.embed_scale = true;
+  c.tied_embeddings = r.boolean("tie_word_embeddings", true);
+  std::string key;
+  const std::string act = r.string({"hidden_activation"}, &key);
+  c.act = act.empty() || act == "gelu_pytorch_tanh" || act == "gelu_tanh" ? Activation::gelu_tanh
+          : act == "gelu"                                                 ? Activation::gelu
+          : throw InputError(r.file + ": key 'hidden_activation': unsupported activation '" + act +
+                             "' (expected gelu_pytorch_tanh or gelu)");
+  if (type == "gemma") return;
+  c.sandwich_norm = true;
+  c.attn_softcap = r.positive_real("attn_logit_softcapping");
+  c.final_softcap = r.positive_real("final_logit_softcapping");
+  if (type != "gemma2") c.qk_norm = TransformerConfig::QkNorm::per_head;
+}
 
 // Mixtral (num_local_experts), Qwen2-MoE / Qwen3-MoE / OLMoE (num_experts): every layer a
 // mixture of experts. Layouts that mix dense and expert layers are refused.
@@ -311,6 +379,8 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   // n_inner may be null in GPT-2 configs: 4 * hidden.
   c.ffn = r.integer({"intermediate_size", "n_inner", "ffn_dim"}, 4 * c.hidden, false);
   moe_from_hf(r, type, c);
+  if (llama && is_gemma(type)) gemma_from_hf(r, type, c);
+  if (c.family != Family::bert) sliding_window_from_hf(r, type, c);
 
   if (c.family == Family::bert) {
     c.hidden_dropout = r.number({"hidden_dropout_prob"}, 0.1);

@@ -58,6 +58,14 @@ struct TransformerConfig {
   // rotary key of qk_rope_dim shared by the heads; q.k over qk_nope_dim + qk_rope_dim, v of v_head_dim.
   int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_dim = 0, qk_rope_dim = 0, v_head_dim = 0;
   bool mla() const { return kv_lora_rank > 0; }
+  // Gemma: the embedding scaled by sqrt(hidden); Gemma 2/3 norm each sub-block's output too
+  // ("sandwich": four RMSNorms per layer) and may soft-cap attention scores and the final logits
+  // (cap * tanh(x / cap); 0: none).
+  bool embed_scale = false, sandwich_norm = false;
+  double attn_softcap = 0, final_softcap = 0;
+  // Sliding-window attention: `local_layers` of the layers attend to the last `sliding_window` keys
+  // only (0: none; Mistral, Phi-3: every layer; Gemma 2: every other; Gemma 3: five of six).
+  int64_t sliding_window = 0, local_layers = 0;
 
   int64_t head_dim() const { return head_size ? head_size : hidden / heads; }
   int64_t q_width() const { return heads * head_dim(); }  // the query projection's output, attention's width

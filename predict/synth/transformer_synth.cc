@@ -46,7 +46,10 @@ namespace {
 constexpr KernelClass EW = KernelClass::elementwise;
 constexpr const char* kLayerSection = "layer.";  // the repeated block (one layer, count = layers)
 constexpr const char* kDenseLayerSection = "dense_layer.";  // a mixture's leading dense layers
-bool in_block(const Section& s) { return s.prefix == kLayerSection || s.prefix == kDenseLayerSection; }
+constexpr const char* kLocalLayerSection = "local_layer.";  // sliding-window layers, where the window bites
+bool in_block(const Section& s) {
+  return s.prefix == kLayerSection || s.prefix == kDenseLayerSection || s.prefix == kLocalLayerSection;
+}
 
 // sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant of a BF16 [rows, width] input: an amax
 // pass and a scale-and-cast pass over each row, FP8 out, one FP32 scale per row.
@@ -105,8 +108,14 @@ class TransformerSynth {
       dense_layers = &tape_.section(kDenseLayerSection, dense);
       layer(*dense_layers, /*dense_mlp=*/true);
     }
-    Section& layers = tape_.section(kLayerSection, stage_layers - dense);
-    layer(layers);
+    // Sliding-window layers get their own section where the window is shorter than the keys (else
+    // they are full-attention layers); with pipeline stages only where every layer has the window.
+    const double local = window_bites() ? double(c_.local_layers) / pp : 0;
+    const double full = stage_layers - dense - local;
+    Section* layers = full > 0 ? &tape_.section(kLayerSection, full) : nullptr;
+    if (layers) layer(*layers);
+    Section* local_layers = local > 0 ? &tape_.section(kLocalLayerSection, local) : nullptr;
+    if (local_layers) layer(*local_layers, false, c_.sliding_window);
     if (o_.pp > 1) stage_sends(tape_.section("pp.", pp + m - 2));
     Section& out = tape_.section("head.", 1);
     head(out);
@@ -115,7 +124,8 @@ class TransformerSynth {
     // The schedule's critical path (header comment). The step's parameters are the last stage's:
     // with pipeline stages the embedding lives on the first, and its first micro-batch's lookup is
     // all of it on the path.
-    layers.count = (stage_layers - dense) * (m + pp - 1);
+    if (layers) layers->count = full * (m + pp - 1);
+    if (local_layers) local_layers->count = local * (m + pp - 1);
     if (dense_layers) dense_layers->count = dense * m;
     out.count = m;
     if (ce) ce->count = m;
@@ -146,6 +156,9 @@ class TransformerSynth {
   Tape tape_;
 
   double stage_layers() const { return double(c_.layers) / double(o_.pp); }  // layers this GPU holds
+  // Whether a sliding window is shorter than the keys a query sees (prefill: the sequence; decode:
+  // the cache).
+  bool window_bites() const { return c_.sliding_window > 0 && c_.local_layers > 0 && c_.sliding_window < Sk_; }
 
  public:
   Footprint footprint() const {
@@ -154,8 +167,10 @@ class TransformerSynth {
     // Latent decoding caches one [latent | rotary key] row per token, shared by the heads (and so
     // whole on every tensor-parallel GPU).
     const double per_token = latent_decode_ ? double(c_.kv_lora_rank + c_.qk_rope_dim) : double(Hkv_ * (qkhd_ + vhd_));
-    if (decode_)
-      f.kv_cache_bytes = stage_layers() * double(B_) * double(o_.microbatches) * double(Sk_) * per_token * e_;
+    // Sliding-window layers keep only the window (HF's HybridCache, serving stacks' paged caches).
+    const double local = window_bites() ? double(c_.local_layers) / double(o_.pp) : 0;
+    const double cached_keys = (stage_layers() - local) * double(Sk_) + local * double(c_.sliding_window);
+    if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * e_;
     f.weight_bytes += absorbed_copy_bytes_;
     return f;
   }
@@ -358,6 +373,9 @@ class TransformerSynth {
       }
       case Family::llama: {
         embedding(s, "embed_tokens", T_, c_.vocab, true);
+        if (c_.embed_scale)  // Gemma: x * sqrt(hidden)
+          s.op(pointwise("embed_tokens aten::mul (normalizer)", dt_, T_ * d_, 2, 1),
+               {pointwise("embed_tokens aten::mul (normalizer backward)", dt_, T_ * d_, 2, 1)});
         if (!flash_) {
           const double SS = S * double(Sk_), BSS = double(B_) * SS;
           s.op(times(work("mask aten::full|triu|gt|mul", EW, dt_, SS, SS * 2 * e_), 4));
@@ -371,13 +389,17 @@ class TransformerSynth {
     }
   }
 
-  void attention(Section& s) {
-    if (latent_decode_) return latent_decode_attention(s);
+  // `window`: a sliding-window layer's (0: full attention). Decoding, it attends to the window's
+  // keys only, eager or fused; in a forward over whole sequences the fused kernel skips the keys
+  // outside it, while eager attention (HF) computes every score and masks them.
+  void attention(Section& s, int64_t window = 0) {
+    const int64_t Sk = decode_ && window > 0 ? std::min(Sk_, window) : Sk_;  // keys a query reads
+    if (latent_decode_) return latent_decode_attention(s, Sk);
     const double x_elems = T_ * d_, q_elems = T_ * qd_, kv_elems = T_ * double(Hkv_ * hd_);
     const int64_t kvd = Hkv_ * hd_;
     // The keys and values attention reads, Sk of them per sequence: the new tokens' own (kv_elems),
-    // or decoding, the whole cache.
-    const double kv_read = double(B_) * double(Sk_) * double(kvd);
+    // or decoding, the cache's.
+    const double kv_read = double(B_) * double(Sk) * double(kvd);
     // Latent attention's keys are q.k wide and its values v wide (every head its own); else both are kv_elems.
     const bool mla = c_.mla();
     const double k_elems = mla ? T_ * double(H_ * qkhd_) : kv_elems, v_elems = mla ? T_ * double(H_ * vhd_) : kv_elems;
@@ -424,17 +446,20 @@ class TransformerSynth {
       else
         s.op(times(pointwise("attn.kv_cache aten::index_copy_", dt_, kv_elems, 2, 0), 2));
     }
-    const double BH = double(B_) * double(H_), SS = double(S_) * double(Sk_), N = BH * SS;
+    const double BH = double(B_) * double(H_), SS = double(S_) * double(Sk), N = BH * SS;
     if (flash_) {
       // One fused kernel: QK^T and PV (2 GEMMs of 2*S*S*hd each per head); causal skips half (not
-      // when one new token attends to its whole cache).
+      // when one new token attends to its whole cache). With a window w < S, query i sees
+      // min(i + 1, w) keys: S w - w^2 / 2 pairs per head (S^2 / 2 at w = S, as without).
       const double causal = c_.causal && !decode_ ? 0.5 : 1.0;
-      double fl = 4.0 * BH * SS * double(hd_) * causal;
+      const double w = double(window);
+      const double attended = window > 0 && !decode_ && window < S_ && c_.causal ? double(S_) * w - w * w / 2 : SS * causal;
+      double fl = 4.0 * BH * attended * double(hd_);
       double io = (2 * q_elems + 2 * kv_read) * e_;
       double bwd_io = (3 * q_elems + 2 * kv_elems + q_elems + 2 * kv_elems) * e_;
       if (mla) {  // q.k and p.v over different head widths; K and V read from the cache when decoding
-        const double per_key = double(B_) * double(Sk_) * double(H_);
-        fl = 2.0 * BH * SS * double(qkhd_ + vhd_) * causal;
+        const double per_key = double(B_) * double(Sk) * double(H_);
+        fl = 2.0 * BH * attended * double(qkhd_ + vhd_);
         io = (q_elems + o_elems + per_key * double(qkhd_ + vhd_)) * e_;
         bwd_io = (2 * q_elems + 2 * o_elems + 2 * (k_elems + v_elems) + o_elems) * e_;
       }
@@ -467,7 +492,7 @@ class TransformerSynth {
       } else {
         copy(s, "attn.split_heads", q_elems, 3, batched || c_.family == Family::opt, true);
       }
-      s.op(gemm("attn.qk aten::bmm (QK^T)", dt_, B_ * H_, S_, Sk_, qkhd_),
+      s.op(gemm("attn.qk aten::bmm (QK^T)", dt_, B_ * H_, S_, Sk, qkhd_),
            {gemm("attn.qk aten::bmm (dQ)", dt_, B_ * H_, S_, qkhd_, S_),
             gemm("attn.qk aten::bmm (dK)", dt_, B_ * H_, S_, qkhd_, S_)});
       switch (c_.family) {
@@ -491,24 +516,25 @@ class TransformerSynth {
           break;
         case Family::llama:
           s.op(pointwise("attn.scale aten::mul", dt_, N, 2, 1), {pointwise("attn.scale aten::mul (backward)", dt_, N, 2, 1)});
+          if (c_.attn_softcap > 0) soft_cap(s, "attn.softcap", N);
           s.op(work("attn.mask aten::add", EW, dt_, N, (2 * N + B_ * SS) * e_));
           break;
       }
       const bool upcast = e_ != 4 && (c_.family == Family::llama || (c_.family == Family::opt && dt_ == DType::fp16));
       if (upcast) {
         s.op(over_rows(work("attn.softmax aten::_softmax (fp32)", KernelClass::softmax, DType::fp32, 5 * N, N * (e_ + 4)),
-                       N / Sk_, Sk_),
+                       N / Sk, Sk),
              {over_rows(work("attn.softmax aten::_softmax_backward_data", KernelClass::softmax, DType::fp32, 4 * N, N * 12),
-                        N / Sk_, Sk_)});
+                        N / Sk, Sk)});
         s.op(work("attn.softmax aten::_to_copy", EW, dt_, 0, N * (e_ + 4)),
              {work("attn.softmax aten::_to_copy (backward)", EW, dt_, 0, N * (e_ + 4))});
       } else {
-        s.op(over_rows(pointwise("attn.softmax aten::_softmax", dt_, N, 2, 5, KernelClass::softmax), N / Sk_, Sk_),
+        s.op(over_rows(pointwise("attn.softmax aten::_softmax", dt_, N, 2, 5, KernelClass::softmax), N / Sk, Sk),
              {over_rows(pointwise("attn.softmax aten::_softmax_backward_data", dt_, N, 3, 4, KernelClass::softmax),
-                        N / Sk_, Sk_)});
+                        N / Sk, Sk)});
       }
       dropout(s, "attn.dropout", N, c_.attention_dropout);
-      s.op(gemm("attn.pv aten::bmm (PV)", dt_, B_ * H_, S_, vhd_, Sk_),
+      s.op(gemm("attn.pv aten::bmm (PV)", dt_, B_ * H_, S_, vhd_, Sk),
            {gemm("attn.pv aten::bmm (dP)", dt_, B_ * H_, S_, S_, vhd_),
             gemm("attn.pv aten::bmm (dV)", dt_, B_ * H_, S_, vhd_, S_)});
     }
@@ -562,7 +588,7 @@ class TransformerSynth {
   // p.v over kv_lora: FlashMLA on Hopper, Triton elsewhere), and kv_b's value half maps each head's
   // output back to v_head_dim (another per-head bmm) before o_proj. The absorbed halves are BF16
   // (no FP8 bmm): FP8 serving keeps BF16 copies of them beside the FP8 kv_b it still holds.
-  void latent_decode_attention(Section& s) {
+  void latent_decode_attention(Section& s, int64_t Sk) {
     const int64_t kvl = c_.kv_lora_rank, rope = c_.qk_rope_dim, nope = c_.qk_nope_dim, lat = kvl + rope;
     tp_all_reduce(s, "attn.input", false);
     mla_query_and_latent(s);
@@ -579,13 +605,33 @@ class TransformerSynth {
     const double q_elems = T_ * double(H_ * lat), o_elems = T_ * double(H_ * kvl);
     s.op(pointwise("attn.q aten::cat (ql_nope|q_pe)", dt_, q_elems, 2, 0));
     // Every head of a sequence reads that sequence's Sk cached rows; the kernel reads them once.
-    const double keys = double(B_) * double(Sk_);
-    const double flops = 2.0 * double(B_ * H_) * double(Sk_) * double(lat + kvl);
+    const double keys = double(B_) * double(Sk);
+    const double flops = 2.0 * double(B_ * H_) * double(Sk) * double(lat + kvl);
     s.op(work("attn.mla_decode (latent cache)", KernelClass::attention, dt_, flops,
               (keys * double(lat) + q_elems + o_elems) * e_ + double(B_ * H_) * 4));
     s.op(gemm("attn.absorb_v aten::bmm (o_latent x W_UV)", dt_, H_, B_, vhd_, kvl));
     linear(s, "attn.out_proj", T_, od_, d_, c_.bias);
     tp_all_reduce(s, "attn.out_proj", true);
+  }
+
+  struct ActivationOps {
+    const char *op, *bwd_op;
+    double flops;
+  };
+  ActivationOps gate_activation() const {
+    switch (c_.act) {
+      case Activation::gelu: return {"aten::gelu", "aten::gelu_backward", 8};
+      case Activation::gelu_tanh: return {"aten::gelu (tanh)", "aten::gelu_backward (tanh)", 8};
+      case Activation::relu: return {"aten::relu", "aten::threshold_backward", 1};
+      default: return {"aten::silu", "aten::silu_backward", 4};  // gelu_new is refused for gated MLPs
+    }
+  }
+
+  // cap * tanh(x / cap) over `elems` (Gemma 2's attention scores and logits), op by op as HF writes it.
+  void soft_cap(Section& s, const std::string& name, double elems) {
+    s.op(pointwise(name + " aten::div", dt_, elems, 2, 1), {pointwise(name + " aten::div (backward)", dt_, elems, 2, 1)});
+    unary(s, name, "aten::tanh", "aten::tanh_backward", elems, 6);
+    s.op(pointwise(name + " aten::mul", dt_, elems, 2, 1), {pointwise(name + " aten::mul (backward)", dt_, elems, 2, 1)});
   }
 
   // SwiGLU: down(silu(gate(x)) * up(x)) over `rows` tokens, `n` such MLPs (experts) in a row.
@@ -594,8 +640,10 @@ class TransformerSynth {
     const double e = rows * double(F);
     s.backward_only({times(accumulate(name + ".input", rows * double(d_)), n)});  // x feeds gate and up
     linear(s, name + ".gate_proj|up_proj", rows, d_, F, bias, 2 * n, register_params);
-    s.op(times(pointwise(name + ".act aten::silu", dt_, e, 2, 4), n),
-         {times(pointwise(name + ".act aten::silu_backward", dt_, e, 3, 4), n)});
+    // The gate's activation: SiLU (SwiGLU) or Gemma's tanh-GELU (GeGLU); one kernel either way.
+    const auto [op, bwd_op, flops] = gate_activation();
+    s.op(times(pointwise(name + ".act " + op, dt_, e, 2, flops), n),
+         {times(pointwise(name + ".act " + bwd_op, dt_, e, 3, flops), n)});
     s.op(times(pointwise(name + ".gate aten::mul", dt_, e, 3, 1), n),
          {times(pointwise(name + ".gate aten::mul (backward)", dt_, e, 3, 1), 2 * n)});
     linear(s, name + ".down_proj", rows, F, d_, bias, n, register_params);
@@ -779,8 +827,8 @@ class TransformerSynth {
     dropout(s, "mlp.dropout", T_ * d_, c_.hidden_dropout);
   }
 
-  // `dense_mlp`: one of a mixture's leading dense layers.
-  void layer(Section& s, bool dense_mlp = false) {
+  // `dense_mlp`: one of a mixture's leading dense layers; `window`: a sliding-window layer's.
+  void layer(Section& s, bool dense_mlp = false, int64_t window = 0) {
     if (c_.family == Family::bert) {  // post-norm
       attention(s);
       residual_add(s, "attn.residual");
@@ -791,10 +839,12 @@ class TransformerSynth {
       return;
     }
     norm(s, "input_norm", T_);
-    attention(s);
+    attention(s, window);
+    if (c_.sandwich_norm) norm(s, "attn.output_norm", T_);  // Gemma 2/3: each sub-block's output normed too
     residual_add(s, "attn.residual");
     norm(s, "post_attention_norm", T_);
     mlp(s, dense_mlp);
+    if (c_.sandwich_norm) norm(s, "mlp.output_norm", T_);
     residual_add(s, "mlp.residual");
   }
 
@@ -816,6 +866,7 @@ class TransformerSynth {
       case HeadKind::lm:
         tp_all_reduce(s, "lm_head.input", false);
         linear(s, "lm_head", T_, d_, V_, false, 1, !c_.tied_embeddings);
+        if (c_.final_softcap > 0) soft_cap(s, "lm_head.softcap", T_ * V);
         if (train_ && c_.tied_embeddings)
           s.backward_only({pointwise("lm_head aten::add (tied weight grad)", dt_, V * d_, 3, 1)});
         return;
@@ -912,6 +963,8 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
                      std::to_string(cfg.experts) + " experts of " + cfg.name);
   if (opt.pp > 1 && cfg.experts > 0 && cfg.dense_layers > 0)
     throw InputError("option '--pp': " + cfg.name + " mixes dense and expert layers, which synth puts on one stage only");
+  if (opt.pp > 1 && cfg.local_layers > 0 && cfg.local_layers < cfg.layers && cfg.sliding_window < (opt.seq ? opt.seq : cfg.max_positions))
+    throw InputError("option '--pp': " + cfg.name + " mixes sliding-window and full-attention layers, which synth puts on one stage only");
   if (cfg.layers % opt.pp != 0)
     throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +
                      std::to_string(cfg.layers) + " layers of " + cfg.name);

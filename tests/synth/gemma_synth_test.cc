@@ -1,0 +1,151 @@
+// Gemma 2 / 3 and sliding-window attention in `kcast synth`: the published parameter counts, the
+// ops Gemma adds to a llama-like layer, and the window's effect on attention work and the KV cache,
+// each in closed form from the configs' dimensions.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "predict/synth/synth.h"
+#include "predict/synth/transformer_config.h"
+#include "tests/input_error_of.h"
+#include "tests/synth/synth_options.h"
+#include "tests/synth/synth_rows.h"
+
+namespace kcast::synth {
+namespace {
+
+using kcast::testing::input_error_of;
+using testing::find;
+using testing::with_mode;
+
+TransformerConfig config(const std::string& file) {
+  return read_hf_config(std::string(KCAST_TEST_DATA) + "/synth/" + file);
+}
+
+TEST(SynthGemma, ParameterCountsAreThePublishedOnes) {
+  const TransformerConfig g2 = config("gemma-2-2b.json");
+  EXPECT_TRUE(g2.embed_scale);
+  EXPECT_TRUE(g2.sandwich_norm);
+  EXPECT_TRUE(g2.tied_embeddings);  // Gemma's default: the config has no tie_word_embeddings key
+  EXPECT_EQ(g2.act, Activation::gelu_tanh);
+  EXPECT_DOUBLE_EQ(g2.attn_softcap, 50.0);
+  EXPECT_DOUBLE_EQ(g2.final_softcap, 30.0);
+  EXPECT_EQ(g2.sliding_window, 4096);
+  EXPECT_EQ(g2.local_layers, 13);  // the even layers of 26
+  // Written out: q (8 x 256), k and v (4 x 256), o, the GeGLU MLP, four norms per layer; the tied
+  // embedding and the final norm.
+  const double d = 2304, q = 8 * 256, kv = 4 * 256, F = 9216;
+  const double layer = 2 * d * q + 2 * d * kv + 3 * d * F + 4 * d;
+  EXPECT_DOUBLE_EQ(g2.parameter_count(), 26 * layer + 256000 * d + d);
+  EXPECT_DOUBLE_EQ(g2.parameter_count(), 2614341888.0);  // model card: 2.61B
+
+  const TransformerConfig g3 = config("gemma-3-1b.json");
+  EXPECT_EQ(g3.qk_norm, TransformerConfig::QkNorm::per_head);
+  EXPECT_DOUBLE_EQ(g3.attn_softcap, 0);  // null in Gemma 3
+  EXPECT_EQ(g3.local_layers, 22);        // all but layers 5, 11, 17, 23 (sliding_window_pattern 6)
+  EXPECT_DOUBLE_EQ(g3.parameter_count(), 999885952.0);  // 1B as published
+}
+
+TEST(SynthGemma, LayersCarryGemmasOps) {
+  const TransformerConfig c = config("gemma-2-2b.json");
+  const double B = 2, S = 1024, T = B * S;  // shorter than the window: every layer is a full one
+  const auto ks = synthesize_transformer(c, with_mode(Mode::train, 2, 1024));
+  EXPECT_EQ(find(ks, "local_layer.attn.qk aten::bmm (QK^T)"), nullptr);
+  const Kernel* cap = find(ks, "layer.attn.softcap aten::tanh");
+  ASSERT_NE(cap, nullptr);
+  EXPECT_DOUBLE_EQ(cap->flops, 6 * B * 8 * S * S);  // on every score of the 8 heads
+  EXPECT_DOUBLE_EQ(cap->count, 26);
+  EXPECT_NE(find(ks, "layer.attn.softcap aten::tanh_backward"), nullptr);
+  const Kernel* logits = find(ks, "head.lm_head.softcap aten::tanh");
+  ASSERT_NE(logits, nullptr);
+  EXPECT_DOUBLE_EQ(logits->flops, 6 * T * 256000);
+  for (const char* n : {"layer.attn.output_norm aten::mean", "layer.mlp.output_norm aten::mean",
+                        "layer.input_norm aten::mean", "layer.post_attention_norm aten::mean"})
+    EXPECT_NE(find(ks, n), nullptr) << n;
+  EXPECT_NE(find(ks, "embed.embed_tokens aten::mul (normalizer)"), nullptr);
+  EXPECT_NE(find(ks, "layer.mlp.act aten::gelu (tanh)"), nullptr);
+  EXPECT_EQ(find(ks, "layer.mlp.act aten::silu"), nullptr);
+  // A training step's GEMMs: 3 x 2 x tokens x (block weights + the tied head), attention's aside.
+  double gemm = 0;
+  for (const auto& k : ks)
+    if (k.cls == KernelClass::gemm && k.name.find("attn.qk") == std::string::npos &&
+        k.name.find("attn.pv") == std::string::npos && k.name.find("rotary") == std::string::npos)
+      gemm += k.flops * k.count;
+  const double d = 2304, blocks = 26 * (2 * d * 2048 + 2 * d * 1024 + 3 * d * 9216);
+  EXPECT_NEAR(gemm / (6 * T * (blocks + 256000 * d)), 1.0, 1e-9);
+}
+
+// Gemma 2 at 8192 tokens: 13 layers see a 4096-key window. Query i attends to min(i + 1, 4096)
+// keys, S w - w^2 / 2 pairs against S^2 / 2 for a full causal layer.
+TEST(SynthGemma, FlashAttentionSkipsKeysOutsideTheWindow) {
+  const TransformerConfig c = config("gemma-2-2b.json");
+  SynthOptions o = with_mode(Mode::infer, 1, 8192);
+  o.attention = AttentionImpl::flash;
+  const auto ks = synthesize_transformer(c, o);
+  const Kernel* full = find(ks, "layer.attn.flash aten::_scaled_dot_product_flash_attention");
+  const Kernel* local = find(ks, "local_layer.attn.flash aten::_scaled_dot_product_flash_attention");
+  ASSERT_NE(full, nullptr);
+  ASSERT_NE(local, nullptr);
+  EXPECT_DOUBLE_EQ(full->count, 13);
+  EXPECT_DOUBLE_EQ(local->count, 13);
+  const double S = 8192, w = 4096, hd = 256, H = 8;
+  EXPECT_DOUBLE_EQ(full->flops, 4 * H * S * S / 2 * hd);
+  EXPECT_DOUBLE_EQ(local->flops, 4 * H * (S * w - w * w / 2) * hd);
+  // Eager attention (HF) computes every score and masks the window: both layer kinds alike.
+  o.attention = AttentionImpl::eager;
+  const auto eager = synthesize_transformer(c, o);
+  ASSERT_NE(find(eager, "local_layer.attn.qk aten::bmm (QK^T)"), nullptr);
+  EXPECT_EQ(find(eager, "local_layer.attn.qk aten::bmm (QK^T)")->n, 8192);
+  // Pipeline stages would each need their own mix of the two kinds.
+  o.pp = 2;
+  EXPECT_NE(input_error_of([&] { synthesize_transformer(c, o); }).find("'--pp'"), std::string::npos);
+  o.seq = 4096;  // no layer's window is shorter than the sequence: all layers alike, stages allowed
+  EXPECT_NO_THROW(synthesize_transformer(c, o));
+}
+
+// Decoding, a sliding-window layer keeps and reads only its window (HF's HybridCache; paged caches).
+TEST(SynthGemma, DecodeCachesOnlyTheWindowOfLocalLayers) {
+  const TransformerConfig c = config("gemma-3-1b.json");
+  Footprint f;
+  const auto ks = synthesize_transformer(c, with_mode(Mode::decode, 4, 32768), &f);
+  const double kv = 1 * 256 * 2;  // one KV head: k and v of 256
+  EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 4 * (4 * 32768.0 + 22 * 512.0) * kv * 2);
+  const Kernel* qk = find(ks, "local_layer.attn.qk aten::bmm (QK^T)");
+  ASSERT_NE(qk, nullptr);
+  EXPECT_EQ(qk->n, 512);
+  EXPECT_DOUBLE_EQ(qk->count, 22);
+  ASSERT_NE(find(ks, "layer.attn.qk aten::bmm (QK^T)"), nullptr);
+  EXPECT_EQ(find(ks, "layer.attn.qk aten::bmm (QK^T)")->n, 32768);
+}
+
+TEST(SynthGemma, WindowLayoutsFromConfigs) {
+  auto parse = [](const std::string& extra) {
+    return parse_hf_config(R"({"hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 2,
+        "vocab_size": 10, "rms_norm_eps": 1e-6, )" + extra + "}", "w.json");
+  };
+  // Mistral / Phi-3: every layer; layer_types where listed; Qwen2's unused window is no window.
+  EXPECT_EQ(parse(R"("sliding_window": 16)").local_layers, 4);
+  EXPECT_EQ(parse(R"("sliding_window": null)").local_layers, 0);
+  EXPECT_EQ(parse(R"("sliding_window": 16, "layer_types": ["sliding_attention", "full_attention",
+      "sliding_attention", "sliding_attention"])").local_layers, 3);
+  EXPECT_EQ(parse(R"("model_type": "qwen2", "use_sliding_window": false, "sliding_window": 16)").local_layers, 0);
+  auto err = [&](const std::string& extra) { return input_error_of([&] { parse(extra); }); };
+  EXPECT_NE(err(R"("sliding_window": 16, "layer_types": ["sliding_attention"])").find("key 'layer_types'"),
+            std::string::npos);
+  EXPECT_NE(err(R"("sliding_window": 16, "layer_types": ["a", "b", "c", "d"])").find("unsupported \"a\""),
+            std::string::npos);
+  EXPECT_NE(err(R"("model_type": "qwen2", "use_sliding_window": true, "sliding_window": 16)")
+                .find("'use_sliding_window'"),
+            std::string::npos);
+  EXPECT_NE(err(R"("model_type": "gemma2", "attn_logit_softcapping": -1)").find("'attn_logit_softcapping'"),
+            std::string::npos);
+  EXPECT_NE(err(R"("model_type": "gemma", "hidden_activation": "swish")").find("'hidden_activation'"),
+            std::string::npos);
+  // A gated MLP takes the config's activation (it was always SiLU before).
+  const auto relu = synthesize_transformer(parse(R"("hidden_act": "relu")"), with_mode(Mode::infer, 1, 8));
+  EXPECT_NE(find(relu, "layer.mlp.act aten::relu"), nullptr);
+  EXPECT_NE(err(R"("hidden_act": "gelu_new")").find("gelu_new"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcast::synth
