@@ -36,7 +36,8 @@ double TransformerConfig::parameter_count() const {
   const double moe = double(experts) * 3 * d * double(expert_ffn) + router + shared;
   const double moe_layers = experts > 0 ? double(layers - dense_layers) : 0;
   const double norms = sandwich_norm ? 4 : 2;  // per layer
-  double total = emb + double(layers) * (attn + norms * nrm) + moe_layers * moe + (double(layers) - moe_layers) * dense_mlp;
+  double total = emb + double(layers) * (attn + norms * nrm) + moe_layers * moe +
+                 (double(layers) - moe_layers) * dense_mlp;
   if (family == Family::bert) total += d * d + d;  // pooler
   else total += nrm;                              // final norm of pre-norm decoders
   if (!tied_embeddings) total += double(vocab) * d;

@@ -453,7 +453,8 @@ class TransformerSynth {
       // min(i + 1, w) keys: S w - w^2 / 2 pairs per head (S^2 / 2 at w = S, as without).
       const double causal = c_.causal && !decode_ ? 0.5 : 1.0;
       const double w = double(window);
-      const double attended = window > 0 && !decode_ && window < S_ && c_.causal ? double(S_) * w - w * w / 2 : SS * causal;
+      const bool windowed = window > 0 && !decode_ && window < S_ && c_.causal;
+      const double attended = windowed ? double(S_) * w - w * w / 2 : SS * causal;
       double fl = 4.0 * BH * attended * double(hd_);
       double io = (2 * q_elems + 2 * kv_read) * e_;
       double bwd_io = (3 * q_elems + 2 * kv_elems + q_elems + 2 * kv_elems) * e_;
@@ -629,9 +630,12 @@ class TransformerSynth {
 
   // cap * tanh(x / cap) over `elems` (Gemma 2's attention scores and logits), op by op as HF writes it.
   void soft_cap(Section& s, const std::string& name, double elems) {
-    s.op(pointwise(name + " aten::div", dt_, elems, 2, 1), {pointwise(name + " aten::div (backward)", dt_, elems, 2, 1)});
+    // Scaling by a constant: its backward reads the gradient only.
+    s.op(pointwise(name + " aten::div", dt_, elems, 2, 1),
+         {pointwise(name + " aten::div (backward)", dt_, elems, 2, 1)});
     unary(s, name, "aten::tanh", "aten::tanh_backward", elems, 6);
-    s.op(pointwise(name + " aten::mul", dt_, elems, 2, 1), {pointwise(name + " aten::mul (backward)", dt_, elems, 2, 1)});
+    s.op(pointwise(name + " aten::mul", dt_, elems, 2, 1),
+         {pointwise(name + " aten::mul (backward)", dt_, elems, 2, 1)});
   }
 
   // SwiGLU: down(silu(gate(x)) * up(x)) over `rows` tokens, `n` such MLPs (experts) in a row.
@@ -963,8 +967,10 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
                      std::to_string(cfg.experts) + " experts of " + cfg.name);
   if (opt.pp > 1 && cfg.experts > 0 && cfg.dense_layers > 0)
     throw InputError("option '--pp': " + cfg.name + " mixes dense and expert layers, which synth puts on one stage only");
-  if (opt.pp > 1 && cfg.local_layers > 0 && cfg.local_layers < cfg.layers && cfg.sliding_window < (opt.seq ? opt.seq : cfg.max_positions))
-    throw InputError("option '--pp': " + cfg.name + " mixes sliding-window and full-attention layers, which synth puts on one stage only");
+  const bool window_bites = cfg.sliding_window < (opt.seq ? opt.seq : cfg.max_positions);
+  if (opt.pp > 1 && cfg.local_layers > 0 && cfg.local_layers < cfg.layers && window_bites)
+    throw InputError("option '--pp': " + cfg.name + " mixes sliding-window and full-attention layers, which synth "
+                     "puts on one stage only");
   if (cfg.layers % opt.pp != 0)
     throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +
                      std::to_string(cfg.layers) + " layers of " + cfg.name);
