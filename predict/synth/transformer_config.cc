@@ -11,6 +11,10 @@
 
 namespace kcast::synth {
 
+namespace {
+constexpr int64_t kMaxDimension = int64_t(1) << 24;  // far above any real model's sizes
+}  // namespace
+
 double TransformerConfig::parameter_count() const {
   const double d = double(hidden), kvd = double(kv_heads) * double(head_dim()), F = double(ffn), qd = double(q_width());
   const double b = bias ? 1.0 : 0.0;
@@ -53,7 +57,7 @@ void TransformerConfig::validate(const std::string& where) const {
   auto positive = [&](int64_t v, const char* what) {
     if (v <= 0) throw InputError(where + ": " + what + " must be positive (got " + std::to_string(v) + ")");
     // Bounds far above any real model keep every product of dimensions inside int64.
-    if (v > (int64_t(1) << 24))
+    if (v > kMaxDimension)
       throw InputError(where + ": " + what + " " + std::to_string(v) + " is implausibly large");
   };
   positive(hidden, "hidden size");
@@ -247,10 +251,11 @@ void deepseek_moe_from_hf(const Reader& r, TransformerConfig& c) {
   c.expert_ffn = r.integer({"moe_intermediate_size"}, 0, true);
   if (r.find({"n_shared_experts"})) c.shared_expert_ffn = r.integer({"n_shared_experts"}, 0, false) * c.expert_ffn;
   c.shared_expert_gated = false;
-  if (r.find({"first_k_dense_replace"})) c.dense_layers = r.integer({"first_k_dense_replace"}, 0, false);
-  if (r.integer({"moe_layer_freq"}, 1, false) != 1)
-    throw InputError(r.file + ": key 'moe_layer_freq': models with dense layers between the expert layers are "
-                     "not supported by synth");
+  // HF DeepseekV2/V3: layer i routes iff i >= first_k_dense_replace and i % moe_layer_freq == 0.
+  const int64_t first = r.find({"first_k_dense_replace"}) ? r.integer({"first_k_dense_replace"}, 0, false) : 0;
+  const int64_t freq = r.integer({"moe_layer_freq"}, 1, false);
+  c.dense_layers = 0;
+  for (int64_t i = 0; i < c.layers; ++i) c.dense_layers += i < first || i % freq != 0;
   const std::string scoring = r.string({"scoring_func"});
   if (scoring != "" && scoring != "softmax" && scoring != "sigmoid")
     throw InputError(r.file + ": key 'scoring_func': unsupported '" + scoring + "' (expected softmax or sigmoid)");
@@ -290,12 +295,21 @@ void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c)
     c.shared_expert_ffn = r.integer({"shared_expert_intermediate_size"}, 0, false);
   // Mixtral always renormalizes the chosen experts' weights; the others say so (default false).
   c.norm_topk = r.boolean("norm_topk_prob", type == "mixtral");
-  if (r.integer({"decoder_sparse_step"}, 1, false) != 1)
-    throw InputError(r.file + ": key 'decoder_sparse_step': models with dense layers between the expert "
-                     "layers are not supported by synth");
-  if (const json* d = r.find({"mlp_only_layers"}); d && !(d->is_array() && d->empty()))
-    throw InputError(r.file + ": key 'mlp_only_layers': models with dense layers between the expert layers "
-                     "are not supported by synth");
+  // HF Qwen2-MoE / Qwen3-MoE: layer i routes iff it is not in mlp_only_layers and (i + 1) is a
+  // multiple of decoder_sparse_step; the others keep a dense MLP of intermediate_size.
+  const int64_t step = r.integer({"decoder_sparse_step"}, 1, false);
+  std::vector<bool> dense(size_t(c.layers), false);
+  if (const json* d = r.find({"mlp_only_layers"})) {
+    if (!d->is_array()) throw InputError(r.file + ": key 'mlp_only_layers': expected a list of layer indices, got " + d->dump());
+    for (const json& i : *d) {
+      if (!i.is_number_integer() || i.get<int64_t>() < 0 || i.get<int64_t>() >= c.layers)
+        throw InputError(r.file + ": key 'mlp_only_layers': " + i.dump() + " is not a layer index below " +
+                         std::to_string(c.layers));
+      dense[size_t(i.get<int64_t>())] = true;
+    }
+  }
+  c.dense_layers = 0;
+  for (int64_t i = 0; i < c.layers; ++i) c.dense_layers += dense[size_t(i)] || (i + 1) % step != 0;
 }
 
 }  // namespace
@@ -308,9 +322,23 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
     throw InputError(file + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw InputError(file + ": expected a JSON object (a Hugging Face config.json)");
-  Reader r{j, file};
+  // A multimodal model (Gemma 3, Llama 4, Mistral 3, ...) nests its language model's config in
+  // text_config; its encoders (vision_config, audio_config) are not synthesized, and are named so.
+  std::string left_out;
+  for (const char* enc : {"vision_config", "audio_config"})
+    if (j.contains(enc) && !j[enc].is_null()) left_out += std::string(left_out.empty() ? "" : ", ") + enc;
+  std::string where = file;
+  if (!j.contains("hidden_size") && !j.contains("n_embd") && !j.contains("d_model") && j.contains("text_config")) {
+    if (!j["text_config"].is_object())
+      throw InputError(file + ": key 'text_config': expected an object, got " + j["text_config"].dump());
+    json text = j["text_config"];
+    j = std::move(text);
+    where = file + ": text_config";
+  }
+  Reader r{j, where};
   TransformerConfig c;
   c.name = file;
+  c.left_out = left_out;
 
   // Family: from model_type; unknown types fall back on the features the config shows.
   const std::string type = r.string({"model_type"});
@@ -330,6 +358,9 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
 
   c.hidden = r.integer({"hidden_size", "n_embd", "d_model"}, 0, true);
   c.layers = r.integer({"num_hidden_layers", "n_layer", "num_layers"}, 0, true);
+  // Checked here, not only in validate(): the layer layouts below walk the layers.
+  if (c.layers > kMaxDimension)
+    throw InputError(where + ": number of layers " + std::to_string(c.layers) + " is implausibly large");
   c.heads = r.integer({"num_attention_heads", "n_head", "num_heads"}, 0, true);
   c.kv_heads = r.integer({"num_key_value_heads"}, c.heads, false);
   c.vocab = r.integer({"vocab_size"}, 0, true);
@@ -355,7 +386,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   else if (act == "relu") c.act = Activation::relu;
   else if (act == "silu" || act == "swish") c.act = Activation::silu;
   else
-    throw InputError(file + ": key '" + act_key + "': unsupported activation '" + act +
+    throw InputError(where + ": key '" + act_key + "': unsupported activation '" + act +
                      "' (expected gelu, gelu_new, gelu_pytorch_tanh, relu or silu)");
 
   mla_from_hf(r, c);
@@ -363,10 +394,10 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
     // Llama-like attention takes any head size (q/k/v project to heads x head_dim, o back to the
     // hidden size); the other families' HF code splits the hidden size itself.
     if (!v->is_number_integer() || v->get<int64_t>() <= 0)
-      throw InputError(file + ": key 'head_dim': expected a positive integer, got " + v->dump());
+      throw InputError(where + ": key 'head_dim': expected a positive integer, got " + v->dump());
     if (v->get<int64_t>() * c.heads != c.hidden) {
       if (!llama)
-        throw InputError(file + ": key 'head_dim': " + v->dump() + " x " + std::to_string(c.heads) +
+        throw InputError(where + ": key 'head_dim': " + v->dump() + " x " + std::to_string(c.heads) +
                          " heads differs from the hidden size " + std::to_string(c.hidden) +
                          " (supported for llama-like models only)");
       c.head_size = v->get<int64_t>();
@@ -396,7 +427,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
     c.hidden_dropout = 0.0;
     c.attention_dropout = r.number({"attention_dropout"}, 0.0);
   }
-  c.validate(file);
+  c.validate(where);
   return c;
 }
 

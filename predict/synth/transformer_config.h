@@ -48,7 +48,9 @@ struct TransformerConfig {
   int64_t experts = 0, experts_per_token = 0, expert_ffn = 0, shared_expert_ffn = 0;
   bool norm_topk = true;
   bool shared_expert_gated = true;  // Qwen2-MoE's sigmoid gate; DeepSeek's shared experts have none
-  int64_t dense_layers = 0;         // leading layers whose MLP stays dense, of `ffn` (first_k_dense_replace)
+  // Layers whose MLP stays dense, of `ffn`, wherever they sit (DeepSeek's first_k_dense_replace and
+  // moe_layer_freq, Qwen's decoder_sparse_step and mlp_only_layers, Llama 4's interleaving).
+  int64_t dense_layers = 0;
   // DeepSeek's router: sigmoid scores (plus a per-expert bias for noaux_tc), the experts chosen within
   // the best `topk_groups` of `expert_groups` groups; else softmax and top-k.
   bool sigmoid_router = false, router_bias = false;
@@ -66,6 +68,7 @@ struct TransformerConfig {
   // Sliding-window attention: `local_layers` of the layers attend to the last `sliding_window` keys
   // only (0: none; Mistral, Phi-3: every layer; Gemma 2: every other; Gemma 3: five of six).
   int64_t sliding_window = 0, local_layers = 0;
+  std::string left_out;  // encoders of a multimodal config that synth leaves out (vision_config, ...)
 
   int64_t head_dim() const { return head_size ? head_size : hidden / heads; }
   int64_t q_width() const { return heads * head_dim(); }  // the query projection's output, attention's width

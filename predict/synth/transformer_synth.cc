@@ -976,7 +976,10 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
                      std::to_string(cfg.layers) + " layers of " + cfg.name);
   TransformerSynth s(cfg, opt);
   std::vector<Kernel> out = s.run();
-  if (footprint) *footprint = s.footprint();
+  if (footprint) {
+    *footprint = s.footprint();
+    footprint->left_out = cfg.left_out;
+  }
   return out;
 }
 

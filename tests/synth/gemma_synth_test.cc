@@ -118,6 +118,26 @@ TEST(SynthGemma, DecodeCachesOnlyTheWindowOfLocalLayers) {
   EXPECT_EQ(find(ks, "layer.attn.qk aten::bmm (QK^T)")->n, 32768);
 }
 
+// Multimodal configs (Gemma 3 4B and up, Llama 4, ...) nest the language model in text_config; the
+// encoders are left out and named.
+TEST(SynthGemma, MultimodalConfigsSynthesizeTheirTextModel) {
+  const std::string text = R"({"model_type": "gemma3_text", "hidden_size": 2560, "num_hidden_layers": 34,
+      "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 10240,
+      "vocab_size": 262208, "rms_norm_eps": 1e-6, "sliding_window": 1024})";
+  const TransformerConfig flat = parse_hf_config(text, "t.json");
+  const TransformerConfig nested = parse_hf_config(
+      R"({"model_type": "gemma3", "vision_config": {"hidden_size": 1152}, "text_config": )" + text + "}", "m.json");
+  EXPECT_DOUBLE_EQ(nested.parameter_count(), flat.parameter_count());
+  EXPECT_EQ(nested.local_layers, flat.local_layers);
+  EXPECT_EQ(nested.left_out, "vision_config");
+  EXPECT_EQ(flat.left_out, "");
+  Footprint f;
+  synthesize_transformer(nested, with_mode(Mode::infer, 1, 64), &f);
+  EXPECT_EQ(f.left_out, "vision_config");
+  const std::string e = input_error_of([] { parse_hf_config(R"({"text_config": {"hidden_size": 64}})", "m.json"); });
+  EXPECT_NE(e.find("m.json: text_config: missing key 'num_hidden_layers'"), std::string::npos) << e;
+}
+
 TEST(SynthGemma, WindowLayoutsFromConfigs) {
   auto parse = [](const std::string& extra) {
     return parse_hf_config(R"({"hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 2,

@@ -277,6 +277,34 @@ TEST(SynthMoE, DeepSeekV3FlashDecodeReadsTheLatentCache) {
   EXPECT_DOUBLE_EQ(find(tp, "layer.attn.mla_decode (latent cache)")->flops, att->flops / 8);
 }
 
+// Dense layers between the expert layers, as each family's HF code places them: only their number
+// matters to the step (the rows carry counts), so each layout is counted.
+TEST(SynthMoE, InterleavedDenseLayersAreCounted) {
+  auto parse = [](const std::string& extra) {
+    return parse_hf_config(R"({"hidden_size": 64, "num_hidden_layers": 12, "num_attention_heads": 2,
+        "vocab_size": 10, "rms_norm_eps": 1e-6, "intermediate_size": 96, "num_experts_per_tok": 2, )" + extra + "}",
+                           "moe.json");
+  };
+  // Qwen2-MoE: layer i routes iff (i + 1) % decoder_sparse_step == 0 and i is not in mlp_only_layers.
+  EXPECT_EQ(parse(R"("num_experts": 8, "decoder_sparse_step": 2)").dense_layers, 6);
+  EXPECT_EQ(parse(R"("num_experts": 8, "decoder_sparse_step": 3, "mlp_only_layers": [2, 4])").dense_layers, 9);
+  // DeepSeek-V2: iff i >= first_k_dense_replace and i % moe_layer_freq == 0 (0, 2, ... 10 minus 0).
+  EXPECT_EQ(parse(R"("n_routed_experts": 8, "moe_intermediate_size": 8, "first_k_dense_replace": 1, "moe_layer_freq": 2)")
+                .dense_layers,
+            7);
+  // The dense layers' MLP is intermediate_size wide; 6 of each, the counts carried by the sections.
+  const TransformerConfig c = parse(R"("num_experts": 8, "decoder_sparse_step": 2, "moe_intermediate_size": 32)");
+  const auto ks = synthesize_transformer(c, with_mode(Mode::infer, 1, 16));
+  const Kernel* dense = find(ks, "dense_layer.mlp.down_proj aten::mm");
+  ASSERT_NE(dense, nullptr);
+  EXPECT_EQ(dense->k, 96);
+  EXPECT_DOUBLE_EQ(dense->count, 6);
+  ASSERT_NE(find(ks, "layer.moe.gate aten::mm"), nullptr);
+  EXPECT_DOUBLE_EQ(find(ks, "layer.moe.gate aten::mm")->count, 6);
+  const double d = 64, attn = 4 * d * d;
+  EXPECT_DOUBLE_EQ(c.parameter_count(), 12 * (attn + 2 * d) + 6 * 3 * d * 96 + 6 * (8 * 3 * d * 32 + 8 * d) + 2 * 10 * d + d);
+}
+
 TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
   auto err = [](const std::string& extra) {
     const std::string p = write_temp("bad_moe.json", R"({"hidden_size": 64, "num_hidden_layers": 2,
@@ -286,15 +314,12 @@ TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
     return e.find(p) == std::string::npos ? "(file not named) " + e : e;
   };
   EXPECT_NE(err(R"("n_routed_experts": 64)").find("missing key 'num_experts_per_tok'"), std::string::npos);
-  EXPECT_NE(err(R"("n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 8, "moe_layer_freq": 2)")
-                .find("'moe_layer_freq'"),
-            std::string::npos);
   EXPECT_NE(err(R"("kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 8,
       "num_key_value_heads": 1)").find("latent attention gives every head its own k and v"),
             std::string::npos);
-  EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 2, "decoder_sparse_step": 2)").find("'decoder_sparse_step'"),
-            std::string::npos);
-  EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 2, "mlp_only_layers": [0])").find("'mlp_only_layers'"),
+  EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 2, "mlp_only_layers": [2])").find("'mlp_only_layers'"),
+            std::string::npos);  // only 2 layers
+  EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 2, "mlp_only_layers": [0, 1])").find("no expert layer"),
             std::string::npos);
   EXPECT_NE(err(R"("num_experts": 8, "num_experts_per_tok": 9)").find("9 experts per token exceed the 8 experts"),
             std::string::npos);
