@@ -229,6 +229,52 @@ void gemma_from_hf(const Reader& r, const std::string& type, TransformerConfig& 
   if (type != "gemma2") c.qk_norm = TransformerConfig::QkNorm::per_head;
 }
 
+// Llama 4's text model (model_type llama4_text, or the text_config of llama4): experts every
+// interleave_moe_layer_step-th layer (HF: layers step - 1, 2 step - 1, ...), the others a dense
+// MLP of intermediate_size_mlp; one shared expert of intermediate_size beside the routed ones.
+void llama4_from_hf(const Reader& r, TransformerConfig& c) {
+  c.expert_ffn = r.integer({"intermediate_size"}, 0, true);
+  c.ffn = r.integer({"intermediate_size_mlp"}, c.expert_ffn, false);
+  c.shared_expert_ffn = c.expert_ffn;
+  c.shared_expert_gated = false;
+  c.norm_topk = false;
+  c.router_topk_first = true;
+  c.all_experts_eager = true;
+  int64_t moe = 0;
+  if (const json* m = r.find({"moe_layers"})) {
+    if (!m->is_array())
+      throw InputError(r.file + ": key 'moe_layers': expected a list of layer indices, got " + m->dump());
+    moe = int64_t(m->size());
+  } else {
+    moe = c.layers / r.integer({"interleave_moe_layer_step"}, 1, false);
+  }
+  c.dense_layers = c.layers - moe;
+}
+
+// Llama 4's attention: rotary on the layers no_rope_layers marks (default: all but every fourth),
+// L2-normed q and k there (use_qk_norm), temperature-tuned queries on the others, chunked.
+void llama4_attention_from_hf(const Reader& r, TransformerConfig& c) {
+  // no_rope_layers: 1 where a layer uses rotary (HF's name); by default every fourth layer is NoPE.
+  int64_t rope = 0;
+  if (const json* nr = r.find({"no_rope_layers"}); nr && !(nr->is_array() && nr->empty())) {
+    if (!nr->is_array() || nr->size() != size_t(c.layers))
+      throw InputError(r.file + ": key 'no_rope_layers': expected one 0/1 per layer (" + std::to_string(c.layers) +
+                       "), got " + nr->dump());
+    for (const json& v : *nr) rope += v == 1 || v == true;
+  } else {
+    const int64_t interval = r.integer({"no_rope_layer_interval"}, 4, false);
+    for (int64_t i = 0; i < c.layers; ++i) rope += (i + 1) % interval != 0;
+  }
+  c.rope_fraction = double(rope) / double(c.layers);
+  c.complex_rotary = true;  // view_as_complex, a complex multiply, view_as_real
+  c.fp32_softmax = false;
+  c.qk_l2_norm = r.boolean("use_qk_norm", false);
+  // Published configs write it as true or as a number (nonzero: on).
+  const json* tt = r.find({"attn_temperature_tuning"});
+  c.temperature_tuning = !tt || (tt->is_number() ? tt->get<double>() != 0 : r.boolean("attn_temperature_tuning", true));
+  c.attention_chunk = r.integer({"attention_chunk_size"}, 0, false);
+}
+
 // Mixtral (num_local_experts), Qwen2-MoE / Qwen3-MoE / OLMoE (num_experts): every layer a
 // mixture of experts. Layouts that mix dense and expert layers are refused.
 // DeepSeek-V2/V3's multi-head latent attention (kv_lora_rank).
@@ -290,6 +336,7 @@ void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c)
                      "(RMSNorm, SwiGLU) models only");
   c.experts = v->get<int64_t>();
   c.experts_per_token = r.integer({"num_experts_per_tok"}, 0, true);
+  if (type == "llama4_text" || type == "llama4") return llama4_from_hf(r, c);
   c.expert_ffn = r.integer({"moe_intermediate_size"}, c.ffn, false);
   if (r.find({"shared_expert_intermediate_size"}))
     c.shared_expert_ffn = r.integer({"shared_expert_intermediate_size"}, 0, false);
@@ -412,6 +459,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   c.ffn = r.integer({"intermediate_size", "n_inner", "ffn_dim"}, 4 * c.hidden, false);
   moe_from_hf(r, type, c);
   if (llama && is_gemma(type)) gemma_from_hf(r, type, c);
+  if (llama && (type == "llama4_text" || type == "llama4")) llama4_attention_from_hf(r, c);
   if (c.family != Family::bert) sliding_window_from_hf(r, type, c);
 
   if (c.family == Family::bert) {

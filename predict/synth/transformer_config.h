@@ -69,6 +69,17 @@ struct TransformerConfig {
   // only (0: none; Mistral, Phi-3: every layer; Gemma 2: every other; Gemma 3: five of six).
   int64_t sliding_window = 0, local_layers = 0;
   std::string left_out;  // encoders of a multimodal config that synth leaves out (vision_config, ...)
+  // Llama 4 (HF Llama4TextModel): rotary through complex multiplication (fp32 casts around it), on
+  // `rope_fraction` of the layers (the others NoPE, whose queries get the temperature scaling where
+  // `temperature_tuning`); an L2 norm (no weight) of q and k on the rotary layers where `qk_l2_norm`;
+  // softmax in the model's dtype (no fp32 upcast); the router's top-k on the logits, then a sigmoid
+  // of the chosen ones; and, in eager, every expert run on every token (a batched GEMM over all
+  // experts, the others' scores zero). Chunked attention: layers attend within `attention_chunk`
+  // tokens (longer sequences are refused).
+  bool complex_rotary = false, temperature_tuning = false, qk_l2_norm = false, fp32_softmax = true;
+  bool router_topk_first = false, all_experts_eager = false;
+  double rope_fraction = 1;
+  int64_t attention_chunk = 0;
 
   int64_t head_dim() const { return head_size ? head_size : hidden / heads; }
   int64_t q_width() const { return heads * head_dim(); }  // the query projection's output, attention's width

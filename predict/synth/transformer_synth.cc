@@ -434,6 +434,10 @@ class TransformerSynth {
           norm(s, "attn.q_norm", T_, qd_);
           norm(s, "attn.k_norm", T_, kvd);
         }
+        if (c_.complex_rotary) {
+          llama4_positions(s, q_elems, kv_elems);
+          break;
+        }
         rotary(s, "attn.rotary_q", q_elems);
         rotary(s, "attn.rotary_k", kv_elems);
         break;
@@ -521,7 +525,8 @@ class TransformerSynth {
           s.op(work("attn.mask aten::add", EW, dt_, N, (2 * N + B_ * SS) * e_));
           break;
       }
-      const bool upcast = e_ != 4 && (c_.family == Family::llama || (c_.family == Family::opt && dt_ == DType::fp16));
+      const bool llama_upcast = c_.family == Family::llama && c_.fp32_softmax;
+      const bool upcast = e_ != 4 && (llama_upcast || (c_.family == Family::opt && dt_ == DType::fp16));
       if (upcast) {
         s.op(over_rows(work("attn.softmax aten::_softmax (fp32)", KernelClass::softmax, DType::fp32, 5 * N, N * (e_ + 4)),
                        N / Sk, Sk),
@@ -628,6 +633,61 @@ class TransformerSynth {
     }
   }
 
+  // Llama 4's per-layer position handling, each op on the share of layers it runs in (rope_fraction
+  // of them rotary, the rest NoPE; the rows' counts carry the fraction). Rotary: q and k cast to
+  // fp32, viewed as complex, multiplied by the complex table, cast back; then, where use_qk_norm,
+  // their L2 norm (HF's composite without a weight) over each head. NoPE layers with temperature
+  // tuning scale q by log(floor((pos + 1) / floor_scale) + 1) * attn_scale + 1: a few ops on the
+  // positions, then a multiply (fp32 out) and the cast back.
+  void llama4_positions(Section& s, double q_elems, double kv_elems) {
+    const double rope = c_.rope_fraction, nope = 1 - rope;
+    const DType f32 = DType::fp32;
+    auto rotate = [&](const std::string& n, const std::string& norm_name, double elems) {
+      const double bytes = elems * 8 + double(S_) * double(hd_) * 4;  // complex in and out, the table
+      s.op(times(work(n + " aten::_to_copy (fp32)", EW, dt_, 0, elems * (e_ + 4)), rope),
+           {times(work(n + " aten::_to_copy (backward)", EW, dt_, 0, elems * (e_ + 4)), rope)});
+      s.op(times(work(n + " aten::mul (complex)", EW, f32, 3 * elems, bytes), rope),
+           {times(work(n + " aten::mul (complex, backward)", EW, f32, 3 * elems, bytes), rope)});
+      s.op(times(work(n + " aten::_to_copy (dtype)", EW, f32, 0, elems * (e_ + 4)), rope),
+           {times(work(n + " aten::_to_copy (backward)", EW, f32, 0, elems * (e_ + 4)), rope)});
+      if (c_.qk_l2_norm) l2_norm(s, norm_name, elems / double(hd_), rope);
+    };
+    if (rope > 0) {
+      rotate("attn.rotary_q", "attn.q_l2_norm", q_elems);
+      rotate("attn.rotary_k", "attn.k_l2_norm", kv_elems);
+    }
+    if (c_.temperature_tuning && nope > 0) {
+      const double qb = q_elems * (e_ + 4);
+      s.op(times(pointwise("attn.temperature aten::add|div|floor|log|mul (positions)", f32, double(S_), 2, 1),
+                 6 * nope));
+      s.op(times(work("attn.temperature aten::mul (q)", EW, dt_, q_elems, qb + double(S_) * 4), nope),
+           {times(work("attn.temperature aten::mul (q, backward)", EW, dt_, q_elems, qb), nope)});
+      s.op(times(work("attn.temperature aten::_to_copy", EW, f32, 0, qb), nope),
+           {times(work("attn.temperature aten::_to_copy (backward)", EW, f32, 0, qb), nope)});
+    }
+  }
+
+  // HF's L2 norm of `rows` heads of hd_ (x.float(), pow, mean, add, rsqrt, mul, cast back), on
+  // `share` of the layers.
+  void l2_norm(Section& s, const std::string& name, double rows, double share) {
+    const double n = rows * double(hd_);
+    const DType f32 = DType::fp32;
+    s.op(times(work(name + " aten::_to_copy (fp32)", EW, dt_, 0, n * (e_ + 4)), share),
+         {times(work(name + " aten::_to_copy (backward)", EW, dt_, 0, n * (e_ + 4)), share)});
+    s.op(times(pointwise(name + " aten::pow", f32, n, 2, 1), share),
+         {times(pointwise(name + " aten::pow (backward)", f32, n, 3, 2), share)});
+    s.op(times(work(name + " aten::mean", KernelClass::reduction, f32, n, 4 * (n + rows)), share),
+         {times(work(name + " aten::mean (backward)", EW, f32, n, 4 * (n + rows)), share)});
+    s.op(times(pointwise(name + " aten::add|rsqrt", f32, rows, 2, 2), 2 * share),
+         {times(pointwise(name + " aten::rsqrt (backward)", f32, rows, 3, 3), share)});
+    s.op(times(work(name + " aten::mul (x * rstd)", EW, f32, n, 4 * (2 * n + rows)), share),
+         {times(work(name + " aten::mul (backward, x)", EW, f32, n, 4 * (2 * n + rows)), share),
+          times(work(name + " aten::sum (backward, rstd)", KernelClass::reduction, f32, n, 4 * (n + rows)), share),
+          times(accumulate(name + " x", n), share)});
+    s.op(times(work(name + " aten::_to_copy (dtype)", EW, f32, 0, n * (e_ + 4)), share),
+         {times(work(name + " aten::_to_copy (backward)", EW, f32, 0, n * (e_ + 4)), share)});
+  }
+
   // cap * tanh(x / cap) over `elems` (Gemma 2's attention scores and logits), op by op as HF writes it.
   void soft_cap(Section& s, const std::string& name, double elems) {
     // Scaling by a constant: its backward reads the gradient only.
@@ -675,6 +735,7 @@ class TransformerSynth {
     s.backward_only({accumulate("moe.input", T_ * d_, shared ? (c_.shared_expert_gated ? 3 : 2) : 1)});
     linear(s, "moe.gate", T_, d_, c_.experts, false, 1, true, false);
     if (fp8_) fused_experts(s, hit, Te, Fe);
+    else if (c_.all_experts_eager) all_experts(s, Fe);
     else eager_experts(s, hit, Te, Fe);
     for (int64_t i = 0; i < 3 * c_.experts / o_.ep; ++i)  // every local expert's, chosen or not
       (o_.ep > 1 ? s.expert_params : s.params).push_back(d_ * Fe);
@@ -741,6 +802,47 @@ class TransformerSynth {
                 hit)});
   }
 
+  // HF's Llama4TextMoe in eager: the router's top-k on the logits, its values scattered into a -inf
+  // matrix and passed through a sigmoid (in fp32), so every unchosen expert scores 0; then the tokens
+  // repeated once per expert, scaled by their scores, and every expert run on every token (two
+  // batched GEMMs over all experts, Llama4TextExperts), the results summed over the experts. The
+  // shared expert follows in moe().
+  void all_experts(Section& s, int64_t Fe) {
+    const double E = double(c_.experts), TE = T_ * E, Tk = T_ * double(c_.experts_per_token);
+    const double x = TE * double(d_), f = TE * double(Fe);  // repeated tokens; their MLP width
+    const DType f32 = DType::fp32;
+    s.op(work("moe.router aten::topk", KernelClass::reduction, dt_, TE, TE * e_ + 12 * Tk),
+         {work("moe.router aten::topk (backward: zero_|scatter)", EW, dt_, Tk, TE * e_ + 12 * Tk)});
+    s.op(work("moe.router aten::full_like|scatter_ (-inf)", EW, dt_, 0, 2 * TE * e_ + 12 * Tk),
+         {work("moe.router aten::gather (scatter_ backward)", EW, dt_, 0, TE * e_ + 12 * Tk)});
+    s.op(work("moe.router aten::_to_copy (fp32)", EW, dt_, 0, TE * (e_ + 4)),
+         {work("moe.router aten::_to_copy (backward)", EW, dt_, 0, TE * (e_ + 4))});
+    s.op(pointwise("moe.router aten::sigmoid", f32, TE, 2, 4),
+         {pointwise("moe.router aten::sigmoid_backward", f32, TE, 3, 4)});
+    s.op(work("moe.router aten::_to_copy", EW, f32, 0, TE * (e_ + 4)),
+         {work("moe.router aten::_to_copy (backward)", EW, f32, 0, TE * (e_ + 4))});
+    s.op(pointwise("moe.router aten::clone (transpose, reshape)", dt_, TE, 2, 0),
+         {pointwise("moe.router aten::clone (backward)", dt_, TE, 2, 0)});
+    s.op(work("moe.experts aten::repeat", EW, dt_, 0, (T_ * double(d_) + x) * e_),
+         {work("moe.experts aten::sum (repeat backward)", KernelClass::reduction, dt_, x, (x + T_ * double(d_)) * e_)});
+    s.op(work("moe.experts aten::mul (scores)", EW, dt_, x, (2 * x + TE) * e_),
+         {work("moe.experts aten::mul (scores backward)", EW, dt_, x, (2 * x + TE) * e_),
+          work("moe.experts aten::mul|sum (scores grad)", KernelClass::reduction, dt_, 2 * x, (2 * x + TE) * e_)});
+    const int64_t batch = c_.experts, rows = int64_t(T_);
+    s.op(gemm("moe.experts aten::bmm (gate_up_proj)", dt_, batch, rows, 2 * Fe, d_),
+         {gemm("moe.experts aten::bmm (gate_up_proj dgrad)", dt_, batch, rows, d_, 2 * Fe),
+          gemm("moe.experts aten::bmm (gate_up_proj wgrad)", dt_, batch, d_, 2 * Fe, rows)});
+    s.op(work("moe.experts.act aten::silu", EW, dt_, 4 * f, 2 * f * e_),
+         {work("moe.experts.act aten::silu_backward", EW, dt_, 4 * f, 3 * f * e_)});
+    s.op(pointwise("moe.experts.gate aten::mul", dt_, f, 3, 1),
+         {times(pointwise("moe.experts.gate aten::mul (backward)", dt_, f, 3, 1), 2)});
+    s.op(gemm("moe.experts aten::bmm (down_proj)", dt_, batch, rows, d_, Fe),
+         {gemm("moe.experts aten::bmm (down_proj dgrad)", dt_, batch, rows, Fe, d_),
+          gemm("moe.experts aten::bmm (down_proj wgrad)", dt_, batch, Fe, d_, rows)});
+    s.op(work("moe.experts aten::sum (over experts)", KernelClass::reduction, dt_, x, (x + T_ * double(d_)) * e_),
+         {work("moe.experts aten::expand|clone (sum backward)", EW, dt_, 0, (x + T_ * double(d_)) * e_)});
+  }
+
   // DeepSeek-V3's router (HF DeepseekV3TopkRouter): sigmoid scores, the correction bias added for the
   // choice, the group limit, top-k on the masked scores, and the chosen scores gathered (the
   // weights; their renormalization and the routed scaling factor follow).
@@ -776,7 +878,9 @@ class TransformerSynth {
     const double E = double(c_.experts), Tk = T_ * double(c_.experts_per_token);
     fp8_params_ += s.weights * 3 * double(c_.experts / o_.ep) * double(d_) * double(Fe);  // FP8 expert weights
     const DType f32 = DType::fp32, bf = DType::bf16;
-    if (c_.sigmoid_router || c_.expert_groups > 1)
+    if (c_.router_topk_first)  // Llama 4: top-k, then a sigmoid of the chosen logits
+      s.op(work("moe.router fused_topk (sigmoid)", KernelClass::reduction, f32, 2 * T_ * E, T_ * E * e_ + 8 * Tk));
+    else if (c_.sigmoid_router || c_.expert_groups > 1)
       s.op(work("moe.router grouped_topk", KernelClass::reduction, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk));
     else
       s.op(over_rows(work("moe.router topk_softmax", KernelClass::softmax, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk), T_, E));
@@ -962,6 +1066,13 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   divides(cfg.hidden, "hidden size");
   if (opt.ep > 1 && cfg.experts == 0)
     throw InputError("option '--ep': " + cfg.name + " has no experts to split (expert parallelism is for mixtures of experts)");
+  if (opt.ep > 1 && cfg.all_experts_eager && opt.dtype != DType::fp8)
+    throw InputError("option '--ep': " + cfg.name + " runs every expert on every token in HF's eager code; expert "
+                     "parallelism is synthesized for its routed (--dtype fp8, fused MoE) path");
+  if (cfg.attention_chunk > 0 && (opt.seq ? opt.seq : cfg.max_positions) > cfg.attention_chunk)
+    throw InputError("option '--seq': " + cfg.name + "'s chunked attention (attention_chunk_size " +
+                     std::to_string(cfg.attention_chunk) + ") is synthesized up to one chunk of keys; give --seq " +
+                     std::to_string(cfg.attention_chunk) + " or less");
   if (opt.ep > 1 && cfg.experts % opt.ep != 0)
     throw InputError("option '--ep': " + std::to_string(opt.ep) + " GPUs do not divide the " +
                      std::to_string(cfg.experts) + " experts of " + cfg.name);

@@ -135,6 +135,12 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   mla.mode = synth::Mode::infer;
   mla.batch = 2;
   expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/deepseek-v3.json", mla));
+  // Llama 4: every expert on every token in eager (batched GEMMs over all experts), routed in FP8.
+  synth::SynthOptions l4 = mla;
+  l4.seq = 1024;
+  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/llama4-maverick.json", l4));
+  l4 = serve;
+  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/llama4-scout.json", l4));
   synth::SynthOptions cnn;
   cnn.mode = synth::Mode::train;
   cnn.batch = 32;
