@@ -147,8 +147,7 @@ int cmd_synth(int argc, char** argv) {
   const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o, &fp) : synthesize_config_file(config, o, &fp);
   if (out.empty()) write_kernel_list(kernels, std::cout);
   else write_kernel_list_file(kernels, out);
-  if (!fp.left_out.empty())
-    std::cerr << "kcast synth: " << config << ": the language model only; not synthesized: " << fp.left_out << "\n";
+  for (const std::string& note : fp.notes) std::cerr << "kcast synth: " << config << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";
   return 0;
 }

@@ -53,9 +53,10 @@ struct Footprint {
   double optimizer_bytes = 0;  // train: Adam's two moments in the parameter dtype; SGD (no momentum) none
   double kv_cache_bytes = 0;   // decode: K and V of batch x seq tokens, this GPU's layers and KV heads
   double total_bytes() const { return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes; }
-  // Parts of the config not synthesized (a multimodal model's vision or audio encoder): neither
-  // their kernels nor their weights are in the list or the figures above.
-  std::string left_out;
+  // What the user should know about the list's scope, one line each: parts of the config not
+  // synthesized (a multimodal model's encoders: neither their kernels nor their weights are in the
+  // list or the figures above), an architecture synthesized as a look-alike family.
+  std::vector<std::string> notes;
 };
 
 struct BuiltinModel {

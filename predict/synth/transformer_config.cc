@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <initializer_list>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -385,10 +386,15 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   Reader r{j, where};
   TransformerConfig c;
   c.name = file;
-  c.left_out = left_out;
+  if (!left_out.empty()) c.notes.push_back("the language model only; not synthesized: " + left_out);
 
-  // Family: from model_type; unknown types fall back on the features the config shows.
+  // Family: from model_type; unknown types fall back on the features the config shows, and say so.
   const std::string type = r.string({"model_type"});
+  if (r.boolean("is_encoder_decoder", false))
+    throw InputError(where + ": key 'is_encoder_decoder': encoder-decoder models (" +
+                     (type.empty() ? std::string("T5, BART, Whisper, ...") : "'" + type + "'") +
+                     ") are not synthesized; synth builds encoders (BERT-like) and decoders");
+
   const bool has_rms = j.contains("rms_norm_eps");
   if (type == "bert" || type == "roberta" || type == "deberta" || type == "electra" || type == "albert")
     c.family = Family::bert;
@@ -474,6 +480,18 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   } else {
     c.hidden_dropout = 0.0;
     c.attention_dropout = r.number({"attention_dropout"}, 0.0);
+  }
+  // Types whose HF implementation is the family's own op pattern (or an exact relative of it); any
+  // other is built from the fields synth reads, and the note says which pattern stands in for it.
+  static const std::set<std::string> as_implemented = {
+      "", "bert", "roberta", "gpt2", "opt", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+      "qwen3_moe", "olmoe", "olmo2", "deepseek_v2", "deepseek_v3", "gemma", "gemma2", "gemma3", "gemma3_text",
+      "llama4", "llama4_text"};
+  if (!as_implemented.count(type)) {
+    const char* family = c.family == Family::bert ? "BERT" : c.family == Family::opt ? "OPT"
+                         : c.family == Family::gpt2 ? "GPT-2" : "LLaMA";
+    c.notes.push_back("model_type '" + type + "' is not one synth knows by name: built as a " + family +
+                      "-like model from the fields synth reads (what else its architecture does is not modelled)");
   }
   c.validate(where);
   return c;

@@ -68,7 +68,7 @@ struct TransformerConfig {
   // Sliding-window attention: `local_layers` of the layers attend to the last `sliding_window` keys
   // only (0: none; Mistral, Phi-3: every layer; Gemma 2: every other; Gemma 3: five of six).
   int64_t sliding_window = 0, local_layers = 0;
-  std::string left_out;  // encoders of a multimodal config that synth leaves out (vision_config, ...)
+  std::vector<std::string> notes;  // the scope notes Footprint::notes passes on (left-out encoders, look-alikes)
   // Llama 4 (HF Llama4TextModel): rotary through complex multiplication (fp32 casts around it), on
   // `rope_fraction` of the layers (the others NoPE, whose queries get the temperature scaling where
   // `temperature_tuning`); an L2 norm (no weight) of q and k on the rotary layers where `qk_l2_norm`;

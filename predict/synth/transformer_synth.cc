@@ -1089,7 +1089,7 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   std::vector<Kernel> out = s.run();
   if (footprint) {
     *footprint = s.footprint();
-    footprint->left_out = cfg.left_out;
+    footprint->notes = cfg.notes;
   }
   return out;
 }

@@ -129,13 +129,27 @@ TEST(SynthGemma, MultimodalConfigsSynthesizeTheirTextModel) {
       R"({"model_type": "gemma3", "vision_config": {"hidden_size": 1152}, "text_config": )" + text + "}", "m.json");
   EXPECT_DOUBLE_EQ(nested.parameter_count(), flat.parameter_count());
   EXPECT_EQ(nested.local_layers, flat.local_layers);
-  EXPECT_EQ(nested.left_out, "vision_config");
-  EXPECT_EQ(flat.left_out, "");
+  EXPECT_EQ(nested.notes, std::vector<std::string>{"the language model only; not synthesized: vision_config"});
+  EXPECT_TRUE(flat.notes.empty());
   Footprint f;
   synthesize_transformer(nested, with_mode(Mode::infer, 1, 64), &f);
-  EXPECT_EQ(f.left_out, "vision_config");
+  EXPECT_EQ(f.notes, nested.notes);
   const std::string e = input_error_of([] { parse_hf_config(R"({"text_config": {"hidden_size": 64}})", "m.json"); });
   EXPECT_NE(e.find("m.json: text_config: missing key 'num_hidden_layers'"), std::string::npos) << e;
+}
+
+// An architecture synth does not know by name is built from the fields it reads, and says so;
+// encoder-decoder models are refused rather than built as a decoder.
+TEST(SynthGemma, UnknownTypesAreNotedAndEncoderDecodersRefused) {
+  const TransformerConfig neox = parse_hf_config(R"({"model_type": "gpt_neox", "hidden_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10})", "neox.json");
+  ASSERT_EQ(neox.notes.size(), 1u);
+  EXPECT_NE(neox.notes[0].find("model_type 'gpt_neox' is not one synth knows by name: built as a GPT-2-like model"), std::string::npos);
+  const std::string e = input_error_of([] {
+    parse_hf_config(R"({"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 2, "vocab_size": 10,
+        "is_encoder_decoder": true})", "t5.json");
+  });
+  EXPECT_NE(e.find("t5.json: key 'is_encoder_decoder'"), std::string::npos) << e;
 }
 
 TEST(SynthGemma, WindowLayoutsFromConfigs) {
