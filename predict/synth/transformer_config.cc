@@ -26,7 +26,8 @@ double TransformerConfig::parameter_count() const {
   if (family == Family::bert) emb += nrm;                   // embedding LayerNorm
   const double qkv_b = bias || qkv_bias ? 1.0 : 0.0;
   const double qk_norm_w = qk_norm == QkNorm::per_head ? 2.0 * double(head_dim()) : qk_norm == QkNorm::whole ? qd + kvd : 0;
-  double attn = 2 * d * qd + 2 * d * kvd + qkv_b * (qd + 2 * kvd) + b * d + qk_norm_w;
+  double attn = 2 * d * qd + 2 * d * kvd + qkv_b * (qd + 2 * kvd) + b * d + qk_norm_w +
+                (attention_sinks ? double(heads) : 0);
   if (mla()) {
     const double H = double(heads), ql = double(q_lora_rank), kvl = double(kv_lora_rank);
     const double qk = double(qk_nope_dim + qk_rope_dim), nope_v = double(qk_nope_dim + v_head_dim);
@@ -37,8 +38,9 @@ double TransformerConfig::parameter_count() const {
   // Experts carry no biases (Mixtral, Qwen2-MoE); the router is d x experts, the shared expert's gate d x 1.
   const double shared =
       shared_expert_ffn > 0 ? 3 * d * double(shared_expert_ffn) + (shared_expert_gated ? d : 0) : 0;
-  const double router = d * double(experts) + (router_bias ? double(experts) : 0);
-  const double moe = double(experts) * 3 * d * double(expert_ffn) + router + shared;
+  const double router = d * double(experts) + (router_bias || gate_bias ? double(experts) : 0);
+  const double expert_b = expert_bias ? 2 * double(expert_ffn) + d : 0;
+  const double moe = double(experts) * (3 * d * double(expert_ffn) + expert_b) + router + shared;
   const double moe_layers = experts > 0 ? double(layers - dense_layers) : 0;
   const double norms = sandwich_norm ? 4 : 2;  // per layer
   double total = emb + double(layers) * (attn + norms * nrm) + moe_layers * moe +
@@ -50,7 +52,9 @@ double TransformerConfig::parameter_count() const {
 }
 
 double TransformerConfig::active_parameter_count() const {
-  const double idle = double(experts - experts_per_token) * 3 * double(hidden) * double(expert_ffn);
+  const double bias = expert_bias ? 2 * double(expert_ffn) + double(hidden) : 0;
+  const double per_expert = 3 * double(hidden) * double(expert_ffn) + bias;
+  const double idle = double(experts - experts_per_token) * per_expert;
   return parameter_count() - (experts > 0 ? double(layers - dense_layers) * idle : 0);
 }
 
@@ -239,8 +243,8 @@ void llama4_from_hf(const Reader& r, TransformerConfig& c) {
   c.shared_expert_ffn = c.expert_ffn;
   c.shared_expert_gated = false;
   c.norm_topk = false;
-  c.router_topk_first = true;
-  c.all_experts_eager = true;
+  c.router = TransformerConfig::Router::topk_sigmoid;
+  c.eager_experts = TransformerConfig::EagerExperts::all;
   int64_t moe = 0;
   if (const json* m = r.find({"moe_layers"})) {
     if (!m->is_array())
@@ -276,6 +280,18 @@ void llama4_attention_from_hf(const Reader& r, TransformerConfig& c) {
   c.attention_chunk = r.integer({"attention_chunk_size"}, 0, false);
 }
 
+// GPT-OSS (model_type gpt_oss): 32 or 128 experts of intermediate_size in every layer, with biases
+// like the router's; top-k of the logits, softmax over the chosen; the clamped gated activation;
+// a sink logit per attention head; HF's eager experts loop in training, run all at inference.
+void gpt_oss_from_hf(TransformerConfig& c) {
+  c.expert_ffn = c.ffn;
+  c.norm_topk = false;
+  c.router = TransformerConfig::Router::topk_softmax;
+  c.gate_bias = c.expert_bias = true;
+  c.eager_experts = TransformerConfig::EagerExperts::all_in_inference;
+  c.clamped_swiglu = c.attention_sinks = true;
+}
+
 // Mixtral (num_local_experts), Qwen2-MoE / Qwen3-MoE / OLMoE (num_experts): every layer a
 // mixture of experts. Layouts that mix dense and expert layers are refused.
 // DeepSeek-V2/V3's multi-head latent attention (kv_lora_rank).
@@ -306,7 +322,7 @@ void deepseek_moe_from_hf(const Reader& r, TransformerConfig& c) {
   const std::string scoring = r.string({"scoring_func"});
   if (scoring != "" && scoring != "softmax" && scoring != "sigmoid")
     throw InputError(r.file + ": key 'scoring_func': unsupported '" + scoring + "' (expected softmax or sigmoid)");
-  c.sigmoid_router = scoring == "sigmoid";
+  if (scoring == "sigmoid") c.router = TransformerConfig::Router::sigmoid;
   const std::string method = r.string({"topk_method"});
   if (method != "" && method != "greedy" && method != "group_limited_greedy" && method != "noaux_tc")
     throw InputError(r.file + ": key 'topk_method': unsupported '" + method +
@@ -336,8 +352,9 @@ void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c)
     throw InputError(r.file + ": key '" + key + "': mixtures of experts are synthesized for llama-like "
                      "(RMSNorm, SwiGLU) models only");
   c.experts = v->get<int64_t>();
-  c.experts_per_token = r.integer({"num_experts_per_tok"}, 0, true);
+  c.experts_per_token = r.integer({"num_experts_per_tok", "experts_per_token"}, 0, true);
   if (type == "llama4_text" || type == "llama4") return llama4_from_hf(r, c);
+  if (type == "gpt_oss") return gpt_oss_from_hf(c);
   c.expert_ffn = r.integer({"moe_intermediate_size"}, c.ffn, false);
   if (r.find({"shared_expert_intermediate_size"}))
     c.shared_expert_ffn = r.integer({"shared_expert_intermediate_size"}, 0, false);
@@ -348,7 +365,8 @@ void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c)
   const int64_t step = r.integer({"decoder_sparse_step"}, 1, false);
   std::vector<bool> dense(size_t(c.layers), false);
   if (const json* d = r.find({"mlp_only_layers"})) {
-    if (!d->is_array()) throw InputError(r.file + ": key 'mlp_only_layers': expected a list of layer indices, got " + d->dump());
+    if (!d->is_array())
+      throw InputError(r.file + ": key 'mlp_only_layers': expected a list of layer indices, got " + d->dump());
     for (const json& i : *d) {
       if (!i.is_number_integer() || i.get<int64_t>() < 0 || i.get<int64_t>() >= c.layers)
         throw InputError(r.file + ": key 'mlp_only_layers': " + i.dump() + " is not a layer index below " +
@@ -486,7 +504,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   static const std::set<std::string> as_implemented = {
       "", "bert", "roberta", "gpt2", "opt", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
       "qwen3_moe", "olmoe", "olmo2", "deepseek_v2", "deepseek_v3", "gemma", "gemma2", "gemma3", "gemma3_text",
-      "llama4", "llama4_text"};
+      "llama4", "llama4_text", "gpt_oss"};
   if (!as_implemented.count(type)) {
     const char* family = c.family == Family::bert ? "BERT" : c.family == Family::opt ? "OPT"
                          : c.family == Family::gpt2 ? "GPT-2" : "LLaMA";

@@ -51,10 +51,22 @@ struct TransformerConfig {
   // Layers whose MLP stays dense, of `ffn`, wherever they sit (DeepSeek's first_k_dense_replace and
   // moe_layer_freq, Qwen's decoder_sparse_step and mlp_only_layers, Llama 4's interleaving).
   int64_t dense_layers = 0;
-  // DeepSeek's router: sigmoid scores (plus a per-expert bias for noaux_tc), the experts chosen within
-  // the best `topk_groups` of `expert_groups` groups; else softmax and top-k.
-  bool sigmoid_router = false, router_bias = false;
+  // How a token's experts and their weights are chosen: softmax over all experts, then top-k
+  // (Mixtral, Qwen); sigmoid scores, then top-k (DeepSeek-V3); top-k of the logits, then a sigmoid
+  // of the chosen ones (Llama 4) or a softmax over them (GPT-OSS).
+  enum class Router { softmax_topk, sigmoid, topk_sigmoid, topk_softmax } router = Router::softmax_topk;
+  // DeepSeek: a per-expert bias for the choice (noaux_tc), the experts chosen within the best
+  // `topk_groups` of `expert_groups` groups. GPT-OSS: the router's linear layer and every expert's
+  // two projections carry biases.
+  bool router_bias = false, gate_bias = false, expert_bias = false;
   int64_t expert_groups = 1, topk_groups = 1;
+  // HF's eager experts: a loop over the chosen experts (Mixtral, Qwen, DeepSeek), every expert on
+  // every token as batched GEMMs over all experts, their scores zeroing the unchosen (Llama 4), or
+  // that only when not training (GPT-OSS, which loops in training).
+  enum class EagerExperts { loop, all, all_in_inference } eager_experts = EagerExperts::loop;
+  // GPT-OSS: the gated activation clamps gate and up, gate * sigmoid(1.702 gate) * (up + 1); and
+  // attention adds a learned sink logit per head to each softmax row.
+  bool clamped_swiglu = false, attention_sinks = false;
   // Multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank > 0): q through a rank-q_lora_rank
   // bottleneck (0: one projection), every head's k and v from a rank-kv_lora_rank latent, plus one
   // rotary key of qk_rope_dim shared by the heads; q.k over qk_nope_dim + qk_rope_dim, v of v_head_dim.
@@ -72,12 +84,9 @@ struct TransformerConfig {
   // Llama 4 (HF Llama4TextModel): rotary through complex multiplication (fp32 casts around it), on
   // `rope_fraction` of the layers (the others NoPE, whose queries get the temperature scaling where
   // `temperature_tuning`); an L2 norm (no weight) of q and k on the rotary layers where `qk_l2_norm`;
-  // softmax in the model's dtype (no fp32 upcast); the router's top-k on the logits, then a sigmoid
-  // of the chosen ones; and, in eager, every expert run on every token (a batched GEMM over all
-  // experts, the others' scores zero). Chunked attention: layers attend within `attention_chunk`
-  // tokens (longer sequences are refused).
+  // softmax in the model's dtype (no fp32 upcast). Chunked attention: layers attend within
+  // `attention_chunk` tokens (longer sequences are refused).
   bool complex_rotary = false, temperature_tuning = false, qk_l2_norm = false, fp32_softmax = true;
-  bool router_topk_first = false, all_experts_eager = false;
   double rope_fraction = 1;
   int64_t attention_chunk = 0;
 

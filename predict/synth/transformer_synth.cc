@@ -426,6 +426,7 @@ class TransformerSynth {
         s.backward_only({accumulate("attn.input", x_elems, 2)});
         const bool qkv_bias = c_.bias || c_.qkv_bias;
         linear(s, "attn.q_proj", T_, d_, qd_, qkv_bias);
+        if (c_.attention_sinks) s.param(H_);  // GPT-OSS: one sink logit per head
         linear(s, "attn.k_proj|v_proj", T_, d_, kvd, qkv_bias, 2);
         if (c_.qk_norm == TransformerConfig::QkNorm::per_head) {
           norm(s, "attn.q_norm", T_ * double(H_), hd_);
@@ -523,6 +524,15 @@ class TransformerSynth {
           s.op(pointwise("attn.scale aten::mul", dt_, N, 2, 1), {pointwise("attn.scale aten::mul (backward)", dt_, N, 2, 1)});
           if (c_.attn_softcap > 0) soft_cap(s, "attn.softcap", N);
           s.op(work("attn.mask aten::add", EW, dt_, N, (2 * N + B_ * SS) * e_));
+          if (c_.attention_sinks) {
+            // GPT-OSS: each row gets its head's sink logit (cat), the row max is subtracted, and the
+            // sink's column is dropped after the softmax (a view).
+            const double rows = BH * double(S_);
+            s.op(work("attn.sinks aten::cat", EW, dt_, 0, (2 * N + rows) * e_),
+                 {work("attn.sinks aten::slice_backward|sum", KernelClass::reduction, dt_, N, (2 * N + rows) * e_)});
+            s.op(work("attn.sinks aten::max", KernelClass::reduction, dt_, N, (N + rows) * e_));
+            s.op(work("attn.sinks aten::sub", EW, dt_, N, (2 * N + rows) * e_));
+          }
           break;
       }
       const bool llama_upcast = c_.family == Family::llama && c_.fp32_softmax;
@@ -704,13 +714,31 @@ class TransformerSynth {
     const double e = rows * double(F);
     s.backward_only({times(accumulate(name + ".input", rows * double(d_)), n)});  // x feeds gate and up
     linear(s, name + ".gate_proj|up_proj", rows, d_, F, bias, 2 * n, register_params);
-    // The gate's activation: SiLU (SwiGLU) or Gemma's tanh-GELU (GeGLU); one kernel either way.
+    gate(s, name, e, n);
+    linear(s, name + ".down_proj", rows, F, d_, bias, n, register_params);
+  }
+
+  // act(gate) * up over `e` elements, `n` times. The activation is SiLU (SwiGLU) or Gemma's tanh-GELU
+  // (GeGLU), one kernel either way; GPT-OSS's clamped form is seven: gate.clamp(max=7),
+  // up.clamp(-7, 7), gate * 1.702, sigmoid, gate * that, up + 1, their product.
+  void gate(Section& s, const std::string& name, double e, double n) {
+    if (c_.clamped_swiglu) {
+      for (const auto& [op, flops] : {std::pair<const char*, double>{"aten::clamp (gate)", 1}, {"aten::clamp (up)", 2},
+                                      {"aten::mul (alpha)", 1}, {"aten::sigmoid", 4}})
+        s.op(times(pointwise(name + ".act " + op, dt_, e, 2, flops), n),
+             {times(pointwise(name + ".act " + std::string(op) + " (backward)", dt_, e, 3, flops), n)});
+      s.op(times(pointwise(name + ".act aten::mul (glu)", dt_, e, 3, 1), n),
+           {times(pointwise(name + ".act aten::mul (glu backward)", dt_, e, 3, 1), 2 * n)});
+      s.op(times(pointwise(name + ".act aten::add (up + 1)", dt_, e, 2, 1), n));
+      s.op(times(pointwise(name + ".gate aten::mul", dt_, e, 3, 1), n),
+           {times(pointwise(name + ".gate aten::mul (backward)", dt_, e, 3, 1), 2 * n)});
+      return;
+    }
     const auto [op, bwd_op, flops] = gate_activation();
     s.op(times(pointwise(name + ".act " + op, dt_, e, 2, flops), n),
          {times(pointwise(name + ".act " + bwd_op, dt_, e, 3, flops), n)});
     s.op(times(pointwise(name + ".gate aten::mul", dt_, e, 3, 1), n),
          {times(pointwise(name + ".gate aten::mul (backward)", dt_, e, 3, 1), 2 * n)});
-    linear(s, name + ".down_proj", rows, F, d_, bias, n, register_params);
   }
 
   // HF's MixtralSparseMoeBlock / Qwen2MoeSparseMoeBlock in eager: the router GEMM, softmax (fp32)
@@ -733,12 +761,15 @@ class TransformerSynth {
     // x feeds the router and the experts' gathers (and the shared expert and its gate).
     const bool shared = c_.shared_expert_ffn > 0;
     s.backward_only({accumulate("moe.input", T_ * d_, shared ? (c_.shared_expert_gated ? 3 : 2) : 1)});
-    linear(s, "moe.gate", T_, d_, c_.experts, false, 1, true, false);
+    linear(s, "moe.gate", T_, d_, c_.experts, c_.gate_bias, 1, true, false);
     if (fp8_) fused_experts(s, hit, Te, Fe);
-    else if (c_.all_experts_eager) all_experts(s, Fe);
+    else if (all_experts_eagerly()) all_experts(s, Fe);
     else eager_experts(s, hit, Te, Fe);
-    for (int64_t i = 0; i < 3 * c_.experts / o_.ep; ++i)  // every local expert's, chosen or not
-      (o_.ep > 1 ? s.expert_params : s.params).push_back(d_ * Fe);
+    auto& expert_params = o_.ep > 1 ? s.expert_params : s.params;
+    for (int64_t i = 0; i < c_.experts / o_.ep; ++i) {  // every local expert's, chosen or not
+      for (int j = 0; j < 3; ++j) expert_params.push_back(d_ * Fe);
+      if (c_.expert_bias) expert_params.insert(expert_params.end(), {2 * Fe, d_});
+    }
     all_to_all(s, "moe.combine", Tk);
     if (shared && !c_.shared_expert_gated) {
       // DeepSeek: out += shared_experts(x), on every token.
@@ -758,13 +789,48 @@ class TransformerSynth {
     tp_all_reduce(s, "mlp.down_proj", true);
   }
 
+  bool all_experts_eagerly() const {
+    using X = TransformerConfig::EagerExperts;
+    return c_.eager_experts == X::all || (c_.eager_experts == X::all_in_inference && !train_);
+  }
+
+  // Routing that takes the top k of the logits first (Llama 4, GPT-OSS): their values through a
+  // sigmoid (Llama 4: scattered into a -inf matrix, sigmoid over it, fp32, so the unchosen score 0)
+  // or a softmax over the k (GPT-OSS: then scattered into zeros).
+  void topk_first_routing(Section& s) {
+    const double E = double(c_.experts), TE = T_ * E, Tk = T_ * double(c_.experts_per_token);
+    const DType f32 = DType::fp32;
+    s.op(work("moe.router aten::topk", KernelClass::reduction, dt_, TE, TE * e_ + 12 * Tk),
+         {work("moe.router aten::topk (backward: zero_|scatter)", EW, dt_, Tk, TE * e_ + 12 * Tk)});
+    if (c_.router == TransformerConfig::Router::topk_softmax) {
+      s.op(over_rows(work("moe.router aten::_softmax (top-k)", KernelClass::softmax, dt_, 5 * Tk, 2 * Tk * e_), T_,
+                     double(c_.experts_per_token)),
+           {over_rows(work("moe.router aten::_softmax_backward_data", KernelClass::softmax, dt_, 4 * Tk, 3 * Tk * e_),
+                      T_, double(c_.experts_per_token))});
+      s.op(work("moe.router aten::zeros_like|scatter_", EW, dt_, 0, 2 * TE * e_ + 12 * Tk),
+           {work("moe.router aten::gather (scatter_ backward)", EW, dt_, 0, TE * e_ + 12 * Tk)});
+      return;
+    }
+    s.op(work("moe.router aten::full_like|scatter_ (-inf)", EW, dt_, 0, 2 * TE * e_ + 12 * Tk),
+         {work("moe.router aten::gather (scatter_ backward)", EW, dt_, 0, TE * e_ + 12 * Tk)});
+    s.op(work("moe.router aten::_to_copy (fp32)", EW, dt_, 0, TE * (e_ + 4)),
+         {work("moe.router aten::_to_copy (backward)", EW, dt_, 0, TE * (e_ + 4))});
+    s.op(pointwise("moe.router aten::sigmoid", f32, TE, 2, 4),
+         {pointwise("moe.router aten::sigmoid_backward", f32, TE, 3, 4)});
+    s.op(work("moe.router aten::_to_copy", EW, f32, 0, TE * (e_ + 4)),
+         {work("moe.router aten::_to_copy (backward)", EW, f32, 0, TE * (e_ + 4))});
+  }
+
   // The HF loop (moe() above): routing in eager ops, then per chosen expert its sync, gather,
   // SwiGLU, weighting and scatter-add; the dispatch all-to-all before the loop.
   void eager_experts(Section& s, double hit, double Te, int64_t Fe) {
     const double E = double(c_.experts), k = double(c_.experts_per_token), TE = T_ * E, Tk = T_ * k;
     const DType f32 = DType::fp32;
-    if (c_.sigmoid_router) {
+    using R = TransformerConfig::Router;
+    if (c_.router == R::sigmoid) {
       sigmoid_routing(s);
+    } else if (c_.router == R::topk_sigmoid || c_.router == R::topk_softmax) {
+      topk_first_routing(s);
     } else {
       s.op(over_rows(work("moe.router aten::_softmax (fp32)", KernelClass::softmax, f32, 5 * TE, TE * (e_ + 4)), T_, E),
            {over_rows(work("moe.router aten::_softmax_backward_data", KernelClass::softmax, f32, 4 * TE, 12 * TE), T_, E)});
@@ -789,7 +855,7 @@ class TransformerSynth {
          {times(work("moe.experts aten::index_put_ (tokens backward)", KernelClass::embedding, dt_, xe,
                      8 * Te + 3 * xe * e_),
                 hit)});
-    swiglu(s, "moe.experts", Te, Fe, false, hit, false);
+    swiglu(s, "moe.experts", Te, Fe, c_.expert_bias, hit, false);
     s.op(times(work("moe.experts aten::index (routing weights)", KernelClass::embedding, dt_, 0, Te * (16 + 2 * e_)), hit));
     s.op(times(work("moe.experts aten::mul (routing weight)", EW, dt_, xe, (2 * xe + Te) * e_), hit),
          {times(work("moe.experts aten::mul (routing weight backward)", EW, dt_, xe, (2 * xe + Te) * e_), hit),
@@ -802,43 +868,40 @@ class TransformerSynth {
                 hit)});
   }
 
-  // HF's Llama4TextMoe in eager: the router's top-k on the logits, its values scattered into a -inf
-  // matrix and passed through a sigmoid (in fp32), so every unchosen expert scores 0; then the tokens
-  // repeated once per expert, scaled by their scores, and every expert run on every token (two
-  // batched GEMMs over all experts, Llama4TextExperts), the results summed over the experts. The
-  // shared expert follows in moe().
+  // HF's eager experts that run every expert on every token (Llama4TextExperts; GptOssExperts at
+  // inference): the router (topk_first_routing: every unchosen expert scores 0), the tokens repeated
+  // once per expert, two batched GEMMs over all experts (GPT-OSS adds each expert's biases), the
+  // results weighted by the scores (Llama 4 scales the repeated input instead) and summed over the
+  // experts. A shared expert follows in moe().
   void all_experts(Section& s, int64_t Fe) {
-    const double E = double(c_.experts), TE = T_ * E, Tk = T_ * double(c_.experts_per_token);
+    const double E = double(c_.experts), TE = T_ * E;
     const double x = TE * double(d_), f = TE * double(Fe);  // repeated tokens; their MLP width
-    const DType f32 = DType::fp32;
-    s.op(work("moe.router aten::topk", KernelClass::reduction, dt_, TE, TE * e_ + 12 * Tk),
-         {work("moe.router aten::topk (backward: zero_|scatter)", EW, dt_, Tk, TE * e_ + 12 * Tk)});
-    s.op(work("moe.router aten::full_like|scatter_ (-inf)", EW, dt_, 0, 2 * TE * e_ + 12 * Tk),
-         {work("moe.router aten::gather (scatter_ backward)", EW, dt_, 0, TE * e_ + 12 * Tk)});
-    s.op(work("moe.router aten::_to_copy (fp32)", EW, dt_, 0, TE * (e_ + 4)),
-         {work("moe.router aten::_to_copy (backward)", EW, dt_, 0, TE * (e_ + 4))});
-    s.op(pointwise("moe.router aten::sigmoid", f32, TE, 2, 4),
-         {pointwise("moe.router aten::sigmoid_backward", f32, TE, 3, 4)});
-    s.op(work("moe.router aten::_to_copy", EW, f32, 0, TE * (e_ + 4)),
-         {work("moe.router aten::_to_copy (backward)", EW, f32, 0, TE * (e_ + 4))});
+    const bool llama4 = c_.router == TransformerConfig::Router::topk_sigmoid;
+    topk_first_routing(s);
     s.op(pointwise("moe.router aten::clone (transpose, reshape)", dt_, TE, 2, 0),
          {pointwise("moe.router aten::clone (backward)", dt_, TE, 2, 0)});
     s.op(work("moe.experts aten::repeat", EW, dt_, 0, (T_ * double(d_) + x) * e_),
          {work("moe.experts aten::sum (repeat backward)", KernelClass::reduction, dt_, x, (x + T_ * double(d_)) * e_)});
-    s.op(work("moe.experts aten::mul (scores)", EW, dt_, x, (2 * x + TE) * e_),
-         {work("moe.experts aten::mul (scores backward)", EW, dt_, x, (2 * x + TE) * e_),
-          work("moe.experts aten::mul|sum (scores grad)", KernelClass::reduction, dt_, 2 * x, (2 * x + TE) * e_)});
+    auto weigh = [&] {
+      s.op(work("moe.experts aten::mul (scores)", EW, dt_, x, (2 * x + TE) * e_),
+           {work("moe.experts aten::mul (scores backward)", EW, dt_, x, (2 * x + TE) * e_),
+            work("moe.experts aten::mul|sum (scores grad)", KernelClass::reduction, dt_, 2 * x, (2 * x + TE) * e_)});
+    };
+    auto bias = [&](const std::string& name, double elems) {
+      if (c_.expert_bias) s.op(pointwise(name + " aten::add (bias)", dt_, elems, 3, 1));
+    };
+    if (llama4) weigh();
     const int64_t batch = c_.experts, rows = int64_t(T_);
     s.op(gemm("moe.experts aten::bmm (gate_up_proj)", dt_, batch, rows, 2 * Fe, d_),
          {gemm("moe.experts aten::bmm (gate_up_proj dgrad)", dt_, batch, rows, d_, 2 * Fe),
           gemm("moe.experts aten::bmm (gate_up_proj wgrad)", dt_, batch, d_, 2 * Fe, rows)});
-    s.op(work("moe.experts.act aten::silu", EW, dt_, 4 * f, 2 * f * e_),
-         {work("moe.experts.act aten::silu_backward", EW, dt_, 4 * f, 3 * f * e_)});
-    s.op(pointwise("moe.experts.gate aten::mul", dt_, f, 3, 1),
-         {times(pointwise("moe.experts.gate aten::mul (backward)", dt_, f, 3, 1), 2)});
+    bias("moe.experts.gate_up_proj", 2 * f);
+    gate(s, "moe.experts", f, 1);
     s.op(gemm("moe.experts aten::bmm (down_proj)", dt_, batch, rows, d_, Fe),
          {gemm("moe.experts aten::bmm (down_proj dgrad)", dt_, batch, rows, Fe, d_),
           gemm("moe.experts aten::bmm (down_proj wgrad)", dt_, batch, Fe, d_, rows)});
+    bias("moe.experts.down_proj", x);
+    if (!llama4) weigh();
     s.op(work("moe.experts aten::sum (over experts)", KernelClass::reduction, dt_, x, (x + T_ * double(d_)) * e_),
          {work("moe.experts aten::expand|clone (sum backward)", EW, dt_, 0, (x + T_ * double(d_)) * e_)});
   }
@@ -878,9 +941,9 @@ class TransformerSynth {
     const double E = double(c_.experts), Tk = T_ * double(c_.experts_per_token);
     fp8_params_ += s.weights * 3 * double(c_.experts / o_.ep) * double(d_) * double(Fe);  // FP8 expert weights
     const DType f32 = DType::fp32, bf = DType::bf16;
-    if (c_.router_topk_first)  // Llama 4: top-k, then a sigmoid of the chosen logits
+    if (c_.router == TransformerConfig::Router::topk_sigmoid)  // Llama 4: top-k, then a sigmoid of the chosen logits
       s.op(work("moe.router fused_topk (sigmoid)", KernelClass::reduction, f32, 2 * T_ * E, T_ * E * e_ + 8 * Tk));
-    else if (c_.sigmoid_router || c_.expert_groups > 1)
+    else if (c_.router == TransformerConfig::Router::sigmoid || c_.expert_groups > 1)
       s.op(work("moe.router grouped_topk", KernelClass::reduction, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk));
     else
       s.op(over_rows(work("moe.router topk_softmax", KernelClass::softmax, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk), T_, E));
@@ -1066,7 +1129,10 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   divides(cfg.hidden, "hidden size");
   if (opt.ep > 1 && cfg.experts == 0)
     throw InputError("option '--ep': " + cfg.name + " has no experts to split (expert parallelism is for mixtures of experts)");
-  if (opt.ep > 1 && cfg.all_experts_eager && opt.dtype != DType::fp8)
+  using X = TransformerConfig::EagerExperts;
+  const bool all_experts =
+      cfg.eager_experts == X::all || (cfg.eager_experts == X::all_in_inference && opt.mode != Mode::train);
+  if (opt.ep > 1 && all_experts && opt.dtype != DType::fp8)
     throw InputError("option '--ep': " + cfg.name + " runs every expert on every token in HF's eager code; expert "
                      "parallelism is synthesized for its routed (--dtype fp8, fused MoE) path");
   if (cfg.attention_chunk > 0 && (opt.seq ? opt.seq : cfg.max_positions) > cfg.attention_chunk)

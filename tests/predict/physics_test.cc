@@ -141,6 +141,9 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/llama4-maverick.json", l4));
   l4 = serve;
   expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/llama4-scout.json", l4));
+  l4 = mla;  // GPT-OSS: sliding-window layers, attention sinks, the clamped gate, all experts in eager
+  l4.seq = 1024;
+  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/gpt-oss-20b.json", l4));
   synth::SynthOptions cnn;
   cnn.mode = synth::Mode::train;
   cnn.batch = 32;

@@ -144,7 +144,8 @@ TEST(SynthGemma, UnknownTypesAreNotedAndEncoderDecodersRefused) {
   const TransformerConfig neox = parse_hf_config(R"({"model_type": "gpt_neox", "hidden_size": 64,
       "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10})", "neox.json");
   ASSERT_EQ(neox.notes.size(), 1u);
-  EXPECT_NE(neox.notes[0].find("model_type 'gpt_neox' is not one synth knows by name: built as a GPT-2-like model"), std::string::npos);
+  EXPECT_NE(neox.notes[0].find("model_type 'gpt_neox' is not one synth knows by name: built as a GPT-2-like model"),
+            std::string::npos);
   const std::string e = input_error_of([] {
     parse_hf_config(R"({"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 2, "vocab_size": 10,
         "is_encoder_decoder": true})", "t5.json");

@@ -190,7 +190,7 @@ TEST(SynthMoE, DeepSeekV3MatchesItsPublishedParameterCounts) {
   EXPECT_EQ(c.dense_layers, 3);
   EXPECT_EQ(c.experts, 256);
   EXPECT_EQ(c.shared_expert_ffn, 2048);
-  EXPECT_TRUE(c.sigmoid_router);
+  EXPECT_EQ(c.router, TransformerConfig::Router::sigmoid);
   // Written out from the dimensions: attention (q_a, its norm, q_b; kv_a, its norm, kv_b; o).
   const double dd = 7168, H = 128;
   const double at = dd * 1536 + 1536 + 1536 * H * 192 + dd * 576 + 512 + 512 * H * 256 + H * 128 * dd;
@@ -289,9 +289,8 @@ TEST(SynthMoE, InterleavedDenseLayersAreCounted) {
   EXPECT_EQ(parse(R"("num_experts": 8, "decoder_sparse_step": 2)").dense_layers, 6);
   EXPECT_EQ(parse(R"("num_experts": 8, "decoder_sparse_step": 3, "mlp_only_layers": [2, 4])").dense_layers, 9);
   // DeepSeek-V2: iff i >= first_k_dense_replace and i % moe_layer_freq == 0 (0, 2, ... 10 minus 0).
-  EXPECT_EQ(parse(R"("n_routed_experts": 8, "moe_intermediate_size": 8, "first_k_dense_replace": 1, "moe_layer_freq": 2)")
-                .dense_layers,
-            7);
+  const std::string v2 = R"("n_routed_experts": 8, "moe_intermediate_size": 8, "first_k_dense_replace": 1, )";
+  EXPECT_EQ(parse(v2 + R"("moe_layer_freq": 2)").dense_layers, 7);
   // The dense layers' MLP is intermediate_size wide; 6 of each, the counts carried by the sections.
   const TransformerConfig c = parse(R"("num_experts": 8, "decoder_sparse_step": 2, "moe_intermediate_size": 32)");
   const auto ks = synthesize_transformer(c, with_mode(Mode::infer, 1, 16));
@@ -302,7 +301,8 @@ TEST(SynthMoE, InterleavedDenseLayersAreCounted) {
   ASSERT_NE(find(ks, "layer.moe.gate aten::mm"), nullptr);
   EXPECT_DOUBLE_EQ(find(ks, "layer.moe.gate aten::mm")->count, 6);
   const double d = 64, attn = 4 * d * d;
-  EXPECT_DOUBLE_EQ(c.parameter_count(), 12 * (attn + 2 * d) + 6 * 3 * d * 96 + 6 * (8 * 3 * d * 32 + 8 * d) + 2 * 10 * d + d);
+  const double experts = 8 * 3 * d * 32 + 8 * d;  // and the router
+  EXPECT_DOUBLE_EQ(c.parameter_count(), 12 * (attn + 2 * d) + 6 * 3 * d * 96 + 6 * experts + 2 * 10 * d + d);
 }
 
 TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {

@@ -1,0 +1,80 @@
+// GPT-OSS (20B: 32 experts, 120B: 128; top-4, sliding-window and full layers alternating) in `kcast
+// synth`: the published parameter counts, and HF's eager code, which loops over the chosen experts
+// in training but runs every expert on every token at inference.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "predict/synth/synth.h"
+#include "predict/synth/transformer_config.h"
+#include "tests/input_error_of.h"
+#include "tests/synth/synth_options.h"
+#include "tests/synth/synth_rows.h"
+
+namespace kcast::synth {
+namespace {
+
+using kcast::testing::input_error_of;
+using testing::find;
+using testing::with_mode;
+
+TransformerConfig config(const std::string& file) {
+  return read_hf_config(std::string(KCAST_TEST_DATA) + "/synth/" + file);
+}
+
+TEST(SynthGptOss, ParameterCountsAreThePublishedOnes) {
+  const TransformerConfig small = config("gpt-oss-20b.json"), large = config("gpt-oss-120b.json");
+  EXPECT_TRUE(small.notes.empty());  // known by name
+  EXPECT_EQ(small.local_layers, 12);
+  // Written out: attention with biases and a sink per head; per expert gate|up and down with their
+  // biases; the router with its bias; two norms; embedding, untied head, final norm.
+  const double d = 2880, F = 2880, V = 201088;
+  const double attn = d * 4096 + 4096 + 2 * (d * 512 + 512) + 4096 * d + d + 64;
+  auto total = [&](double L, double E) {
+    return L * (attn + E * (d * 2 * F + 2 * F + F * d + d) + d * E + E + 2 * d) + 2 * V * d + d;
+  };
+  EXPECT_DOUBLE_EQ(small.parameter_count(), total(24, 32));
+  EXPECT_DOUBLE_EQ(small.parameter_count(), 20914757184.0);  // model card: 20.91B
+  EXPECT_DOUBLE_EQ(large.parameter_count(), 116829156672.0);  // 116.83B
+  // Active parameters as published leave the input embedding out: 3.61B and 5.13B.
+  EXPECT_NEAR((small.active_parameter_count() - V * d) / 3.61e9, 1.0, 0.005);
+  EXPECT_NEAR((large.active_parameter_count() - V * d) / 5.13e9, 1.0, 0.005);
+}
+
+TEST(SynthGptOss, EagerInferenceRunsEveryExpertAndTrainingLoops) {
+  const TransformerConfig c = config("gpt-oss-20b.json");
+  const double T = 2 * 1024, d = 2880, F = 2880;
+  const auto infer = synthesize_transformer(c, with_mode(Mode::infer, 2, 1024));
+  const Kernel* up = find(infer, "layer.moe.experts aten::bmm (gate_up_proj)");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->batch, 32);
+  EXPECT_DOUBLE_EQ(up->flops, 32 * 2 * T * d * 2 * F);  // all 32 experts on all tokens
+  EXPECT_NE(find(infer, "layer.moe.experts.gate_up_proj aten::add (bias)"), nullptr);
+  EXPECT_NE(find(infer, "layer.moe.gate aten::addmm"), nullptr);  // the router's bias
+  EXPECT_NE(find(infer, "layer.moe.router aten::_softmax (top-k)"), nullptr);
+  for (const char* op : {"aten::clamp (gate)", "aten::clamp (up)", "aten::sigmoid", "aten::add (up + 1)"})
+    EXPECT_NE(find(infer, std::string("layer.moe.experts.act ") + op), nullptr) << op;
+  EXPECT_EQ(find(infer, "layer.moe.experts.act aten::silu"), nullptr);
+  // Eager attention appends each head's sink to every score row.
+  const Kernel* sinks = find(infer, "layer.attn.sinks aten::max");
+  ASSERT_NE(sinks, nullptr);
+  EXPECT_DOUBLE_EQ(sinks->flops, 2 * 64 * 1024.0 * 1024);
+  // Training: the loop over the experts the tokens hit (all 32 for 8192 picks), each expert's
+  // projections with their biases; the same expert FLOPs as 4 of 32 experts per token.
+  const auto train = synthesize_transformer(c, with_mode(Mode::train, 2, 1024));
+  EXPECT_EQ(find(train, "layer.moe.experts aten::bmm (gate_up_proj)"), nullptr);
+  const Kernel* loop_up = find(train, "layer.moe.experts.gate_proj|up_proj aten::addmm");
+  ASSERT_NE(loop_up, nullptr);
+  EXPECT_DOUBLE_EQ(loop_up->flops * loop_up->count / 12, 2 * (4 * T) * d * F * 2);  // per layer, gate and up
+  // Expert parallelism: the routed loop (training) and FP8 serving take it; eager inference does not.
+  SynthOptions ep = with_mode(Mode::train, 4, 1024);
+  ep.dp = ep.ep = 4;
+  EXPECT_NO_THROW(synthesize_transformer(c, ep));
+  ep.mode = Mode::infer;
+  EXPECT_NE(input_error_of([&] { synthesize_transformer(c, ep); }).find("'--ep'"), std::string::npos);
+  ep.dtype = DType::fp8;
+  EXPECT_NO_THROW(synthesize_transformer(c, ep));
+}
+
+}  // namespace
+}  // namespace kcast::synth
