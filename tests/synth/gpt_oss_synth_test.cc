@@ -16,14 +16,11 @@ namespace {
 
 using kcast::testing::input_error_of;
 using testing::find;
+using testing::test_config;
 using testing::with_mode;
 
-TransformerConfig config(const std::string& file) {
-  return read_hf_config(std::string(KCAST_TEST_DATA) + "/synth/" + file);
-}
-
 TEST(SynthGptOss, ParameterCountsAreThePublishedOnes) {
-  const TransformerConfig small = config("gpt-oss-20b.json"), large = config("gpt-oss-120b.json");
+  const TransformerConfig small = test_config("gpt-oss-20b.json"), large = test_config("gpt-oss-120b.json");
   EXPECT_TRUE(small.notes.empty());  // known by name
   EXPECT_EQ(small.local_layers, 12);
   // Written out: attention with biases and a sink per head; per expert gate|up and down with their
@@ -42,7 +39,7 @@ TEST(SynthGptOss, ParameterCountsAreThePublishedOnes) {
 }
 
 TEST(SynthGptOss, EagerInferenceRunsEveryExpertAndTrainingLoops) {
-  const TransformerConfig c = config("gpt-oss-20b.json");
+  const TransformerConfig c = test_config("gpt-oss-20b.json");
   const double T = 2 * 1024, d = 2880, F = 2880;
   const auto infer = synthesize_transformer(c, with_mode(Mode::infer, 2, 1024));
   const Kernel* up = find(infer, "layer.moe.experts aten::bmm (gate_up_proj)");

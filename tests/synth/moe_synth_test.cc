@@ -4,8 +4,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "predict/synth/synth.h"
@@ -175,12 +173,7 @@ TEST(SynthMoE, Qwen3MoeHeadsWiderThanTheHiddenSize) {
   EXPECT_DOUBLE_EQ(up->count, 2 * 128 * 48);
 }
 
-TransformerConfig deepseek_v3() {
-  std::ifstream in(std::string(KCAST_TEST_DATA) + "/synth/deepseek-v3.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_hf_config(ss.str(), "deepseek-v3.json");
-}
+TransformerConfig deepseek_v3() { return testing::test_config("deepseek-v3.json"); }
 
 // DeepSeek-V3: latent attention, 3 dense layers then 58 of 256 routed experts (8 per token) and one
 // shared expert, a sigmoid router with group-limited top-k.

@@ -1,5 +1,5 @@
-// Helpers of the synth tests: a synthesized row by name, and a temporary file to hand the config
-// readers (removed by the caller).
+// Helpers of the synth tests: a synthesized row by name, a temporary file to hand the config
+// readers (removed by the caller), and the Hugging Face configs of tests/data/synth.
 #pragma once
 #include <unistd.h>
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/kernel.h"
+#include "predict/synth/transformer_config.h"
 
 namespace kcast::synth::testing {
 
@@ -22,6 +23,11 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
   auto p = std::filesystem::temp_directory_path() / ("kcast_synth_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(p) << text;
   return p.string();
+}
+
+// tests/data/synth/<file>, read as `kcast synth --config` reads it.
+inline TransformerConfig test_config(const std::string& file) {
+  return read_hf_config(std::string(KCAST_TEST_DATA) + "/synth/" + file);
 }
 
 }  // namespace kcast::synth::testing
