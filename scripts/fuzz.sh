@@ -50,7 +50,7 @@ for f in "$DATA"/*.sql; do
     python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(open(sys.argv[2]).read()); c.close()' "$db" "$f"
   fi
 done
-seed hf_config_fuzz tests/data/synth/*.json
+seed hf_config_fuzz tests/data/synth/*.json data/synth/*.json
 mkdir -p "$CORPUS/detect_format_fuzz"
 for d in "$CORPUS"/*_fuzz; do [ "$d" = "$CORPUS/hf_config_fuzz" ] || cp "$d"/* "$CORPUS/detect_format_fuzz/" 2>/dev/null || true; done
 cp "$DATA"/*.csv "$CORPUS/detect_format_fuzz/"

@@ -147,7 +147,8 @@ int cmd_synth(int argc, char** argv) {
   const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o, &fp) : synthesize_config_file(config, o, &fp);
   if (out.empty()) write_kernel_list(kernels, std::cout);
   else write_kernel_list_file(kernels, out);
-  for (const std::string& note : fp.notes) std::cerr << "kcast synth: " << config << ": " << note << "\n";
+  for (const std::string& note : fp.notes)
+    std::cerr << "kcast synth: " << (config.empty() ? model : config) << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";
   return 0;
 }

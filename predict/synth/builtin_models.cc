@@ -1,4 +1,6 @@
-// The built-in models of `kcast synth` (published configurations) and the synthesis entry points.
+// The built-in models of `kcast synth` (published configurations: the tables below, and the config
+// zoo of data/synth/) and the synthesis entry points.
+#include <cstdio>
 
 #include "model/ascii_lower.h"
 #include "model/error.h"
@@ -71,6 +73,23 @@ TransformerConfig mixtral_8x7b() {
   return c;
 }
 
+// A zoo model's line in `kcast synth --list`, from its parsed config.
+std::string describe(const TransformerConfig& c) {
+  auto billions = [](double n) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1fB", n / 1e9);
+    return std::string(b);
+  };
+  std::string s = (c.source.empty() ? std::string("config") : c.source) + ": " + std::to_string(c.layers) +
+                  " layers, d=" + std::to_string(c.hidden) + ", " + std::to_string(c.heads) + " heads";
+  if (c.kv_heads != c.heads) s += " / " + std::to_string(c.kv_heads) + " KV";
+  if (c.experts > 0)
+    s += ", " + std::to_string(c.experts) + " experts (" + std::to_string(c.experts_per_token) + " per token)";
+  s += ", " + billions(c.parameter_count()) + " params";
+  if (c.experts > 0) s += " (" + billions(c.active_parameter_count()) + " active)";
+  return s + "; seq " + std::to_string(c.max_positions) + "; " + std::string(to_string(c.default_dtype));
+}
+
 }  // namespace
 
 const std::vector<std::pair<TransformerConfig, std::string>>& builtin_transformers() {
@@ -102,6 +121,7 @@ std::vector<BuiltinModel> builtin_models() {
   std::vector<BuiltinModel> out;
   for (const auto& [cfg, desc] : builtin_transformers()) out.push_back({cfg.name, desc, true});
   for (const auto& r : builtin_resnets()) out.push_back({r.name, r.description, false});
+  for (const std::string& name : zoo_models()) out.push_back({name, describe(*zoo_config(name)), true});
   return out;
 }
 
@@ -109,6 +129,8 @@ std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt
   if (const ResNetConfig* r = find_builtin_resnet(ascii_lower(model))) return synthesize_resnet(*r, opt, fp);
   const TransformerConfig* cfg = find_builtin_transformer(model);
   if (!cfg) {
+    if (std::optional<TransformerConfig> zoo = zoo_config(ascii_lower(model)))
+      return synthesize_transformer(with_overrides(*zoo, opt), opt, fp);
     std::string names;
     for (const auto& m : builtin_models()) names += (names.empty() ? "" : ", ") + m.name;
     throw InputError("unknown model '" + model + "' (built-in: " + names + "; or --config FILE.json)");

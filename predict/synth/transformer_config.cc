@@ -2,12 +2,14 @@
 // The built-in table lives in builtin_models.cc.
 #include "predict/synth/transformer_config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <initializer_list>
 #include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "calibrate/embedded_data.h"
 #include "model/error.h"
 
 namespace kcast::synth {
@@ -394,6 +396,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   for (const char* enc : {"vision_config", "audio_config"})
     if (j.contains(enc) && !j[enc].is_null()) left_out += std::string(left_out.empty() ? "" : ", ") + enc;
   std::string where = file;
+  const json j0_name = j.contains("_name_or_path") ? j["_name_or_path"] : json();
   if (!j.contains("hidden_size") && !j.contains("n_embd") && !j.contains("d_model") && j.contains("text_config")) {
     if (!j["text_config"].is_object())
       throw InputError(file + ": key 'text_config': expected an object, got " + j["text_config"].dump());
@@ -405,6 +408,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   TransformerConfig c;
   c.name = file;
   if (!left_out.empty()) c.notes.push_back("the language model only; not synthesized: " + left_out);
+  if (j0_name.is_string()) c.source = j0_name.get<std::string>();
 
   // Family: from model_type; unknown types fall back on the features the config shows, and say so.
   const std::string type = r.string({"model_type"});
@@ -513,6 +517,31 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   }
   c.validate(where);
   return c;
+}
+
+std::optional<TransformerConfig> zoo_config(const std::string& name) {
+  // Names are file stems: nothing that could leave data/synth/.
+  if (name.empty() || name.find_first_of("/\\") != std::string::npos || name[0] == '.') return std::nullopt;
+  std::string text;
+  try {
+    text = data_file("synth/" + name + ".json");
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+  TransformerConfig c = parse_hf_config(text, "data/synth/" + name + ".json");
+  c.name = name;
+  return c;
+}
+
+std::vector<std::string> zoo_models() {
+  std::vector<std::string> names;
+  const std::string prefix = "synth/", suffix = ".json";
+  for (std::string_view p : embedded_paths())
+    if (p.size() > prefix.size() + suffix.size() && p.substr(0, prefix.size()) == prefix &&
+        p.substr(p.size() - suffix.size()) == suffix)
+      names.emplace_back(p.substr(prefix.size(), p.size() - prefix.size() - suffix.size()));
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 TransformerConfig read_hf_config(const std::string& path) {

@@ -3,6 +3,7 @@
 // (where masks and scaling sit, how heads are split), since that decides which kernels launch.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,7 @@ struct TransformerConfig {
   // only (0: none; Mistral, Phi-3: every layer; Gemma 2: every other; Gemma 3: five of six).
   int64_t sliding_window = 0, local_layers = 0;
   std::vector<std::string> notes;  // the scope notes Footprint::notes passes on (left-out encoders, look-alikes)
+  std::string source;              // the config's `_name_or_path` (the Hub repository it came from), if any
   // Llama 4 (HF Llama4TextModel): rotary through complex multiplication (fp32 casts around it), on
   // `rope_fraction` of the layers (the others NoPE, whose queries get the temperature scaling where
   // `temperature_tuning`); an L2 norm (no weight) of q and k on the rotary layers where `qk_l2_norm`;
@@ -106,6 +108,13 @@ struct TransformerConfig {
 // llama2-7b, llama3-8b); nullptr when not a built-in transformer.
 const TransformerConfig* find_builtin_transformer(const std::string& name);
 const std::vector<std::pair<TransformerConfig, std::string>>& builtin_transformers();
+
+// The config zoo: Hugging Face config.json files of published models, data/synth/NAME.json
+// (embedded; $KCAST_DATA_DIR/synth/NAME.json takes precedence or adds models), synthesized by NAME.
+// nullptr-like empty optional when NAME has no file.
+std::optional<TransformerConfig> zoo_config(const std::string& name);
+// The embedded zoo's model names, sorted.
+std::vector<std::string> zoo_models();
 
 // Reads a Hugging Face-style config.json. Errors name the file and the key.
 TransformerConfig read_hf_config(const std::string& path);

@@ -69,7 +69,8 @@ class TransformerSynth {
     e_ = dtype_bytes(dt_);
     tp_ = o.tp;
     B_ = (o.batch ? o.batch : 1) / (o.dp * o.microbatches);  // one micro-batch of one replica
-    Sk_ = o.seq ? o.seq : c.max_positions;  // keys each query attends to
+    // Keys each query attends to; by default the context (one chunk of chunked attention).
+    Sk_ = o.seq ? o.seq : c.attention_chunk > 0 ? std::min(c.max_positions, c.attention_chunk) : c.max_positions;
     S_ = decode_ ? 1 : Sk_;                  // queries (new tokens) per sequence
     T_ = double(B_) * double(S_);
     d_ = c.hidden;
@@ -1135,7 +1136,7 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.ep > 1 && all_experts && opt.dtype != DType::fp8)
     throw InputError("option '--ep': " + cfg.name + " runs every expert on every token in HF's eager code; expert "
                      "parallelism is synthesized for its routed (--dtype fp8, fused MoE) path");
-  if (cfg.attention_chunk > 0 && (opt.seq ? opt.seq : cfg.max_positions) > cfg.attention_chunk)
+  if (cfg.attention_chunk > 0 && opt.seq > cfg.attention_chunk)
     throw InputError("option '--seq': " + cfg.name + "'s chunked attention (attention_chunk_size " +
                      std::to_string(cfg.attention_chunk) + ") is synthesized up to one chunk of keys; give --seq " +
                      std::to_string(cfg.attention_chunk) + " or less");

@@ -128,22 +128,22 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   expect_physical(synth::synthesize("mixtral-8x7b", serve));
   synth::SynthOptions mla = serve;  // DeepSeek-V3's latent attention and group-limited router, FP8 and bf16
   mla.seq = 512;
-  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/deepseek-v3.json", mla));
+  expect_physical(synth::synthesize("deepseek-v3", mla));
   mla.attention = synth::AttentionImpl::flash;  // the serving path: latent cache, absorbed bmms
-  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/deepseek-v3.json", mla));
+  expect_physical(synth::synthesize("deepseek-v3", mla));
   mla.dtype = DType::bf16;
   mla.mode = synth::Mode::infer;
   mla.batch = 2;
-  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/deepseek-v3.json", mla));
+  expect_physical(synth::synthesize("deepseek-v3", mla));
   // Llama 4: every expert on every token in eager (batched GEMMs over all experts), routed in FP8.
   synth::SynthOptions l4 = mla;
   l4.seq = 1024;
-  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/llama4-maverick.json", l4));
+  expect_physical(synth::synthesize("llama4-maverick", l4));
   l4 = serve;
-  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/llama4-scout.json", l4));
+  expect_physical(synth::synthesize("llama4-scout", l4));
   l4 = mla;  // GPT-OSS: sliding-window layers, attention sinks, the clamped gate, all experts in eager
   l4.seq = 1024;
-  expect_physical(synth::synthesize_config_file(std::string(KCAST_TEST_DATA) + "/synth/gpt-oss-20b.json", l4));
+  expect_physical(synth::synthesize("gpt-oss-20b", l4));
   synth::SynthOptions cnn;
   cnn.mode = synth::Mode::train;
   cnn.batch = 32;

@@ -20,7 +20,7 @@ using testing::test_config;
 using testing::with_mode;
 
 TEST(SynthGemma, ParameterCountsAreThePublishedOnes) {
-  const TransformerConfig g2 = test_config("gemma-2-2b.json");
+  const TransformerConfig g2 = test_config("gemma-2-2b");
   EXPECT_TRUE(g2.embed_scale);
   EXPECT_TRUE(g2.sandwich_norm);
   EXPECT_TRUE(g2.tied_embeddings);  // Gemma's default: the config has no tie_word_embeddings key
@@ -36,7 +36,7 @@ TEST(SynthGemma, ParameterCountsAreThePublishedOnes) {
   EXPECT_DOUBLE_EQ(g2.parameter_count(), 26 * layer + 256000 * d + d);
   EXPECT_DOUBLE_EQ(g2.parameter_count(), 2614341888.0);  // model card: 2.61B
 
-  const TransformerConfig g3 = test_config("gemma-3-1b.json");
+  const TransformerConfig g3 = test_config("gemma-3-1b");
   EXPECT_EQ(g3.qk_norm, TransformerConfig::QkNorm::per_head);
   EXPECT_DOUBLE_EQ(g3.attn_softcap, 0);  // null in Gemma 3
   EXPECT_EQ(g3.local_layers, 22);        // all but layers 5, 11, 17, 23 (sliding_window_pattern 6)
@@ -44,7 +44,7 @@ TEST(SynthGemma, ParameterCountsAreThePublishedOnes) {
 }
 
 TEST(SynthGemma, LayersCarryGemmasOps) {
-  const TransformerConfig c = test_config("gemma-2-2b.json");
+  const TransformerConfig c = test_config("gemma-2-2b");
   const double B = 2, S = 1024, T = B * S;  // shorter than the window: every layer is a full one
   const auto ks = synthesize_transformer(c, with_mode(Mode::train, 2, 1024));
   EXPECT_EQ(find(ks, "local_layer.attn.qk aten::bmm (QK^T)"), nullptr);
@@ -75,7 +75,7 @@ TEST(SynthGemma, LayersCarryGemmasOps) {
 // Gemma 2 at 8192 tokens: 13 layers see a 4096-key window. Query i attends to min(i + 1, 4096)
 // keys, S w - w^2 / 2 pairs against S^2 / 2 for a full causal layer.
 TEST(SynthGemma, FlashAttentionSkipsKeysOutsideTheWindow) {
-  const TransformerConfig c = test_config("gemma-2-2b.json");
+  const TransformerConfig c = test_config("gemma-2-2b");
   SynthOptions o = with_mode(Mode::infer, 1, 8192);
   o.attention = AttentionImpl::flash;
   const auto ks = synthesize_transformer(c, o);
@@ -102,7 +102,7 @@ TEST(SynthGemma, FlashAttentionSkipsKeysOutsideTheWindow) {
 
 // Decoding, a sliding-window layer keeps and reads only its window (HF's HybridCache; paged caches).
 TEST(SynthGemma, DecodeCachesOnlyTheWindowOfLocalLayers) {
-  const TransformerConfig c = test_config("gemma-3-1b.json");
+  const TransformerConfig c = test_config("gemma-3-1b");
   Footprint f;
   const auto ks = synthesize_transformer(c, with_mode(Mode::decode, 4, 32768), &f);
   const double kv = 1 * 256 * 2;  // one KV head: k and v of 256

@@ -20,7 +20,7 @@ using testing::test_config;
 using testing::with_mode;
 
 TEST(SynthGptOss, ParameterCountsAreThePublishedOnes) {
-  const TransformerConfig small = test_config("gpt-oss-20b.json"), large = test_config("gpt-oss-120b.json");
+  const TransformerConfig small = test_config("gpt-oss-20b"), large = test_config("gpt-oss-120b");
   EXPECT_TRUE(small.notes.empty());  // known by name
   EXPECT_EQ(small.local_layers, 12);
   // Written out: attention with biases and a sink per head; per expert gate|up and down with their
@@ -39,7 +39,7 @@ TEST(SynthGptOss, ParameterCountsAreThePublishedOnes) {
 }
 
 TEST(SynthGptOss, EagerInferenceRunsEveryExpertAndTrainingLoops) {
-  const TransformerConfig c = test_config("gpt-oss-20b.json");
+  const TransformerConfig c = test_config("gpt-oss-20b");
   const double T = 2 * 1024, d = 2880, F = 2880;
   const auto infer = synthesize_transformer(c, with_mode(Mode::infer, 2, 1024));
   const Kernel* up = find(infer, "layer.moe.experts aten::bmm (gate_up_proj)");

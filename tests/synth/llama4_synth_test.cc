@@ -32,7 +32,7 @@ constexpr double d = 5120, L = 48, F = 8192, Fd = 16384, V = 202048;
 const double attn = 2 * d * 40 * 128 + 2 * d * 8 * 128;
 
 TEST(SynthLlama4, ParameterCounts) {
-  const TransformerConfig scout = test_config("llama4-scout.json");
+  const TransformerConfig scout = test_config("llama4-scout");
   ASSERT_EQ(scout.notes.size(), 1u);
   EXPECT_EQ(scout.notes[0], "the language model only; not synthesized: vision_config");
   EXPECT_EQ(scout.dense_layers, 0);
@@ -42,7 +42,7 @@ TEST(SynthLlama4, ParameterCounts) {
   EXPECT_DOUBLE_EQ(scout.parameter_count(), L * (attn + 2 * d + moe16) + 2 * V * d + d);
   EXPECT_NEAR(scout.active_parameter_count() / 17e9, 1.0, 0.02);  // "17B active"
 
-  const TransformerConfig mav = test_config("llama4-maverick.json");
+  const TransformerConfig mav = test_config("llama4-maverick");
   EXPECT_EQ(mav.dense_layers, 24);  // experts in layers 1, 3, ..., 47
   const double moe128 = 128 * 3 * d * F + d * 128 + 3 * d * F;
   EXPECT_DOUBLE_EQ(mav.parameter_count(), L * (attn + 2 * d) + 24 * 3 * d * Fd + 24 * moe128 + 2 * V * d + d);
@@ -51,7 +51,7 @@ TEST(SynthLlama4, ParameterCounts) {
 }
 
 TEST(SynthLlama4, EagerLayersAsHfRunsThem) {
-  const TransformerConfig mav = test_config("llama4-maverick.json");
+  const TransformerConfig mav = test_config("llama4-maverick");
   const double T = 2 * 1024;
   const auto ks = synthesize_transformer(mav, with_mode(Mode::infer, 2, 1024));
   // Dense layers keep intermediate_size_mlp; expert layers add a shared expert of intermediate_size.
@@ -78,13 +78,13 @@ TEST(SynthLlama4, EagerLayersAsHfRunsThem) {
   EXPECT_DOUBLE_EQ(runs(ks, "attn.softmax aten::_to_copy"), 0);
   EXPECT_EQ(find(ks, "layer.attn.softmax aten::_softmax")->dtype, DType::bf16);
   // Scout L2-normalizes q and k on its rotary layers.
-  const auto scout = synthesize_transformer(test_config("llama4-scout.json"), with_mode(Mode::infer, 1, 512));
+  const auto scout = synthesize_transformer(test_config("llama4-scout"), with_mode(Mode::infer, 1, 512));
   EXPECT_DOUBLE_EQ(runs(scout, "attn.q_l2_norm aten::mean"), 36);
   EXPECT_DOUBLE_EQ(runs(scout, "attn.k_l2_norm aten::mean"), 36);
 }
 
 TEST(SynthLlama4, ServingRoutesAndLimitsAreNamed) {
-  const TransformerConfig scout = test_config("llama4-scout.json");
+  const TransformerConfig scout = test_config("llama4-scout");
   // FP8 serving: fused MoE over the experts the tokens pick (top-1), the shared expert beside.
   SynthOptions o = with_mode(Mode::decode, 8, 8192);
   o.dtype = DType::fp8;

@@ -173,7 +173,7 @@ TEST(SynthMoE, Qwen3MoeHeadsWiderThanTheHiddenSize) {
   EXPECT_DOUBLE_EQ(up->count, 2 * 128 * 48);
 }
 
-TransformerConfig deepseek_v3() { return testing::test_config("deepseek-v3.json"); }
+TransformerConfig deepseek_v3() { return testing::test_config("deepseek-v3"); }
 
 // DeepSeek-V3: latent attention, 3 dense layers then 58 of 256 routed experts (8 per token) and one
 // shared expert, a sigmoid router with group-limited top-k.

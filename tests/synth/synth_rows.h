@@ -1,5 +1,5 @@
 // Helpers of the synth tests: a synthesized row by name, a temporary file to hand the config
-// readers (removed by the caller), and the Hugging Face configs of tests/data/synth.
+// readers (removed by the caller), and a config of the zoo (data/synth/) by model name.
 #pragma once
 #include <unistd.h>
 
@@ -25,9 +25,7 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
   return p.string();
 }
 
-// tests/data/synth/<file>, read as `kcast synth --config` reads it.
-inline TransformerConfig test_config(const std::string& file) {
-  return read_hf_config(std::string(KCAST_TEST_DATA) + "/synth/" + file);
-}
+// data/synth/<name>.json as `kcast synth <name>` reads it (throws where the zoo lacks it).
+inline TransformerConfig test_config(const std::string& name) { return zoo_config(name).value(); }
 
 }  // namespace kcast::synth::testing
