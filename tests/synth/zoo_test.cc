@@ -3,7 +3,12 @@
 // number, else to the digits given).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -65,6 +70,23 @@ TEST(SynthZoo, ModelsSynthesizeByNameAsTheirConfigReads) {
   // Llama 4's default sequence is one chunk of its chunked attention, not its 10M context.
   const auto scout = synthesize("llama4-scout", with_mode(Mode::infer, 1, 0));
   EXPECT_FALSE(scout.empty());
+}
+
+// A user's own config in $KCAST_DATA_DIR/synth/ is synthesized by its name like a zoo model.
+TEST(SynthZoo, DataDirAddsModels) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kcast_zoo_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "synth");
+  std::ofstream(dir / "synth" / "tiny.json") << R"({"_name_or_path": "me/tiny", "hidden_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "rms_norm_eps": 1e-6})";
+  ::setenv("KCAST_DATA_DIR", dir.c_str(), 1);
+  const std::optional<TransformerConfig> c = zoo_config("tiny");
+  const bool synthesized = !synthesize("tiny", with_mode(Mode::infer, 1, 8)).empty();
+  ::unsetenv("KCAST_DATA_DIR");
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->name, "tiny");
+  EXPECT_EQ(c->source, "me/tiny");
+  EXPECT_TRUE(synthesized);
 }
 
 }  // namespace
