@@ -17,25 +17,6 @@
 
 namespace kcast::cli {
 
-namespace {
-
-std::vector<std::string> split_gpus(const std::string& s) {
-  std::vector<std::string> out;
-  size_t from = 0;
-  while (true) {
-    const size_t comma = s.find(',', from);
-    const std::string part = s.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    const auto b = part.find_first_not_of(" \t"), e = part.find_last_not_of(" \t");
-    if (b == std::string::npos) throw InputError("option '--gpu': empty GPU name in '" + s + "'");
-    out.push_back(part.substr(b, e - b + 1));
-    if (comma == std::string::npos) break;
-    from = comma + 1;
-  }
-  return out;
-}
-
-}  // namespace
-
 int cmd_predict(int argc, char** argv) {
   po::options_description opts("kcast predict options");
   std::string kernels, gpus, model, per_kernel, format = "table", html;
@@ -60,14 +41,7 @@ int cmd_predict(int argc, char** argv) {
   eo.keep_rows = !per_kernel.empty();
 
   const GpuDatabase& db = default_gpu_database();
-  std::vector<const GpuSpec*> specs;
-  for (const auto& name : split_gpus(gpus)) {
-    try {
-      specs.push_back(&db.resolve(name));
-    } catch (const InputError& e) {
-      throw InputError(std::string("option '--gpu': ") + e.what());
-    }
-  }
+  const std::vector<const GpuSpec*> specs = resolve_gpu_list(db, gpus);
   const LoadedModel lm = model_or_default(model);
   const std::vector<Kernel> rows = read_kernel_list(kernels, KernelListOptions{&db, &default_classifier()});
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "calibrate/gpu_database_csv.h"
 #include "calibrate/kernel_list_csv.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
@@ -38,6 +39,17 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   return s + "; " + gigabytes(f.total_bytes()) + (o.mode == Mode::train ? " before activations" : " before activations and workspace");
 }
 
+// Whether the step's memory fits on `g`: the datasheet's GB are binary (an "80 GB" board has 80 GiB),
+// and the step's figure leaves out activations and workspace, so a fit is a necessary condition.
+std::string fit_line(const Footprint& f, const GpuSpec& g, Mode mode) {
+  if (!known(g.memory_gb)) return "kcast synth: " + g.name + ": memory capacity unknown";
+  const double capacity = g.memory_gb * 1073741824.0, need = f.total_bytes();
+  std::string s = "kcast synth: " + g.name + " (" + gigabytes(capacity) + "): ";
+  if (need > capacity) return s + "does not fit, the step needs at least " + gigabytes(need);
+  return s + "fits, " + gigabytes(capacity - need) + " left for " +
+         (mode == Mode::train ? "activations" : "activations and workspace");
+}
+
 template <class E>
 E pick(const std::string& option, const std::string& value,
        std::initializer_list<std::pair<const char*, E>> choices) {
@@ -62,7 +74,7 @@ int64_t positive(const po::variables_map& vm, const char* option) {
 
 int cmd_synth(int argc, char** argv) {
   po::options_description opts("kcast synth options");
-  std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out;
+  std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out, gpus;
   opts.add_options()("model", po::value(&model), "built-in model name (positional; see --list)")(
       "list", "list the built-in models")("batch", po::value<int64_t>(), "batch size (default 1)")(
       "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
@@ -88,7 +100,8 @@ int cmd_synth(int argc, char** argv) {
       "exchanged by all-to-all; ep divides dp; default 1)")(
       "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
       "accumulation; default 1)")(
-      "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout");
+      "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout")(
+      "gpu", po::value(&gpus), "also say whether the step's memory fits on these GPUs: NAME[,NAME...]");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -96,7 +109,8 @@ int cmd_synth(int argc, char** argv) {
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode] [--dtype DT] "
                      "[--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
-                     "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [-o OUT.csv] [--list]",
+                     "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [-o OUT.csv] [--gpu NAME[,...]] "
+                     "[--list]",
                      opts, pos, vm))
     return 0;
 
@@ -143,6 +157,9 @@ int cmd_synth(int argc, char** argv) {
     o.dtype = *d;
   }
 
+  // Resolved before synthesis, so a misspelt GPU fails before any output is written.
+  const std::vector<const GpuSpec*> fit_gpus =
+      gpus.empty() ? std::vector<const GpuSpec*>{} : resolve_gpu_list(default_gpu_database(), gpus);
   Footprint fp;
   const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o, &fp) : synthesize_config_file(config, o, &fp);
   if (out.empty()) write_kernel_list(kernels, std::cout);
@@ -150,6 +167,7 @@ int cmd_synth(int argc, char** argv) {
   for (const std::string& note : fp.notes)
     std::cerr << "kcast synth: " << (config.empty() ? model : config) << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";
+  for (const GpuSpec* g : fit_gpus) std::cerr << fit_line(fp, *g, o.mode) << "\n";
   return 0;
 }
 

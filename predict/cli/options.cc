@@ -29,4 +29,23 @@ Format parse_format(const std::string& s) {
   throw InputError("option '--format': '" + s + "' is not one of table, csv, json");
 }
 
+std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::string& list) {
+  std::vector<const GpuSpec*> out;
+  size_t from = 0;
+  while (true) {
+    const size_t comma = list.find(',', from);
+    const std::string part = list.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    const auto b = part.find_first_not_of(" \t"), e = part.find_last_not_of(" \t");
+    if (b == std::string::npos) throw InputError("option '--gpu': empty GPU name in '" + list + "'");
+    try {
+      out.push_back(&db.resolve(part.substr(b, e - b + 1)));
+    } catch (const InputError& err) {
+      throw InputError(std::string("option '--gpu': ") + err.what());
+    }
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace kcast::cli

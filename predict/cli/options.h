@@ -3,6 +3,9 @@
 #pragma once
 #include <boost/program_options.hpp>
 #include <string>
+#include <vector>
+
+#include "model/gpu_database.h"
 
 namespace kcast::cli {
 
@@ -15,5 +18,8 @@ bool parse_options(int argc, char** argv, const std::string& usage, po::options_
 // Output format option shared by reporting commands.
 enum class Format { table, csv, json };
 Format parse_format(const std::string& s);
+
+// The GPUs of a `--gpu NAME[,NAME...]` value; an empty or unknown name is an error naming the option.
+std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::string& list);
 
 }  // namespace kcast::cli

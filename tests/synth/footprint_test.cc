@@ -3,13 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "predict/synth/synth.h"
+#include "tests/predict/predict_fixture.h"
 #include "tests/synth/synth_options.h"
 
 namespace kcast::synth {
 namespace {
+
+using kcast::testing::run_kcast;
 
 using testing::with_mode;
 
@@ -54,6 +58,26 @@ TEST(SynthFootprint, TheCliReportsItOnStderr) {
   while (fgets(buf, sizeof buf, p)) err += buf;
   EXPECT_EQ(pclose(p), 0);
   EXPECT_NE(err.find("weights 16.06 GB, KV cache 68.72 GB; 84.78 GB"), std::string::npos) << err;
+}
+
+// `--gpu` says whether the step's memory fits each board's datasheet capacity (binary GB): Llama 3
+// 8B decoding 64 x 8192 tokens holds 16.06 + 68.72 = 84.78 GB, under an H100's 80 GiB (85.90 GB),
+// over a T4's 16 GiB. A GPU name that does not resolve fails before anything is written.
+TEST(SynthFootprint, GpuOptionSaysWhetherTheStepFits) {
+  const std::string out = ::testing::TempDir() + "/fit.csv";
+  std::remove(out.c_str());
+  const auto r =
+      run_kcast("synth llama3-8b --mode decode --batch 64 --seq 8192 --gpu 'H100-SXM, Tesla T4' -o '" + out + "'", true);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("kcast synth: H100-SXM (85.90 GB): fits, 1.12 GB left for activations and workspace"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kcast synth: T4 (17.18 GB): does not fit, the step needs at least 84.78 GB"), std::string::npos)
+      << r.out;
+  std::remove(out.c_str());
+  const auto bad = run_kcast("synth llama3-8b --gpu H1000 -o '" + out + "'", true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("option '--gpu': unknown GPU 'H1000'"), std::string::npos) << bad.out;
+  EXPECT_FALSE(std::ifstream(out).good());
 }
 
 }  // namespace
