@@ -192,29 +192,34 @@ bool is_gemma(const std::string& type) {
 // use it, from `layer_types` where the config lists them, else the family's layout (HF's Gemma 2:
 // the even layers; Gemma 3: all but every sliding_window_pattern-th; the others: every layer).
 void sliding_window_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
-  if (!r.find({"sliding_window"})) return;
-  if (r.find({"use_sliding_window"}) && !r.boolean("use_sliding_window", false)) return;
-  if (type.rfind("qwen", 0) == 0)  // Qwen2's window starts at max_window_layers, a layout synth lacks
-    throw InputError(r.file + ": key 'use_sliding_window': Qwen's sliding-window layout is not supported by synth");
-  c.sliding_window = r.integer({"sliding_window"}, 0, true);
+  // layer_types, where a config lists them, must name attention synth builds, window or not: a
+  // linear-attention layer (Qwen3-Next, ...) is not a full-attention one.
+  int64_t listed_sliding = -1;
   if (const json* lt = r.find({"layer_types"})) {
     if (!lt->is_array() || lt->size() != size_t(c.layers))
       throw InputError(r.file + ": key 'layer_types': expected a list of " + std::to_string(c.layers) +
                        " layer types, got " + lt->dump());
-    c.local_layers = 0;
+    listed_sliding = 0;
     for (const json& t : *lt) {
-      if (t == "sliding_attention") ++c.local_layers;
+      if (t == "sliding_attention") ++listed_sliding;
       else if (t != "full_attention")
         throw InputError(r.file + ": key 'layer_types': unsupported " + t.dump() +
                          " (expected sliding_attention or full_attention)");
     }
-  } else if (type == "gemma2") {
-    c.local_layers = (c.layers + 1) / 2;
-  } else if (type == "gemma3" || type == "gemma3_text") {
-    c.local_layers = c.layers - c.layers / r.integer({"sliding_window_pattern"}, 6, false);
-  } else {
-    c.local_layers = c.layers;
   }
+  if (!r.find({"sliding_window"}) || (r.find({"use_sliding_window"}) && !r.boolean("use_sliding_window", false))) {
+    if (listed_sliding > 0)
+      throw InputError(r.file + ": key 'layer_types': sliding_attention layers without a sliding_window");
+    return;
+  }
+  if (type.rfind("qwen", 0) == 0)  // Qwen2's window starts at max_window_layers, a layout synth lacks
+    throw InputError(r.file + ": key 'use_sliding_window': Qwen's sliding-window layout is not supported by synth");
+  c.sliding_window = r.integer({"sliding_window"}, 0, true);
+  if (listed_sliding >= 0) c.local_layers = listed_sliding;
+  else if (type == "gemma2") c.local_layers = (c.layers + 1) / 2;
+  else if (type == "gemma3" || type == "gemma3_text")
+    c.local_layers = c.layers - c.layers / r.integer({"sliding_window_pattern"}, 6, false);
+  else c.local_layers = c.layers;
 }
 
 // Gemma 1/2/3 as HF runs them: embeddings scaled by sqrt(hidden), GeGLU (hidden_activation, else

@@ -166,6 +166,13 @@ TEST(SynthGemma, WindowLayoutsFromConfigs) {
             std::string::npos);
   EXPECT_NE(err(R"("sliding_window": 16, "layer_types": ["a", "b", "c", "d"])").find("unsupported \"a\""),
             std::string::npos);
+  // Without a window too: a linear-attention layer is not built as a full-attention one.
+  EXPECT_NE(err(R"("layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"])")
+                .find("unsupported \"linear_attention\""),
+            std::string::npos);
+  EXPECT_NE(err(R"("layer_types": ["sliding_attention", "full_attention", "full_attention", "full_attention"])")
+                .find("without a sliding_window"),
+            std::string::npos);
   EXPECT_NE(err(R"("model_type": "qwen2", "use_sliding_window": true, "sliding_window": 16)")
                 .find("'use_sliding_window'"),
             std::string::npos);
