@@ -81,7 +81,9 @@ int cmd_synth(int argc, char** argv) {
       "model's context; BERT 512)")(
       "mode", po::value(&mode)->default_value("infer"),
       "infer (forward), train (forward + backward + optimizer step) or decode (one generated token per "
-      "sequence against a KV cache of --seq tokens)")(
+      "sequence against a KV cache of --seq tokens) or generate (a prompt of --seq tokens, then --new-tokens "
+      "decode steps)")(
+      "new-tokens", po::value<int64_t>(), "generate: tokens to generate per sequence after the prompt")(
       "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, or fp8 (transformer inference: FP8 projections) (default: bf16 for llama models, fp32 otherwise)")(
       "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
       "optimizer", po::value(&optimizer)->default_value("adam"), "adam, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
@@ -106,7 +108,8 @@ int cmd_synth(int argc, char** argv) {
   pos.add("model", 1);
   po::variables_map vm;
   if (!parse_options(argc, argv,
-                     "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode] [--dtype DT] "
+                     "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N] "
+                     "[--dtype DT] "
                      "[--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [-o OUT.csv] [--gpu NAME[,...]] "
@@ -140,7 +143,14 @@ int cmd_synth(int argc, char** argv) {
                                 std::pair{"ep", &o.ep}, std::pair{"microbatches", &o.microbatches}})
     if (vm.count(option)) *degree = positive(vm, option);
   o.mode = pick<Mode>("mode", mode,
-                      {{"infer", Mode::infer}, {"inference", Mode::infer}, {"train", Mode::train}, {"decode", Mode::decode}});
+                      {{"infer", Mode::infer},
+                       {"inference", Mode::infer},
+                       {"train", Mode::train},
+                       {"decode", Mode::decode},
+                       {"generate", Mode::generate}});
+  o.new_tokens = positive(vm, "new-tokens");
+  if (o.new_tokens && o.mode != Mode::generate)
+    throw InputError("option '--new-tokens': only with --mode generate");
   o.attention = pick<AttentionImpl>("attention", attention, {{"eager", AttentionImpl::eager}, {"flash", AttentionImpl::flash}});
   o.optimizer = pick<Optimizer>("optimizer", optimizer,
                                 {{"adam", Optimizer::adam}, {"sgd", Optimizer::sgd}, {"none", Optimizer::none}});

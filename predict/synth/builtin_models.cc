@@ -4,6 +4,7 @@
 
 #include "model/ascii_lower.h"
 #include "model/error.h"
+#include "predict/synth/generation.h"
 #include "predict/synth/resnet_synth.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer_config.h"
@@ -126,6 +127,12 @@ std::vector<BuiltinModel> builtin_models() {
 }
 
 std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt, Footprint* fp) {
+  if (opt.mode == Mode::generate) {
+    if (find_builtin_resnet(ascii_lower(model)))
+      throw InputError("option '--mode': generate produces tokens with a decoder; " + model +
+                       " is a CNN (infer or train)");
+    return synthesize_generation([&](const SynthOptions& o, Footprint* f) { return synthesize(model, o, f); }, opt, fp);
+  }
   if (const ResNetConfig* r = find_builtin_resnet(ascii_lower(model))) return synthesize_resnet(*r, opt, fp);
   const TransformerConfig* cfg = find_builtin_transformer(model);
   if (!cfg) {
@@ -139,6 +146,9 @@ std::vector<Kernel> synthesize(const std::string& model, const SynthOptions& opt
 }
 
 std::vector<Kernel> synthesize_config_file(const std::string& path, const SynthOptions& opt, Footprint* fp) {
+  if (opt.mode == Mode::generate)
+    return synthesize_generation(
+        [&](const SynthOptions& o, Footprint* f) { return synthesize_config_file(path, o, f); }, opt, fp);
   return synthesize_transformer(with_overrides(read_hf_config(path), opt), opt, fp);
 }
 

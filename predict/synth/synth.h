@@ -14,8 +14,10 @@ namespace kcast::synth {
 
 // infer: one forward pass over batch x seq tokens (prefill); train: forward, backward and the
 // optimizer step; decode: one generation step of a decoder, one new token per sequence attending to
-// a KV cache of seq tokens (forward only).
-enum class Mode { infer, train, decode };
+// a KV cache of seq tokens (forward only); generate: a whole generation, the prompt's forward (infer
+// over batch x seq, rows prefixed `prefill.`) then `new_tokens` decode steps, each attending to the
+// prompt and the tokens before it (rows prefixed `decode@CTX.`, grouped: generation.h).
+enum class Mode { infer, train, decode, generate };
 enum class AttentionImpl { eager, flash };
 enum class Optimizer { adam, sgd, none };
 // Which output head a transformer carries. `automatic`: decoders get the LM head; encoders (BERT)
@@ -41,6 +43,7 @@ struct SynthOptions {
   // follows the critical path of the schedule. Expert parallelism (mixtures of experts) splits the
   // experts over `ep` of the data-parallel replicas, which exchange tokens by all-to-all.
   int64_t tp = 1, pp = 1, dp = 1, microbatches = 1, ep = 1;
+  int64_t new_tokens = 0;  // generate: tokens generated per sequence after the prompt of `seq`
 };
 
 // What one GPU holds for the step, exact for the synthesized model and options: its parameters as

@@ -1105,6 +1105,8 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.dtype == DType::fp8 && opt.mode == Mode::train)
     throw InputError("option '--dtype': fp8 is synthesized for --mode infer (FP8 serving: FP8 projections, "
                      "BF16 elsewhere); FP8 training recipes are not modelled, use bf16");
+  if (opt.mode == Mode::generate)  // a sequence of steps: synthesize_generation() builds it from infer and decode
+    throw InputError("option '--mode': generate is synthesized through synthesize() / synthesize_config_file()");
   if (opt.mode == Mode::decode && cfg.family == Family::bert)
     throw InputError("option '--mode': decode generates tokens with a decoder; " + cfg.name + " is an encoder");
   if (cfg.family != Family::bert && (opt.head == HeadKind::classifier || opt.head == HeadKind::pretraining))
