@@ -26,19 +26,22 @@ int cmd_predict(int argc, char** argv) {
       "model", po::value(&model), "model.json (default: the shipped model)")(
       "per-kernel", po::value(&per_kernel), "write one row per input row and GPU to this CSV")(
       "format", po::value(&format)->default_value("table"), "table, csv or json")(
-      "html", po::value(&html), "write a self-contained HTML report with charts");
+      "html", po::value(&html), "write a self-contained HTML report with charts")(
+      "by-prefix", "also break the time down by name prefix (up to the first '.': synth's embed., layer., "
+      "head., optimizer., prefill., decode@N., ...)");
   e2e.add_to(opts);
   po::positional_options_description pos;
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "kcast predict --kernels FILE --gpu NAME[,NAME...] [--model MODEL.json] "
                      "[--mode auto|transfer|absolute] [--per-kernel OUT.csv] [--format table|csv|json] "
-                     "[--html OUT.html] [--cuda-graph] [--with-context]",
+                     "[--html OUT.html] [--cuda-graph] [--with-context] [--by-prefix]",
                      opts, pos, vm))
     return 0;
   const Format fmt = parse_format(format);
   E2eOptions eo = e2e.options();
-  eo.keep_rows = !per_kernel.empty();
+  const bool by_prefix = vm.count("by-prefix") > 0;
+  eo.keep_rows = !per_kernel.empty() || by_prefix;
 
   const GpuDatabase& db = default_gpu_database();
   const std::vector<const GpuSpec*> specs = resolve_gpu_list(db, gpus);
@@ -56,7 +59,8 @@ int cmd_predict(int argc, char** argv) {
     for (const Target& t : targets) caps.push_back(t.caps);
     write_per_kernel_csv_file(w, preds, caps, per_kernel);
   }
-  const PredictValues v = make_predict_values(w, preds, specs, kernels, lm.path.empty() ? "<default>" : lm.path);
+  PredictValues v = make_predict_values(w, preds, specs, kernels, lm.path.empty() ? "<default>" : lm.path);
+  if (by_prefix) add_prefix_breakdown(v, w, preds);
   if (!html.empty()) write_file_atomically(html, [&](std::ostream& o) { o << predict_html(v); });
   if (fmt == Format::json) std::cout << predict_json(v).dump(2) << "\n";
   else if (fmt == Format::csv) render_predict_csv(v, std::cout);

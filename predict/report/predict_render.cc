@@ -76,6 +76,25 @@ void render_predict_table(const PredictValues& v, std::ostream& o) {
     }
     o << "\n";
   }
+  if (!v.prefixes.empty()) {
+    o << "\nper name prefix (us, count x time):\n";
+    std::snprintf(line, sizeof line, "%-22s", "prefix");
+    o << line;
+    for (const auto& g : v.gpus) {
+      std::snprintf(line, sizeof line, " %14s", g.gpu.c_str());
+      o << line;
+    }
+    o << "\n";
+    for (size_t p = 0; p < v.prefixes.size(); ++p) {
+      std::snprintf(line, sizeof line, "%-22s", v.prefixes[p].c_str());
+      o << line;
+      for (const auto& g : v.gpus) {
+        std::snprintf(line, sizeof line, " %14s", fmt(g.prefix_us[p], 6).c_str());
+        o << line;
+      }
+      o << "\n";
+    }
+  }
   if (!v.gpus.empty() && v.gpus.size() > 1) {
     o << "\nvs " << v.gpus[0].gpu << " (" << v.dominant_dtype << " peak):";
     for (const auto& g : v.gpus)
@@ -89,7 +108,9 @@ void render_predict_csv(const PredictValues& v, std::ostream& o) {
   o << "gpu,mode,kernels,transferred_rows,invocations,kernel_us,step_us,gemm_us,non_gemm_us,launch_bound_us,"
        "compute_us,memory_us,launch_us,peak_dtype,peak_tflops,speedup_vs_first,peak_ratio_vs_first,source_gpus";
   for (KernelClass c : kAllClasses) o << ",class_" << to_string(c) << "_us";
-  o << ",link_us,latency_us\n";  // appended: the columns before keep their positions
+  o << ",link_us,latency_us";  // appended: the columns before keep their positions
+  for (const std::string& p : v.prefixes) o << ',' << csv_cell("prefix_" + p + "_us");  // --by-prefix, last
+  o << "\n";
   for (const auto& g : v.gpus) {
     o << csv_cell(g.gpu) << ',' << g.mode << ',' << g.kernels << ',' << g.transferred_rows << ','
       << fmt(g.invocations, 12) << ',' << fmt(g.kernel_us, 10) << ',' << fmt(g.step_us, 10) << ','
@@ -99,6 +120,7 @@ void render_predict_csv(const PredictValues& v, std::ostream& o) {
       << fmt(g.peak_ratio_vs_first) << ',' << csv_cell(join(g.source_gpus, ";"));
     for (KernelClass c : kAllClasses) o << ',' << fmt(g.class_us[int(c)], 10);
     o << ',' << fmt(g.bound_us[int(Bound::link)], 10) << ',' << fmt(g.bound_us[int(Bound::latency)], 10);
+    for (double us : g.prefix_us) o << ',' << fmt(us, 10);
     o << "\n";
   }
 }
@@ -133,6 +155,11 @@ nlohmann::json predict_json(const PredictValues& v) {
               {"peak_tflops", num(g.peak_tflops)},
               {"speedup_vs_first", num(g.speedup_vs_first)},
               {"peak_ratio_vs_first", num(g.peak_ratio_vs_first)}};
+    if (!v.prefixes.empty()) {
+      json by_prefix = json::object();
+      for (size_t p = 0; p < v.prefixes.size(); ++p) by_prefix[v.prefixes[p]] = g.prefix_us[p];
+      e["by_prefix"] = by_prefix;
+    }
     if (known(v.measured_kernel_us)) {
       e["measured_kernel_us"] = v.measured_kernel_us;
       e["measured_step_us"] = num(v.measured_step_us);

@@ -1,5 +1,8 @@
 #include "predict/report/predict_values.h"
 
+#include <stdexcept>
+#include <unordered_map>
+
 namespace kcast {
 
 namespace {
@@ -75,6 +78,25 @@ PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<G
     }
   }
   return v;
+}
+
+void add_prefix_breakdown(PredictValues& v, const PreparedWorkload& w, const std::vector<GpuPrediction>& preds) {
+  const std::vector<Kernel>& rows = *w.rows;
+  std::vector<size_t> of_row(rows.size());
+  std::unordered_map<std::string, size_t> index;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const size_t dot = rows[r].name.find('.');
+    const std::string p = dot == std::string::npos || dot == 0 ? "-" : rows[r].name.substr(0, dot);
+    auto [it, added] = index.emplace(p, v.prefixes.size());
+    if (added) v.prefixes.push_back(p);
+    of_row[r] = it->second;
+  }
+  for (size_t i = 0; i < preds.size() && i < v.gpus.size(); ++i) {
+    if (preds[i].row_us.size() != rows.size()) throw std::logic_error("prefix breakdown needs keep_rows predictions");
+    std::vector<double>& us = v.gpus[i].prefix_us;
+    us.assign(v.prefixes.size(), 0.0);
+    for (size_t r = 0; r < rows.size(); ++r) us[of_row[r]] += rows[r].count * preds[i].row_us[r];
+  }
 }
 
 }  // namespace kcast

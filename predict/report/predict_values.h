@@ -31,6 +31,7 @@ struct PredictGpuValues {
   double peak_tflops = kUnknown;       // datasheet, dominant dtype
   double speedup_vs_first = kUnknown;  // step time of the first GPU / this GPU's
   double peak_ratio_vs_first = kUnknown;
+  std::vector<double> prefix_us;  // count x time per PredictValues::prefixes entry (--by-prefix)
 };
 
 struct PredictValues {
@@ -40,12 +41,19 @@ struct PredictValues {
   double measured_kernel_us = kUnknown, measured_step_us = kUnknown;  // the list's own, if measured
   size_t inferred_work_rows = 0;  // measured rows without work, given what their time implies
   std::vector<PredictGpuValues> gpus;
+  // With --by-prefix: the rows' name prefixes (a name up to its first '.', as `kcast synth` writes
+  // sections: embed., layer., head., optimizer., prefill., decode@N.; "-" for a name without one),
+  // in first-seen order.
+  std::vector<std::string> prefixes;
 };
 
 // `specs[i]` is the database row of `preds[i]` (for peaks).
 PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds,
                                   const std::vector<const GpuSpec*>& specs, const std::string& kernels_file,
                                   const std::string& model);
+
+// Fills v.prefixes and each GPU's prefix_us from per-row predictions (E2eOptions::keep_rows).
+void add_prefix_breakdown(PredictValues& v, const PreparedWorkload& w, const std::vector<GpuPrediction>& preds);
 
 void render_predict_table(const PredictValues& v, std::ostream& out);
 void render_predict_csv(const PredictValues& v, std::ostream& out);

@@ -52,6 +52,32 @@ TEST(PredictCli, JsonHasCliMdShapeForEveryGpuInOrder) {
   }
 }
 
+// --by-prefix splits the time by name prefix, here a synthesized generation's prefill and decode
+// groups: the prefixes partition the kernel time (table, CSV columns and JSON alike).
+TEST(PredictCli, ByPrefixPartitionsTheTime) {
+  const std::string list = temp_path("generate.csv");
+  const std::string synth = "synth llama3-8b --mode generate --seq 512 --new-tokens 16 --attention flash";
+  ASSERT_EQ(run_kcast(synth + " -o '" + list + "'").rc, 0);
+  const RunResult r =
+      run_kcast("predict --kernels '" + list + "' --gpu H100-SXM,A100-SXM4-80GB --by-prefix --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  for (const json& p : json::parse(r.out)["predictions"]) {
+    ASSERT_TRUE(p["by_prefix"].is_object()) << p.dump();
+    double sum = 0;
+    for (auto& [name, v] : p["by_prefix"].items()) sum += v.get<double>();
+    EXPECT_NEAR(sum, p["kernel_us"].get<double>(), 1e-9 * sum);
+    EXPECT_GT(p["by_prefix"]["prefill"].get<double>(), 0);
+    EXPECT_EQ(p["by_prefix"].size(), 1u + 8u);  // prefill and 8 groups of 2 decode steps
+  }
+  const RunResult csv = run_kcast("predict --kernels '" + list + "' --gpu H100-SXM --by-prefix --format csv");
+  ASSERT_EQ(csv.rc, 0);
+  EXPECT_NE(csv.out.find(",link_us,latency_us,prefix_prefill_us,prefix_decode@513_us,"), std::string::npos) << csv.out;
+  const RunResult table = run_kcast("predict --kernels '" + list + "' --gpu H100-SXM --by-prefix");
+  EXPECT_NE(table.out.find("per name prefix (us, count x time):"), std::string::npos) << table.out;
+  const RunResult plain = run_kcast("predict --kernels '" + list + "' --gpu H100-SXM --format json");
+  EXPECT_FALSE(json::parse(plain.out)["predictions"][0].contains("by_prefix"));
+}
+
 TEST(PredictCli, PerKernelCsvHasOneRowPerInputRowAndGpuInInputOrder) {
   const std::string out = temp_path("per_kernel.csv");
   std::remove(out.c_str());
