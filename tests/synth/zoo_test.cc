@@ -40,7 +40,8 @@ const std::map<std::string, Published> kPublished = {
     {"qwen2.5-7b", {7.61e9, 0.001}},         {"qwen2.5-72b", {72706203648.0, 0}},
     {"qwen3-30b-a3b", {30.5e9, 0.005}},      {"qwen3-235b-a22b", {235093634560.0, 0}},
     {"llama3.2-1b", {1235814400.0, 0}},      {"llama3.2-3b", {3212749824.0, 0}},
-    {"mixtral-8x22b", {141e9, 0.003}},
+    {"mixtral-8x22b", {141e9, 0.003}},       {"qwen3-8b", {8190735360.0, 0}},
+    {"qwen3-32b", {32762123264.0, 0}},
 };
 
 TEST(SynthZoo, EveryModelHasItsPublishedParameterCount) {
