@@ -31,7 +31,7 @@ struct Published {
 // From the Hub model cards and reports (data/synth/README.md). Llama 4 Scout's 109B includes its
 // vision encoder, which synth leaves out.
 const std::map<std::string, Published> kPublished = {
-    {"deepseek-v3", {671026419200.0, 0}},    {"gemma-2-2b", {2614341888.0, 0}},
+    {"deepseek-v3", {671026419200.0, 0}},    {"deepseek-r1", {671026419200.0, 0}},    {"gemma-2-2b", {2614341888.0, 0}},
     {"gemma-2-9b", {9241705984.0, 0}},       {"gemma-2-27b", {27227128320.0, 0}},
     {"gemma-3-1b", {999885952.0, 0}},        {"gpt-oss-20b", {20914757184.0, 0}},
     {"gpt-oss-120b", {116829156672.0, 0}},   {"llama3-70b", {70553706496.0, 0}},
