@@ -75,8 +75,8 @@ int64_t positive(const po::variables_map& vm, const char* option) {
 int cmd_synth(int argc, char** argv) {
   po::options_description opts("kcast synth options");
   std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out, gpus;
-  opts.add_options()("model", po::value(&model), "built-in model name (positional; see --list)")(
-      "list", "list the built-in models")("batch", po::value<int64_t>(), "batch size (default 1)")(
+  opts.add_options()("model", po::value(&model), "a built-in or zoo model's name (positional; see --list)")(
+      "list", "list the built-in and zoo models")("batch", po::value<int64_t>(), "batch size (default 1)")(
       "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
       "model's context; BERT 512)")(
       "mode", po::value(&mode)->default_value("infer"),
@@ -108,9 +108,9 @@ int cmd_synth(int argc, char** argv) {
   pos.add("model", 1);
   po::variables_map vm;
   if (!parse_options(argc, argv,
-                     "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N] "
-                     "[--dtype DT] "
-                     "[--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss] [--config FILE.json]\n"
+                     "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N]\n"
+                     "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss] "
+                     "[--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [-o OUT.csv] [--gpu NAME[,...]] "
                      "[--list]",
