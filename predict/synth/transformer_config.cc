@@ -493,6 +493,11 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   moe_from_hf(r, type, c);
   if (llama && is_gemma(type)) gemma_from_hf(r, type, c);
   if (llama && (type == "llama4_text" || type == "llama4")) llama4_attention_from_hf(r, c);
+  if (llama && type == "phi3") {
+    if (r.find({"partial_rotary_factor"}) && r.j.at("partial_rotary_factor") != 1.0)
+      throw InputError(where + ": key 'partial_rotary_factor': partial rotary is not synthesized");
+    c.fused_qkv = c.fused_gate_up = true;
+  }
   if (c.family != Family::bert) sliding_window_from_hf(r, type, c);
 
   if (c.family == Family::bert) {
@@ -513,7 +518,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   static const std::set<std::string> as_implemented = {
       "", "bert", "roberta", "gpt2", "opt", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
       "qwen3_moe", "olmoe", "olmo2", "deepseek_v2", "deepseek_v3", "gemma", "gemma2", "gemma3", "gemma3_text",
-      "llama4", "llama4_text", "gpt_oss"};
+      "llama4", "llama4_text", "gpt_oss", "phi3"};
   if (!as_implemented.count(type)) {
     const char* family = c.family == Family::bert ? "BERT" : c.family == Family::opt ? "OPT"
                          : c.family == Family::gpt2 ? "GPT-2" : "LLaMA";

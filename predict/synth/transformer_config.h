@@ -68,6 +68,9 @@ struct TransformerConfig {
   // GPT-OSS: the gated activation clamps gate and up, gate * sigmoid(1.702 gate) * (up + 1); and
   // attention adds a learned sink logit per head to each softmax row.
   bool clamped_swiglu = false, attention_sinks = false;
+  // Phi-3 / Phi-4: q, k and v as one projection (qkv_proj) and gate and up as one (gate_up_proj),
+  // split by views: one GEMM each, and no gradient accumulation of their shared input.
+  bool fused_qkv = false, fused_gate_up = false;
   // Multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank > 0): q through a rank-q_lora_rank
   // bottleneck (0: one projection), every head's k and v from a rank-kv_lora_rank latent, plus one
   // rotary key of qk_rope_dim shared by the heads; q.k over qk_nope_dim + qk_rope_dim, v of v_head_dim.

@@ -424,11 +424,15 @@ class TransformerSynth {
           mla_projections(s);
           break;
         }
-        s.backward_only({accumulate("attn.input", x_elems, 2)});
         const bool qkv_bias = c_.bias || c_.qkv_bias;
-        linear(s, "attn.q_proj", T_, d_, qd_, qkv_bias);
-        if (c_.attention_sinks) s.param(H_);  // GPT-OSS: one sink logit per head
-        linear(s, "attn.k_proj|v_proj", T_, d_, kvd, qkv_bias, 2);
+        if (c_.fused_qkv) {
+          linear(s, "attn.qkv_proj", T_, d_, qd_ + 2 * kvd, qkv_bias);  // q, k, v: views of its output
+        } else {
+          s.backward_only({accumulate("attn.input", x_elems, 2)});
+          linear(s, "attn.q_proj", T_, d_, qd_, qkv_bias);
+          if (c_.attention_sinks) s.param(H_);  // GPT-OSS: one sink logit per head
+          linear(s, "attn.k_proj|v_proj", T_, d_, kvd, qkv_bias, 2);
+        }
         if (c_.qk_norm == TransformerConfig::QkNorm::per_head) {
           norm(s, "attn.q_norm", T_ * double(H_), hd_);
           norm(s, "attn.k_norm", T_ * double(Hkv_), hd_);
@@ -713,8 +717,12 @@ class TransformerSynth {
   void swiglu(Section& s, const std::string& name, double rows, int64_t F, bool bias, double n = 1,
               bool register_params = true) {
     const double e = rows * double(F);
-    s.backward_only({times(accumulate(name + ".input", rows * double(d_)), n)});  // x feeds gate and up
-    linear(s, name + ".gate_proj|up_proj", rows, d_, F, bias, 2 * n, register_params);
+    if (c_.fused_gate_up) {  // Phi-3: one gate_up_proj, chunked by views
+      linear(s, name + ".gate_up_proj", rows, d_, 2 * F, bias, n, register_params);
+    } else {
+      s.backward_only({times(accumulate(name + ".input", rows * double(d_)), n)});  // x feeds gate and up
+      linear(s, name + ".gate_proj|up_proj", rows, d_, F, bias, 2 * n, register_params);
+    }
     gate(s, name, e, n);
     linear(s, name + ".down_proj", rows, F, d_, bias, n, register_params);
   }

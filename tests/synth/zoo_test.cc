@@ -41,7 +41,8 @@ const std::map<std::string, Published> kPublished = {
     {"qwen3-30b-a3b", {30.5e9, 0.005}},      {"qwen3-235b-a22b", {235093634560.0, 0}},
     {"llama3.2-1b", {1235814400.0, 0}},      {"llama3.2-3b", {3212749824.0, 0}},
     {"mixtral-8x22b", {141e9, 0.003}},       {"qwen3-8b", {8190735360.0, 0}},
-    {"qwen3-32b", {32762123264.0, 0}},
+    {"qwen3-32b", {32762123264.0, 0}},       {"phi-3-mini-4k", {3821079552.0, 0}},
+    {"phi-4", {14.7e9, 0.005}},
 };
 
 TEST(SynthZoo, EveryModelHasItsPublishedParameterCount) {
@@ -90,6 +91,41 @@ TEST(SynthZoo, DataDirAddsModels) {
   EXPECT_EQ(c->name, "tiny");
   EXPECT_EQ(c->source, "me/tiny");
   EXPECT_TRUE(synthesized);
+}
+
+// Phi-3 / Phi-4 project q, k, v in one GEMM and gate, up in one: the same FLOPs as the separate
+// projections of the same model, fewer GEMMs, and no gradient accumulation of the shared input.
+TEST(SynthZoo, PhiFusesItsProjections) {
+  const TransformerConfig phi = zoo_config("phi-4").value();
+  TransformerConfig split = phi;
+  split.fused_qkv = split.fused_gate_up = false;
+  auto gemms = [](const std::vector<Kernel>& ks, double* flops) {
+    double n = 0;
+    for (const auto& k : ks)
+      if (k.cls == KernelClass::gemm) n += k.count, *flops += k.flops * k.count;
+    return n;
+  };
+  const auto fused = synthesize_transformer(phi, with_mode(Mode::train, 1, 256));
+  const auto separate = synthesize_transformer(split, with_mode(Mode::train, 1, 256));
+  double f_fused = 0, f_separate = 0;
+  const double n_fused = gemms(fused, &f_fused), n_separate = gemms(separate, &f_separate);
+  EXPECT_DOUBLE_EQ(f_fused, f_separate);
+  EXPECT_DOUBLE_EQ(n_separate - n_fused, 40 * 3 * (2 + 1));  // per layer 2 of q/k/v and 1 of gate/up, x3 with backward
+  auto accumulates = [](const std::vector<Kernel>& ks, const std::string& what) {
+    for (const auto& k : ks)
+      if (k.name.find(what + " aten::add (grad accumulate)") != std::string::npos) return true;
+    return false;
+  };
+  for (const char* input : {"attn.input", "mlp.input"}) {
+    EXPECT_FALSE(accumulates(fused, input)) << input;
+    EXPECT_TRUE(accumulates(separate, input)) << input;
+  }
+  EXPECT_NE(input_error_of([] {
+              parse_hf_config(R"({"model_type": "phi3", "hidden_size": 64, "num_hidden_layers": 2,
+                  "num_attention_heads": 2, "vocab_size": 10, "rms_norm_eps": 1e-6, "partial_rotary_factor": 0.75})",
+                              "p.json");
+            }).find("'partial_rotary_factor'"),
+            std::string::npos);
 }
 
 }  // namespace
