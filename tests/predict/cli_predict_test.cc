@@ -61,7 +61,8 @@ TEST(PredictCli, ByPrefixPartitionsTheTime) {
   const RunResult r =
       run_kcast("predict --kernels '" + list + "' --gpu H100-SXM,A100-SXM4-80GB --by-prefix --format json");
   ASSERT_EQ(r.rc, 0) << r.out;
-  for (const json& p : json::parse(r.out)["predictions"]) {
+  const json j = json::parse(r.out);  // named: a range-for over a temporary's member would dangle
+  for (const json& p : j["predictions"]) {
     ASSERT_TRUE(p["by_prefix"].is_object()) << p.dump();
     double sum = 0;
     for (auto& [name, v] : p["by_prefix"].items()) sum += v.get<double>();
