@@ -7,8 +7,7 @@
 
 namespace kcast::synth {
 
-std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOptions& opt, Footprint* fp,
-                                          std::vector<int64_t>* contexts) {
+std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOptions& opt, Footprint* fp) {
   if (opt.seq <= 0) throw InputError("option '--seq': give the prompt length for --mode generate");
   if (opt.new_tokens <= 0) throw InputError("option '--new-tokens': give the tokens to generate (--mode generate)");
   auto prefixed = [](std::vector<Kernel> ks, const std::string& prefix, double times) {
@@ -24,11 +23,11 @@ std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOpti
   // Step t (1-based) adds the token at position seq + t, which attends to seq + t keys.
   o.mode = Mode::decode;
   const int64_t n = opt.new_tokens, groups = std::min(n, kGenerationGroups);
-  std::vector<int64_t> seen;  // each group's context
+  std::string contexts;  // each group's, for the note
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t first = g * n / groups + 1, last = (g + 1) * n / groups;
     o.seq = opt.seq + (first + last) / 2;  // the group's mean step, rounded down
-    seen.push_back(o.seq);
+    contexts += (contexts.empty() ? "" : ", ") + std::to_string(o.seq);
     const std::vector<Kernel> ks = step(o, nullptr);
     const std::vector<Kernel> d = prefixed(ks, "decode@" + std::to_string(o.seq) + ".", double(last - first + 1));
     out.insert(out.end(), d.begin(), d.end());
@@ -36,14 +35,11 @@ std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOpti
   if (fp) {
     o.seq = opt.seq + n;
     step(o, fp);
-    std::string list;
-    for (int64_t c : seen) list += (list.empty() ? "" : ", ") + std::to_string(c);
     fp->notes.push_back("generation: the prompt of " + std::to_string(opt.seq) + " tokens (rows prefill.), then " +
                         std::to_string(n) + " tokens as " + std::to_string(groups) +
-                        " groups of decode steps at contexts " + list +
+                        " groups of decode steps at contexts " + contexts +
                         " (rows decode@CONTEXT.); the memory figures are the last step's");
   }
-  if (contexts) *contexts = seen;
   return out;
 }
 

@@ -21,8 +21,7 @@ using StepSynth = std::function<std::vector<Kernel>(const SynthOptions&, Footpri
 
 // The generation `opt` asks for (mode generate, seq = the prompt, new_tokens): the prefill rows,
 // then each group's decode rows. `fp`: the last step's memory (its KV cache holds seq + new_tokens
-// tokens); `contexts`: each group's context, in order.
-std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOptions& opt, Footprint* fp,
-                                          std::vector<int64_t>* contexts = nullptr);
+// tokens), with a note naming each group's context.
+std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOptions& opt, Footprint* fp);
 
 }  // namespace kcast::synth
