@@ -115,7 +115,7 @@ void TransformerConfig::validate(const std::string& where) const {
     throw InputError(where + ": " + std::to_string(local_layers) + " sliding-window layers (window " +
                      std::to_string(sliding_window) + ") do not fit " + std::to_string(layers) + " layers");
   if (local_layers > 0 && dense_layers > 0)
-    throw InputError(where + ": sliding-window attention with leading dense layers is not synthesized");
+    throw InputError(where + ": sliding-window attention in a mixture with dense layers is not synthesized");
 }
 
 namespace {
@@ -187,6 +187,7 @@ struct Reader {
 bool is_gemma(const std::string& type) {
   return type == "gemma" || type == "gemma2" || type == "gemma3" || type == "gemma3_text";
 }
+bool is_llama4(const std::string& type) { return type == "llama4" || type == "llama4_text"; }
 
 // Sliding-window attention (sliding_window, unless use_sliding_window says false): which layers
 // use it, from `layer_types` where the config lists them, else the family's layout (HF's Gemma 2:
@@ -299,8 +300,6 @@ void gpt_oss_from_hf(TransformerConfig& c) {
   c.clamped_swiglu = c.attention_sinks = true;
 }
 
-// Mixtral (num_local_experts), Qwen2-MoE / Qwen3-MoE / OLMoE (num_experts): every layer a
-// mixture of experts. Layouts that mix dense and expert layers are refused.
 // DeepSeek-V2/V3's multi-head latent attention (kv_lora_rank).
 void mla_from_hf(const Reader& r, TransformerConfig& c) {
   if (!r.find({"kv_lora_rank"})) return;
@@ -342,6 +341,8 @@ void deepseek_moe_from_hf(const Reader& r, TransformerConfig& c) {
   c.norm_topk = r.boolean("norm_topk_prob", false);
 }
 
+// Mixtral (num_local_experts), Qwen2-MoE / Qwen3-MoE / OLMoE (num_experts), Llama 4, GPT-OSS and
+// DeepSeek (n_routed_experts): the experts, the router, and which layers keep a dense MLP.
 void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
   if (r.find({"n_routed_experts"}) && r.integer({"n_routed_experts"}, 0, true) > 1) {
     if (c.family != Family::llama)
@@ -360,7 +361,7 @@ void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c)
                      "(RMSNorm, SwiGLU) models only");
   c.experts = v->get<int64_t>();
   c.experts_per_token = r.integer({"num_experts_per_tok", "experts_per_token"}, 0, true);
-  if (type == "llama4_text" || type == "llama4") return llama4_from_hf(r, c);
+  if (is_llama4(type)) return llama4_from_hf(r, c);
   if (type == "gpt_oss") return gpt_oss_from_hf(c);
   c.expert_ffn = r.integer({"moe_intermediate_size"}, c.ffn, false);
   if (r.find({"shared_expert_intermediate_size"}))
@@ -492,7 +493,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   c.ffn = r.integer({"intermediate_size", "n_inner", "ffn_dim"}, 4 * c.hidden, false);
   moe_from_hf(r, type, c);
   if (llama && is_gemma(type)) gemma_from_hf(r, type, c);
-  if (llama && (type == "llama4_text" || type == "llama4")) llama4_attention_from_hf(r, c);
+  if (llama && is_llama4(type)) llama4_attention_from_hf(r, c);
   if (llama && type == "phi3") {
     if (r.find({"partial_rotary_factor"}) && r.j.at("partial_rotary_factor") != 1.0)
       throw InputError(where + ": key 'partial_rotary_factor': partial rotary is not synthesized");

@@ -45,7 +45,7 @@ namespace {
 
 constexpr KernelClass EW = KernelClass::elementwise;
 constexpr const char* kLayerSection = "layer.";  // the repeated block (one layer, count = layers)
-constexpr const char* kDenseLayerSection = "dense_layer.";  // a mixture's leading dense layers
+constexpr const char* kDenseLayerSection = "dense_layer.";  // a mixture's dense layers, wherever they sit
 constexpr const char* kLocalLayerSection = "local_layer.";  // sliding-window layers, where the window bites
 bool in_block(const Section& s) {
   return s.prefix == kLayerSection || s.prefix == kDenseLayerSection || s.prefix == kLocalLayerSection;
@@ -102,7 +102,8 @@ class TransformerSynth {
     const double pp = double(o_.pp), m = double(o_.microbatches), stage_layers = this->stage_layers();
     Section& embed = tape_.section("embed.", 1);
     embeddings(embed);
-    // A mixture's leading dense layers (DeepSeek), then the expert layers (single stage only).
+    // A mixture's dense layers (DeepSeek's first, Qwen's or Llama 4's between), then the expert
+    // layers (single stage only).
     const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
     Section* dense_layers = nullptr;
     if (dense > 0) {
@@ -111,7 +112,7 @@ class TransformerSynth {
     }
     // Sliding-window layers get their own section where the window is shorter than the keys (else
     // they are full-attention layers); with pipeline stages only where every layer has the window.
-    const double local = window_bites() ? double(c_.local_layers) / pp : 0;
+    const double local = local_stage_layers();
     const double full = stage_layers - dense - local;
     Section* layers = full > 0 ? &tape_.section(kLayerSection, full) : nullptr;
     if (layers) layer(*layers);
@@ -160,6 +161,8 @@ class TransformerSynth {
   // Whether a sliding window is shorter than the keys a query sees (prefill: the sequence; decode:
   // the cache).
   bool window_bites() const { return c_.sliding_window > 0 && c_.local_layers > 0 && c_.sliding_window < Sk_; }
+  // The sliding-window layers this GPU holds as their own section (0 where the window does not bite).
+  double local_stage_layers() const { return window_bites() ? double(c_.local_layers) / double(o_.pp) : 0; }
 
  public:
   Footprint footprint() const {
@@ -169,7 +172,7 @@ class TransformerSynth {
     // whole on every tensor-parallel GPU).
     const double per_token = latent_decode_ ? double(c_.kv_lora_rank + c_.qk_rope_dim) : double(Hkv_ * (qkhd_ + vhd_));
     // Sliding-window layers keep only the window (HF's HybridCache, serving stacks' paged caches).
-    const double local = window_bites() ? double(c_.local_layers) / double(o_.pp) : 0;
+    const double local = local_stage_layers();
     const double cached_keys = (stage_layers() - local) * double(Sk_) + local * double(c_.sliding_window);
     if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * e_;
     f.weight_bytes += absorbed_copy_bytes_;
@@ -177,7 +180,6 @@ class TransformerSynth {
   }
 
  private:
-
   // ---- building blocks -------------------------------------------------------------------
 
   // y[rows, out] = x[rows, in] W^T (+ b); `times` identical projections (q/k/v, gate/up).
@@ -1007,7 +1009,7 @@ class TransformerSynth {
     dropout(s, "mlp.dropout", T_ * d_, c_.hidden_dropout);
   }
 
-  // `dense_mlp`: one of a mixture's leading dense layers; `window`: a sliding-window layer's.
+  // `dense_mlp`: one of a mixture's dense layers; `window`: a sliding-window layer's.
   void layer(Section& s, bool dense_mlp = false, int64_t window = 0) {
     if (c_.family == Family::bert) {  // post-norm
       attention(s);
