@@ -57,42 +57,35 @@ void render_predict_table(const PredictValues& v, std::ostream& o) {
                   pct(g.bound_us[int(Bound::link)], g.kernel_us).c_str());
     o << line;
   }
+  // The breakdown tables' GPU columns, after each row's label: the GPU names or each GPU's cell.
+  auto gpu_columns = [&](auto&& cell) {
+    for (const auto& g : v.gpus) {
+      std::snprintf(line, sizeof line, " %14s", cell(g).c_str());
+      o << line;
+    }
+    o << "\n";
+  };
+  auto gpu_name = [](const PredictGpuValues& g) { return g.gpu; };
   o << "\nper class (us, count x time):\n";
   std::snprintf(line, sizeof line, "%-14s %7s", "class", "rows");
   o << line;
-  for (const auto& g : v.gpus) {
-    std::snprintf(line, sizeof line, " %14s", g.gpu.c_str());
-    o << line;
-  }
-  o << "\n";
+  gpu_columns(gpu_name);
   for (KernelClass c : kAllClasses) {
     if (!class_present(v, c)) continue;
     std::snprintf(line, sizeof line, "%-14s %7zu", std::string(to_string(c)).c_str(),
                   v.gpus.empty() ? size_t(0) : v.gpus[0].class_rows[int(c)]);
     o << line;
-    for (const auto& g : v.gpus) {
-      std::snprintf(line, sizeof line, " %14s", fmt(g.class_us[int(c)], 6).c_str());
-      o << line;
-    }
-    o << "\n";
+    gpu_columns([&](const PredictGpuValues& g) { return fmt(g.class_us[int(c)], 6); });
   }
   if (!v.prefixes.empty()) {
     o << "\nper name prefix (us, count x time):\n";
     std::snprintf(line, sizeof line, "%-22s", "prefix");
     o << line;
-    for (const auto& g : v.gpus) {
-      std::snprintf(line, sizeof line, " %14s", g.gpu.c_str());
-      o << line;
-    }
-    o << "\n";
+    gpu_columns(gpu_name);
     for (size_t p = 0; p < v.prefixes.size(); ++p) {
       std::snprintf(line, sizeof line, "%-22s", v.prefixes[p].c_str());
       o << line;
-      for (const auto& g : v.gpus) {
-        std::snprintf(line, sizeof line, " %14s", fmt(g.prefix_us[p], 6).c_str());
-        o << line;
-      }
-      o << "\n";
+      gpu_columns([&](const PredictGpuValues& g) { return fmt(g.prefix_us[p], 6); });
     }
   }
   if (!v.gpus.empty() && v.gpus.size() > 1) {
