@@ -9,7 +9,7 @@
 namespace kcast {
 
 GpuDatabase parse_gpu_database(const std::string& text, const std::string& file) {
-  using Reader = io::CSVReader<24, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
+  using Reader = io::CSVReader<25, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
   std::vector<GpuSpec> gpus;
   try {
     Reader in(file, std::make_unique<MemoryByteSource>(text));
@@ -17,14 +17,14 @@ GpuDatabase parse_gpu_database(const std::string& text, const std::string& file)
                    "arch", "compute_capability", "release_year", "sm_count", "boost_clock_mhz",
                    "memory_gb", "dram_bw_gbps", "l2_mb", "fp64_tflops", "fp32_tflops", "tf32_tflops",
                    "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "tensor_cores", "tdp_w",
-                   "link_gbps", "host_gbps", "source", "uncertain");
+                   "link_gbps", "host_gbps", "source", "uncertain", "fp4_tflops");
     if (!in.has_column("name")) throw InputError(file + ":1: missing column 'name'");
     char *name, *aliases, *vendor, *arch, *cc, *year, *sms, *clock, *mem, *bw, *l2, *f64, *f32,
-        *tf32, *f16, *bf16, *f8, *i8, *tc, *tdp, *link, *host, *source, *uncertain;
+        *tf32, *f16, *bf16, *f8, *i8, *tc, *tdp, *link, *host, *source, *uncertain, *f4;
     name = aliases = vendor = arch = cc = year = sms = clock = mem = bw = l2 = f64 = f32 = tf32 =
-        f16 = bf16 = f8 = i8 = tc = tdp = link = host = source = uncertain = nullptr;
+        f16 = bf16 = f8 = i8 = tc = tdp = link = host = source = uncertain = f4 = nullptr;
     while (in.read_row(name, aliases, vendor, arch, cc, year, sms, clock, mem, bw, l2, f64, f32, tf32,
-                       f16, bf16, f8, i8, tc, tdp, link, host, source, uncertain)) {
+                       f16, bf16, f8, i8, tc, tdp, link, host, source, uncertain, f4)) {
       const unsigned line = in.get_file_line();
       auto num = [&](const char* t, const char* col, double& out) {
         parse_double_cell(t, CellRef{file, line, col}, out);
@@ -54,6 +54,7 @@ GpuDatabase parse_gpu_database(const std::string& text, const std::string& file)
       num(bf16, "bf16_tflops", g.bf16_tflops);
       num(f8, "fp8_tflops", g.fp8_tflops);
       num(i8, "int8_tops", g.int8_tops);
+      num(f4, "fp4_tflops", g.fp4_tflops);
       num(tdp, "tdp_w", g.tdp_w);
       num(link, "link_gbps", g.link_gbps);
       num(host, "host_gbps", g.host_gbps);

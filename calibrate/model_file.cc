@@ -183,7 +183,7 @@ GpuSpec LoadedModel::spec_for(const GpuSpec& gpu, bool siblings) const {
   if (known(m.sgemm_scale)) s.measured_sgemm_scale = m.sgemm_scale;
   if (known(m.conv_scale)) s.measured_conv_scale = m.conv_scale;
   if (known(m.context_scale)) s.measured_context_scale = m.context_scale;
-  for (int i = 0; i < 7; ++i)
+  for (int i = 0; i < kNumDTypes; ++i)
     if (known(m.gemm_eff[i])) s.measured_gemm_eff[i] = m.gemm_eff[i];
   if (!m.source.empty()) s.measured_source = m.source;
   return s;

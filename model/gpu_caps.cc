@@ -72,19 +72,22 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
     c.tensor_tflops[i] = peak * eff;
     c.gemm_boost_flops[i] = p[kPowerTauUs] * c.tensor_tflops[i] * 1e6;
   }
-  // FP8 on a GPU without FP8 units (A100, V100 with FP16 tensor cores): serving stacks run such
-  // checkpoints with weight-only FP8 kernels that upcast in registers and multiply on the 16-bit
-  // tensor cores, not on CUDA cores.
-  const int f8 = int(DType::fp8);
-  if (c.simt_gemm[f8])
-    for (DType w : {DType::bf16, DType::fp16})
-      if (!c.simt_gemm[int(w)] && c.tensor_tflops[int(w)] > 0) {
-        c.tensor_tflops[f8] = c.tensor_tflops[int(w)];
-        c.simt_gemm[f8] = false;
-        c.gemm_derate[f8] = c.gemm_derate[int(w)];
-        c.gemm_boost_flops[f8] = c.gemm_boost_flops[int(w)];
-        break;
-      }
+  // FP8 or FP4 on a GPU without such units (FP8: A100, V100 with FP16 tensor cores; FP4: everything
+  // before Blackwell): serving stacks run such checkpoints with weight-only kernels (FP8 Marlin,
+  // FP4 Marlin, Triton's MXFP4 matmul) that upcast in registers and multiply on the 16-bit tensor
+  // cores, not on CUDA cores. The operands still stream at their narrow width (Kernel::gemm_bytes).
+  for (DType narrow : {DType::fp8, DType::fp4}) {
+    const int q = int(narrow);
+    if (c.simt_gemm[q])
+      for (DType w : {DType::bf16, DType::fp16})
+        if (!c.simt_gemm[int(w)] && c.tensor_tflops[int(w)] > 0) {
+          c.tensor_tflops[q] = c.tensor_tflops[int(w)];
+          c.simt_gemm[q] = false;
+          c.gemm_derate[q] = c.gemm_derate[int(w)];
+          c.gemm_boost_flops[q] = c.gemm_boost_flops[int(w)];
+          break;
+        }
+  }
   auto fill = [&](const std::vector<GemmTile>& from, double exp, GpuCaps::TileMenu& menu) {
     for (const GemmTile& t : from) {
       if (menu.n == 12) break;

@@ -31,9 +31,9 @@ struct GpuCaps {
   // the GPU's own count. The sm_count what-if knob leaves it: more SMs on the same L2 would thrash it
   // and slow a re-reading kernel, and a what-if of more SMs is one of more compute, never slower.
   int l2_sharing_sms = 1;
-  double tensor_tflops[7] = {};  // GEMM rate per dtype at boost clock (SIMT rate for fp32/fp64, or
-                                 // where no tensor unit exists); 0 = unsupported
-  bool simt_gemm[7] = {};        // GEMMs of this dtype run on CUDA cores
+  PerDType<double> tensor_tflops{};  // GEMM rate per dtype at boost clock (SIMT rate for fp32/fp64, or
+                                     // where no tensor unit exists); 0 = unsupported
+  PerDType<bool> simt_gemm{};        // GEMMs of this dtype run on CUDA cores
   double vector_tflops = 1;      // SIMT FP32 (elementwise math)
   double launch_floor_us = 2.5;  // minimum kernel duration
   // The latency a memory-bound kernel pays once before its data streams (µs): the fitted
@@ -46,11 +46,11 @@ struct GpuCaps {
   // The clock fraction a long GEMM of each dtype settles at under the board's power limit, or 1 where
   // a measured rate already includes it. The cost model applies it by the kernel's work (a short
   // kernel finishes before the power controller pulls the clock down).
-  double gemm_derate[7] = {1, 1, 1, 1, 1, 1, 1};
+  PerDType<double> gemm_derate = per_dtype(1.0);
   // The GEMM work (FLOPs) a board does at boost before the limit bites: an energy budget, i.e. a
   // fixed amount of work (power_tau_us at the GPU's own GEMM rate). Being work, not time, it stays
   // put under what-if knobs: faster hardware never turns a kernel slower or more than 2x faster.
-  double gemm_boost_flops[7] = {};
+  PerDType<double> gemm_boost_flops{};
   ArchFacts arch;
   // The GEMM tile menus with what the model needs per tile, derived once here because the GEMM
   // term is evaluated millions of times per second: one for tensor-core GEMMs, one for SIMT

@@ -11,7 +11,16 @@ double GpuSpec::peak_tflops(DType d) const {
     case DType::bf16: return bf16_tflops;
     case DType::fp8: return fp8_tflops;
     case DType::int8: return int8_tops;
+    case DType::fp4: return fp4_tflops;
   }
+  return fp32_tflops;
+}
+
+double GpuSpec::gemm_peak_tflops(DType d) const {
+  if (known(peak_tflops(d))) return peak_tflops(d);
+  if (d == DType::fp8 || d == DType::fp4)
+    for (DType w : {DType::bf16, DType::fp16})
+      if (has_tensor(w)) return peak_tflops(w);
   return fp32_tflops;
 }
 

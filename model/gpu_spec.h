@@ -22,10 +22,10 @@ struct GpuSpec {
   double memory_gb = kUnknown;
   double dram_bw_gbps = kUnknown;  // datasheet peak
   double l2_mb = kUnknown;
-  // Dense datasheet peaks. fp32/fp64 are SIMT (CUDA cores); tf32..int8 are tensor-core figures.
+  // Dense datasheet peaks. fp32/fp64 are SIMT (CUDA cores); tf32..int8 and fp4 are tensor-core figures.
   double fp64_tflops = kUnknown, fp32_tflops = kUnknown, tf32_tflops = kUnknown,
          fp16_tflops = kUnknown, bf16_tflops = kUnknown, fp8_tflops = kUnknown,
-         int8_tops = kUnknown;
+         int8_tops = kUnknown, fp4_tflops = kUnknown;
   bool tensor_cores = false;  // false: fp16 figures are packed-vector SIMT rates (Pascal)
   double tdp_w = kUnknown;
   // GPU-to-GPU bandwidth in one direction, GB/s: the NVLink / Infinity Fabric figure where the board
@@ -42,7 +42,7 @@ struct GpuSpec {
   double measured_launch_us = kUnknown;      // back-to-back launch interval of an empty kernel
   double measured_fp32_tflops = kUnknown;    // FMA-loop throughput
   // Sustained fraction of the datasheet tensor peak in large GEMMs, per dtype (NaN = default).
-  double measured_gemm_eff[7] = {kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown, kUnknown};
+  PerDType<double> measured_gemm_eff = per_dtype(kUnknown);
   // This board's SIMT (CUDA-core) GEMM efficiency relative to the model's eff_simt, fitted from its
   // own measured kernels (boards of one chip differ: clocks they hold, cooling, library version).
   double measured_sgemm_scale = kUnknown;
@@ -59,6 +59,9 @@ struct GpuSpec {
   double peak_tflops(DType d) const;
   // Whether `d` runs on tensor cores on this GPU (false: SIMT, e.g. fp16 on Pascal).
   bool has_tensor(DType d) const;
+  // The datasheet peak GEMMs of `d` run at: its own, else for FP8 / FP4 without such units the 16-bit
+  // tensor peak (weight-only kernels, GpuCaps), else FP32 (SIMT). The peak-FLOP ratio between GPUs.
+  double gemm_peak_tflops(DType d) const;
 };
 
 }  // namespace kcast

@@ -55,11 +55,13 @@ struct Kernel {
 
   bool has_shape() const { return m > 0 && n > 0 && k > 0; }
   double gemm_flops() const { return 2.0 * double(batch) * double(m) * double(n) * double(k); }
-  // Each operand read once, C written once. An FP8 GEMM accumulates wide and writes a 16-bit C
+  // Each operand read once, C written once. An FP8 or FP4 GEMM accumulates wide and writes a 16-bit C
   // (BF16/FP16: cuBLASLt's FP8 matmuls as Transformer Engine, torch._scaled_mm and the serving
-  // stacks' scaled_mm call them); other dtypes write C in their own type.
+  // stacks' scaled_mm call them; the block-scaled FP4 GEMMs likewise); other dtypes write C in their
+  // own type.
   double gemm_bytes() const {
-    const double in = dtype_bytes(dtype), out = dtype == DType::fp8 ? 2.0 : in;
+    const bool narrow = dtype == DType::fp8 || dtype == DType::fp4;
+    const double in = dtype_bytes(dtype), out = narrow ? 2.0 : in;
     return double(batch) * ((double(m) * double(k) + double(k) * double(n)) * in + double(m) * double(n) * out);
   }
   // Fill flops/bytes from the GEMM shape where the file left them empty.

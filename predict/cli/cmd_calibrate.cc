@@ -28,7 +28,7 @@ GpuMeasured measured_from(const GpuSpec& s) {
   m.l2_bw_gbps = s.measured_l2_bw_gbps;
   m.launch_us = s.measured_launch_us;
   m.fp32_tflops = s.measured_fp32_tflops;
-  for (int i = 0; i < 7; ++i) m.gemm_eff[i] = s.measured_gemm_eff[i];
+  m.gemm_eff = s.measured_gemm_eff;
   m.sgemm_scale = s.measured_sgemm_scale;
   m.conv_scale = s.measured_conv_scale;
   m.context_scale = s.measured_context_scale;

@@ -28,6 +28,9 @@ constexpr Field kNumbers[] = {
     {"bf16_tflops", &GpuSpec::bf16_tflops},         {"fp8_tflops", &GpuSpec::fp8_tflops},
     {"int8_tops", &GpuSpec::int8_tops},             {"tdp_w", &GpuSpec::tdp_w},
     {"link_gbps", &GpuSpec::link_gbps}, {"host_gbps", &GpuSpec::host_gbps}};
+// Columns added since: the csv writes them after `uncertain`, so a script reading the older columns
+// by position still finds them where they were.
+constexpr Field kAppended[] = {{"fp4_tflops", &GpuSpec::fp4_tflops}};
 
 std::string num(double v) {
   if (!known(v)) return "";
@@ -51,6 +54,7 @@ nlohmann::json to_json(const GpuSpec& g) {
   j["release_year"] = g.release_year;
   j["sm_count"] = g.sm_count;
   for (const auto& f : kNumbers) j[f.name] = known(g.*f.member) ? nlohmann::json(g.*f.member) : nlohmann::json();
+  for (const auto& f : kAppended) j[f.name] = known(g.*f.member) ? nlohmann::json(g.*f.member) : nlohmann::json();
   j["tensor_cores"] = g.tensor_cores;
   j["source"] = g.source;
   j["uncertain"] = g.uncertain;
@@ -151,23 +155,27 @@ int cmd_gpus(int argc, char** argv) {
   } else if (fmt == Format::csv) {
     std::cout << "name,aliases,vendor,arch,compute_capability,release_year,sm_count";
     for (const auto& f : kNumbers) std::cout << ',' << f.name;
-    std::cout << ",tensor_cores,source,uncertain\n";
+    std::cout << ",tensor_cores,source,uncertain";
+    for (const auto& f : kAppended) std::cout << ',' << f.name;
+    std::cout << "\n";
     for (const auto* g : rows) {
       std::cout << csv_field(g->name) << ',' << csv_field(join(g->aliases, ";")) << ',' << g->vendor << ','
                 << g->arch << ',' << g->compute_capability << ',' << g->release_year << ',' << g->sm_count;
       for (const auto& f : kNumbers) std::cout << ',' << num(g->*f.member);
       std::cout << ',' << (g->tensor_cores ? 1 : 0) << ',' << csv_field(g->source) << ','
-                << csv_field(g->uncertain) << "\n";
+                << csv_field(g->uncertain);
+      for (const auto& f : kAppended) std::cout << ',' << num(g->*f.member);
+      std::cout << "\n";
     }
   } else {
-    std::printf("%-16s %-9s %-6s %4s %6s %6s %7s %6s %7s %7s %7s %7s\n", "name", "arch", "cc", "SMs",
-                "MHz", "GB", "DRAM GB/s", "L2 MB", "FP32", "BF16", "FP16", "FP8");
+    std::printf("%-16s %-9s %-6s %4s %6s %6s %7s %6s %7s %7s %7s %7s %7s\n", "name", "arch", "cc", "SMs",
+                "MHz", "GB", "DRAM GB/s", "L2 MB", "FP32", "BF16", "FP16", "FP8", "FP4");
     for (const auto* g : rows)
-      std::printf("%-16s %-9s %-6s %4d %6s %6s %9s %6s %7s %7s %7s %7s\n", g->name.c_str(), g->arch.c_str(),
+      std::printf("%-16s %-9s %-6s %4d %6s %6s %9s %6s %7s %7s %7s %7s %7s\n", g->name.c_str(), g->arch.c_str(),
                   g->compute_capability.c_str(), g->sm_count, num(g->boost_clock_mhz).c_str(),
                   num(g->memory_gb).c_str(), num(g->dram_bw_gbps).c_str(), num(g->l2_mb).c_str(),
                   num(g->fp32_tflops).c_str(), num(g->bf16_tflops).c_str(), num(g->fp16_tflops).c_str(),
-                  num(g->fp8_tflops).c_str());
+                  num(g->fp8_tflops).c_str(), num(g->fp4_tflops).c_str());
     if (name.empty()) std::printf("(%zu GPUs; dense peaks in TFLOP/s; --format csv for all fields)\n", rows.size());
     else {
       std::printf("aliases: %s\nsource: %s\n", join(rows[0]->aliases, "; ").c_str(), rows[0]->source.c_str());

@@ -84,7 +84,7 @@ int cmd_synth(int argc, char** argv) {
       "sequence against a KV cache of --seq tokens) or generate (a prompt of --seq tokens, then --new-tokens "
       "decode steps)")(
       "new-tokens", po::value<int64_t>(), "generate: tokens to generate per sequence after the prompt")(
-      "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, or fp8 (transformer inference: FP8 projections) (default: bf16 for llama models, fp32 otherwise)")(
+      "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, fp8 or fp4 (transformer inference: FP8 / NVFP4 projections) (default: bf16 for llama models, fp32 otherwise)")(
       "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
       "optimizer", po::value(&optimizer)->default_value("adam"), "adam, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
       "head", po::value(&head)->default_value("auto"),

@@ -65,13 +65,13 @@ int cmd_whatif(int argc, char** argv) {
   }
   const LoadedModel lm = model_or_default(model);
   const GpuCaps base = lm.caps_for(*spec);
-  apply_changes(base, *spec, ws.changes);  // reject bad knob values before reading the kernel list
+  apply_changes(base, ws.changes);  // reject bad knob values before reading the kernel list
   const std::vector<Kernel> rows = read_kernel_list(kernels, KernelListOptions{&db, &default_classifier()});
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
   if (const std::string warn = unknown_work_warning(w, kernels); !warn.empty())
     std::cerr << "kcast whatif: warning: " << warn << "\n";
   const WhatifResult r = run_whatif(w, *spec, base, ws);
-  const WhatifValues v = make_whatif_values(r, *spec, ws, kernels, lm.path.empty() ? "<default>" : lm.path);
+  const WhatifValues v = make_whatif_values(r, ws, kernels, lm.path.empty() ? "<default>" : lm.path);
   if (!html.empty()) write_file_atomically(html, [&](std::ostream& o) { o << whatif_html(v); });
   if (fmt == Format::json) std::cout << whatif_json(v).dump(2) << "\n";
   else if (fmt == Format::csv) render_whatif_csv(v, std::cout);

@@ -1,7 +1,7 @@
 // Reader of PyTorch profiler / Kineto Chrome traces (export_chrome_trace; plain or gzip).
 // GPU work: `ph:"X"` events with cat kernel / gpu_memcpy / gpu_memset (older: Kernel / Memcpy /
 // Memset), ts and dur in µs. The device comes from deviceProperties (older: computeProperties).
-// GEMM shapes: a CPU op (aten::mm, addmm, bmm, baddbmm, linear, matmul, conv*) with "Input Dims"
+// GEMM shapes: a CPU op (aten::mm, addmm, _scaled_mm, bmm, baddbmm, linear, matmul, conv*) with "Input Dims"
 // shares its "External id" with the cuda runtime launch it makes, and that launch shares its
 // "correlation" with the kernel; the shape goes to the gemm/conv kernels the op launched, the dtype
 // to all of them. Every JSON field is type-checked before use: a trace is untrusted input.
@@ -152,6 +152,7 @@ std::optional<DType> torch_dtype(const std::string& t) {
   if (t == "c10::BFloat16") return DType::bf16;
   if (t == "double") return DType::fp64;
   if (t.starts_with("c10::Float8")) return DType::fp8;
+  if (t.starts_with("c10::Float4")) return DType::fp4;  // Float4_e2m1fn_x2: two values per byte
   return std::nullopt;
 }
 
@@ -261,6 +262,13 @@ OpInfo op_info(const std::string& op, const json& args) {
     const auto &a = dim(1), &b = dim(2);
     if (a.size() == 2 && b.size() == 2 && a[1] == b[0]) info.m = a[0], info.k = a[1], info.n = b[1];
     info.dtype = type(1);
+  } else if (op == "aten::_scaled_mm") {
+    // torch._scaled_mm(a [M, K], b [K, N], scale_a, scale_b, ...): FP8, or FP4 packed two values per
+    // byte along K (Float4_e2m1fn_x2: the dims count bytes, so K is twice the recorded inner dim).
+    const auto &a = dim(0), &b = dim(1);
+    info.dtype = type(0);
+    const int64_t pack = info.dtype == DType::fp4 && types[0].ends_with("_x2") ? 2 : 1;
+    if (a.size() == 2 && b.size() == 2 && a[1] == b[0]) info.m = a[0], info.k = a[1] * pack, info.n = b[1];
   } else if (op == "aten::bmm" || op == "aten::baddbmm") {
     const size_t o = op == "aten::bmm" ? 0 : 1;
     const auto &a = dim(o), &b = dim(o + 1);

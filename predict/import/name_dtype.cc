@@ -20,6 +20,10 @@ struct Hint {
 // Ordered: the first token found wins. Narrow types first (an fp8 GEMM also names its f16 output,
 // a bf16 kernel names "16"), fp64 last.
 constexpr Hint kHints[] = {
+    // Block-scaled FP4 GEMMs name their E2M1 values beside UE4M3 / UE8M0 scales (CUTLASS
+    // ..._ue4m3xe2m1_...), so FP4 is looked for before FP8.
+    {"e2m1", DType::fp4},       {"nvfp4", DType::fp4},     {"mxfp4", DType::fp4},
+    {"fp4", DType::fp4},  // not "float4": PyTorch's vectorized kernels name the float4 vector type
     {"e4m3", DType::fp8},       {"e5m2", DType::fp8},      {"fp8", DType::fp8},
     {"float8", DType::fp8},     {"_f8_", DType::fp8},      {"f8f8", DType::fp8},
     {"bf16", DType::bf16},      {"bfloat16", DType::bf16},

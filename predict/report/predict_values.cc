@@ -14,13 +14,13 @@ bool gemm_like(KernelClass c) {
 // The dtype carrying the most FLOPs as the model sees each row (inferred work included); rows without
 // flops count as one FLOP so a list without any still has an answer (its most common dtype).
 DType dominant_dtype(const PreparedWorkload& w) {
-  std::array<double, 7> flops{};
+  PerDType<double> flops{};
   for (size_t r = 0; r < w.rows->size(); ++r) {
     const Kernel& k = w.kernels[w.uniq.of_row[r]];
     flops[int(k.dtype)] += (*w.rows)[r].count * (known(k.flops) ? k.flops : 1.0);
   }
   int best = int(DType::fp32);
-  for (int i = 0; i < 7; ++i)
+  for (int i = 0; i < kNumDTypes; ++i)
     if (flops[i] > flops[best]) best = i;
   return DType(best);
 }
@@ -64,9 +64,7 @@ PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<G
     }
     g.source_gpus = p.source_gpus;
     if (i < specs.size() && specs[i]) {
-      double peak = specs[i]->peak_tflops(dt);
-      if (!known(peak)) peak = specs[i]->fp32_tflops;
-      g.peak_tflops = peak;
+      g.peak_tflops = specs[i]->gemm_peak_tflops(dt);
     }
     v.gpus.push_back(std::move(g));
   }

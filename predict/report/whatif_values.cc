@@ -2,7 +2,7 @@
 
 namespace kcast {
 
-WhatifValues make_whatif_values(const WhatifResult& r, const GpuSpec& spec, const WhatifSpec& ws,
+WhatifValues make_whatif_values(const WhatifResult& r, const WhatifSpec& ws,
                                 const std::string& kernels_file, const std::string& model) {
   WhatifValues v;
   v.gpu = r.gpu;
@@ -11,8 +11,8 @@ WhatifValues make_whatif_values(const WhatifResult& r, const GpuSpec& spec, cons
   v.model = model;
   v.kernels = r.baseline.rows;
   for (const auto& k : kKnobs)
-    v.changes.push_back({k.name, k.unit, knob_value(r.baseline_caps, spec, k.knob),
-                         knob_value(r.modified_caps, spec, k.knob)});
+    v.changes.push_back({k.name, k.unit, knob_value(r.baseline_caps, k.knob),
+                         knob_value(r.modified_caps, k.knob)});
   v.baseline_us = r.baseline.step_us;
   v.modified_us = r.modified.step_us;
   v.speedup = v.modified_us > 0 ? v.baseline_us / v.modified_us : kUnknown;
@@ -31,7 +31,7 @@ WhatifValues make_whatif_values(const WhatifResult& r, const GpuSpec& spec, cons
     v.has_sweep = true;
     v.sweep_knob = std::string(to_string(ws.sweep->knob));
     v.sweep_unit = std::string(knob_unit(ws.sweep->knob));
-    v.sweep_knob_baseline = knob_value(r.baseline_caps, spec, ws.sweep->knob);
+    v.sweep_knob_baseline = knob_value(r.baseline_caps, ws.sweep->knob);
     for (const auto& p : r.sweep)
       v.sweep.push_back({p.value, p.pred.step_us, p.pred.step_us > 0 ? v.baseline_us / p.pred.step_us : kUnknown});
   }

@@ -41,7 +41,7 @@ struct WhatifValues {
   std::vector<Wall> walls;
 };
 
-WhatifValues make_whatif_values(const WhatifResult& r, const GpuSpec& spec, const WhatifSpec& ws,
+WhatifValues make_whatif_values(const WhatifResult& r, const WhatifSpec& ws,
                                 const std::string& kernels_file, const std::string& model);
 
 void render_whatif_table(const WhatifValues& v, std::ostream& out);

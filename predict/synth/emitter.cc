@@ -87,11 +87,12 @@ std::vector<int64_t> Tape::parameter_tensors() const {
   return out;
 }
 
-Footprint Tape::footprint(Mode mode, Optimizer optimizer, DType param_dtype, double fp8_params) const {
+Footprint Tape::footprint(Mode mode, Optimizer optimizer, DType param_dtype, double narrow_params,
+                          DType narrow_dtype) const {
   Footprint f;
   for (int64_t n : parameter_tensors()) f.params += double(n);
   const double e = dtype_bytes(param_dtype);
-  f.weight_bytes = (f.params - fp8_params) * e + fp8_params;
+  f.weight_bytes = (f.params - narrow_params) * e + narrow_params * dtype_bytes(narrow_dtype);
   if (mode == Mode::train) {
     f.gradient_bytes = f.params * e;
     f.optimizer_bytes = optimizer == Optimizer::adam ? 2 * f.params * e : 0;

@@ -62,9 +62,11 @@ class Tape {
   // Every parameter tensor this GPU holds (`experts`: only the expert-parallel ones; else the others).
   std::vector<int64_t> parameter_tensors() const;
   std::vector<int64_t> parameter_tensors(bool experts) const;
-  // The step's footprint of those parameters (weights in `param_dtype`, of which `fp8_params` take
-  // one byte; gradients and optimizer state in training); the caller adds any KV cache.
-  Footprint footprint(Mode mode, Optimizer optimizer, DType param_dtype, double fp8_params = 0) const;
+  // The step's footprint of those parameters (weights in `param_dtype`, of which `narrow_params` are
+  // stored in `narrow_dtype` (quantized serving); gradients and optimizer state in training); the
+  // caller adds any KV cache.
+  Footprint footprint(Mode mode, Optimizer optimizer, DType param_dtype, double narrow_params,
+                      DType narrow_dtype) const;
 
  private:
   std::deque<Section> sections_;  // deque: references from section() stay valid

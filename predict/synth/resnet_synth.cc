@@ -69,7 +69,7 @@ class ResNetSynth {
     return tape_.assemble(o_.mode, o_.optimizer, dt_, o_.dp);
   }
 
-  Footprint footprint() const { return tape_.footprint(o_.mode, o_.optimizer, dt_); }
+  Footprint footprint() const { return tape_.footprint(o_.mode, o_.optimizer, dt_, 0, dt_); }
 
  private:
   const ResNetConfig& cfg_;
@@ -194,7 +194,8 @@ std::vector<Kernel> synthesize_resnet(const ResNetConfig& cfg, const SynthOption
   if (opt.head != HeadKind::automatic) throw InputError("option '--head': " + name + " has only its classifier");
   if (opt.layers || opt.hidden || opt.heads || opt.kv_heads || opt.ffn || opt.vocab)
     throw InputError("options '--layers/--hidden/--heads/--kv-heads/--ffn/--vocab' apply to transformers, not " + name);
-  if (opt.dtype && (*opt.dtype == DType::fp8 || *opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
+  if (opt.dtype && (*opt.dtype == DType::fp8 || *opt.dtype == DType::fp4 || *opt.dtype == DType::int8 ||
+                    *opt.dtype == DType::fp64))
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
                      " is not supported by synth (fp32, tf32, fp16, bf16)");
   if (opt.tp > 1 || opt.pp > 1 || opt.ep > 1 || opt.microbatches > 1)

@@ -51,10 +51,30 @@ bool in_block(const Section& s) {
   return s.prefix == kLayerSection || s.prefix == kDenseLayerSection || s.prefix == kLocalLayerSection;
 }
 
-// sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant of a BF16 [rows, width] input: an amax
-// pass and a scale-and-cast pass over each row, FP8 out, one FP32 scale per row.
-Kernel per_token_quant_fp8(const std::string& name, double rows, double width, const std::string& what = "") {
-  return work(name + " per_token_quant_fp8" + what, EW, DType::bf16, 3 * rows * width, rows * width * (2 + 2 + 1) + 4 * rows);
+// Quantized serving (`--dtype fp8` / `fp4`, inference): the kernels a serving stack runs for a
+// projection whose weights are stored narrow, and what quantizing its BF16 input costs.
+struct QuantKernels {
+  DType dtype;
+  const char* quantize;  // the activation's quantization kernel
+  const char* gemm;      // the scaled GEMM (BF16 C)
+  const char* grouped;   // the mixture's grouped expert GEMM
+  // Bytes per input element the quantization moves: FP8 reads the BF16 row twice (amax, then scale
+  // and cast) and writes FP8; FP4 finds each 16-value block's scale in registers: one read, the 4-bit
+  // values and their 8-bit block scales written.
+  double bytes_per_elem;
+  double bytes_per_row;  // FP8's one FP32 scale per token
+};
+// FP8: sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant, fp8_scaled_mm, Triton fused_moe.
+constexpr QuantKernels kFp8Kernels{DType::fp8, "per_token_quant_fp8", "fp8_scaled_mm", "fused_moe_kernel", 2 + 2 + 1, 4};
+// NVFP4 (vLLM's ModelOpt FP4 path on Blackwell): scaled_fp4_quant, cutlass_scaled_fp4_mm and the
+// CUTLASS FP4 grouped GEMM of its fused MoE.
+constexpr QuantKernels kFp4Kernels{DType::fp4, "scaled_fp4_quant", "cutlass_scaled_fp4_mm", "cutlass_fp4_group_mm",
+                                   2 + 0.5 + 1.0 / 16, 0};
+
+Kernel quantize_input(const QuantKernels& q, const std::string& name, double rows, double width,
+                      const std::string& what = "") {
+  return work(name + " " + q.quantize + what, EW, DType::bf16, 3 * rows * width,
+              rows * width * q.bytes_per_elem + q.bytes_per_row * rows);
 }
 
 class TransformerSynth {
@@ -62,10 +82,12 @@ class TransformerSynth {
   TransformerSynth(const TransformerConfig& c, const SynthOptions& o)
       : c_(c), o_(o), train_(o.mode == Mode::train), decode_(o.mode == Mode::decode) {
     dt_ = o.dtype.value_or(c.default_dtype);
-    // FP8 serving (vLLM/sglang FP8 checkpoints): the blocks' projections run FP8 GEMMs on FP8
-    // weights, each after a per-token quantization of its BF16 input; everything else stays BF16.
-    fp8_ = dt_ == DType::fp8;
-    if (fp8_) dt_ = DType::bf16;
+    // FP8 / FP4 serving (vLLM/sglang FP8 checkpoints, NVFP4 ModelOpt ones): the blocks' projections
+    // run scaled GEMMs on narrow weights, each after quantizing its BF16 input; everything else
+    // stays BF16.
+    if (dt_ == DType::fp8) quant_ = &kFp8Kernels;
+    if (dt_ == DType::fp4) quant_ = &kFp4Kernels;
+    if (quant_) dt_ = DType::bf16;
     e_ = dtype_bytes(dt_);
     tp_ = o.tp;
     B_ = (o.batch ? o.batch : 1) / (o.dp * o.microbatches);  // one micro-batch of one replica
@@ -149,8 +171,9 @@ class TransformerSynth {
   int64_t qkhd_, vhd_, od_;  // per-head q.k and v widths, attention's output width (hd_, hd_, qd_ but for MLA)
   HeadKind head_;
   bool flash_;
-  bool fp8_ = false;  // --dtype fp8 (inference only): FP8 projections inside the blocks
-  double fp8_params_ = 0;        // the FP8 weights this GPU holds (fp8_)
+  // --dtype fp8 / fp4 (inference only): the blocks' projections run narrow; null: none.
+  const QuantKernels* quant_ = nullptr;
+  double quant_params_ = 0;  // the narrow weights this GPU holds (quant_)
   // Latent attention decoding with a fused kernel (--attention flash): the serving stacks' MLA path
   // (latent cache, absorbed up-projections; latent_decode_attention below).
   bool latent_decode_ = false;
@@ -166,7 +189,7 @@ class TransformerSynth {
 
  public:
   Footprint footprint() const {
-    Footprint f = tape_.footprint(o_.mode, o_.optimizer, dt_, fp8_params_);
+    Footprint f = tape_.footprint(o_.mode, o_.optimizer, dt_, quant_params_, quant_ ? quant_->dtype : dt_);
     // Every decoding sequence's K and V for its seq keys, in each of this GPU's layers.
     // Latent decoding caches one [latent | rotary key] row per token, shared by the heads (and so
     // whole on every tensor-parallel GPU).
@@ -183,7 +206,7 @@ class TransformerSynth {
   // ---- building blocks -------------------------------------------------------------------
 
   // y[rows, out] = x[rows, in] W^T (+ b); `times` identical projections (q/k/v, gate/up).
-  // `quantizable`: FP8 serving runs it in FP8 (not the MoE router, which serving stacks keep BF16).
+  // `quantizable`: FP8 / FP4 serving runs it narrow (not the MoE router, which serving stacks keep BF16).
   void linear(Section& s, const std::string& name, double rows, int64_t in, int64_t out, bool bias,
               double n = 1, bool register_params = true, bool quantizable = true) {
     const int64_t r = int64_t(rows);
@@ -192,12 +215,12 @@ class TransformerSynth {
         s.param(in * out);
         if (bias) s.param(out);
       }
-    // Only the repeated block's projections: FP8 serving keeps embeddings and heads BF16.
-    if (fp8_ && quantizable && in_block(s)) {
-      fp8_params_ += s.weights * n * double(in) * double(out);
-      // The input quantized per token, then the scaled FP8 GEMM (BF16 C).
-      s.op(times(per_token_quant_fp8(name, rows, double(in)), n));
-      s.op(times(gemm(name + " fp8_scaled_mm", DType::fp8, 1, r, out, in), n));
+    // Only the repeated block's projections: quantized serving keeps embeddings and heads BF16.
+    if (quant_ && quantizable && in_block(s)) {
+      quant_params_ += s.weights * n * double(in) * double(out);
+      // The input quantized, then the scaled narrow GEMM (BF16 C).
+      s.op(times(quantize_input(*quant_, name, rows, double(in)), n));
+      s.op(times(gemm(name + " " + quant_->gemm, quant_->dtype, 1, r, out, in), n));
       return;
     }
     std::vector<Kernel> bwd{times(gemm(name + " aten::mm (dgrad)", dt_, 1, r, in, out), n),
@@ -610,15 +633,15 @@ class TransformerSynth {
   // space), attention runs as multi-query attention over the latent cache (q.k over kv_lora + rope,
   // p.v over kv_lora: FlashMLA on Hopper, Triton elsewhere), and kv_b's value half maps each head's
   // output back to v_head_dim (another per-head bmm) before o_proj. The absorbed halves are BF16
-  // (no FP8 bmm): FP8 serving keeps BF16 copies of them beside the FP8 kv_b it still holds.
+  // (no FP8 bmm): quantized serving keeps BF16 copies of them beside the narrow kv_b it still holds.
   void latent_decode_attention(Section& s, int64_t Sk) {
     const int64_t kvl = c_.kv_lora_rank, rope = c_.qk_rope_dim, nope = c_.qk_nope_dim, lat = kvl + rope;
     tp_all_reduce(s, "attn.input", false);
     mla_query_and_latent(s);
     const double kv_b = double(kvl) * double(H_ * (nope + vhd_));  // kv_b's weights: held, not run
     s.param(int64_t(kv_b));
-    if (fp8_) {
-      fp8_params_ += s.weights * kv_b;
+    if (quant_) {
+      quant_params_ += s.weights * kv_b;
       absorbed_copy_bytes_ += s.weights * kv_b * 2;
     }
     rotary(s, "attn.rotary_q", T_ * double(H_ * rope));
@@ -773,7 +796,7 @@ class TransformerSynth {
     const bool shared = c_.shared_expert_ffn > 0;
     s.backward_only({accumulate("moe.input", T_ * d_, shared ? (c_.shared_expert_gated ? 3 : 2) : 1)});
     linear(s, "moe.gate", T_, d_, c_.experts, c_.gate_bias, 1, true, false);
-    if (fp8_) fused_experts(s, hit, Te, Fe);
+    if (quant_) fused_experts(s, hit, Te, Fe);
     else if (all_experts_eagerly()) all_experts(s, Fe);
     else eager_experts(s, hit, Te, Fe);
     auto& expert_params = o_.ep > 1 ? s.expert_params : s.params;
@@ -944,13 +967,14 @@ class TransformerSynth {
     s.op(work("moe.router aten::expand|reshape|masked_fill", EW, f32, TE, 9 * TE));
   }
 
-  // FP8 serving (`--dtype fp8`: vLLM / sglang fused_moe, Triton): one fused top-k softmax, the tokens sorted by
-  // expert (moe_align_block_size), the BF16 input quantized per token, one grouped FP8 GEMM for
-  // gate|up over every chosen expert (a batched GEMM of `hit` problems of Te tokens), silu_and_mul,
-  // the intermediate quantized, one grouped GEMM for down, and the sum over each token's k experts.
+  // Quantized serving (`--dtype fp8`: vLLM / sglang fused_moe, Triton; `fp4`: vLLM's CUTLASS FP4 MoE):
+  // one fused top-k softmax, the tokens sorted by expert (moe_align_block_size), the BF16 input
+  // quantized, one grouped narrow GEMM for gate|up over every chosen expert (a batched GEMM of `hit`
+  // problems of Te tokens), silu_and_mul, the intermediate quantized, one grouped GEMM for down, and
+  // the sum over each token's k experts.
   void fused_experts(Section& s, double hit, double Te, int64_t Fe) {
     const double E = double(c_.experts), Tk = T_ * double(c_.experts_per_token);
-    fp8_params_ += s.weights * 3 * double(c_.experts / o_.ep) * double(d_) * double(Fe);  // FP8 expert weights
+    quant_params_ += s.weights * 3 * double(c_.experts / o_.ep) * double(d_) * double(Fe);  // narrow expert weights
     const DType f32 = DType::fp32, bf = DType::bf16;
     if (c_.router == TransformerConfig::Router::topk_sigmoid)  // Llama 4: top-k, then a sigmoid of the chosen logits
       s.op(work("moe.router fused_topk (sigmoid)", KernelClass::reduction, f32, 2 * T_ * E, T_ * E * e_ + 8 * Tk));
@@ -961,11 +985,12 @@ class TransformerSynth {
     s.op(work("moe.experts moe_align_block_size", KernelClass::reduction, f32, Tk, 16 * Tk));
     all_to_all(s, "moe.dispatch", Tk);
     const double Ed = Tk * double(d_), Ef = Tk * double(Fe);  // picked tokens' hidden and MLP widths
-    s.op(per_token_quant_fp8("moe.experts", T_, double(d_)));
-    s.op(gemm("moe.experts fused_moe_kernel (w13)", DType::fp8, int64_t(hit), int64_t(Te), 2 * Fe, d_));
+    const std::string grouped = std::string("moe.experts ") + quant_->grouped;
+    s.op(quantize_input(*quant_, "moe.experts", T_, double(d_)));
+    s.op(gemm(grouped + " (w13)", quant_->dtype, int64_t(hit), int64_t(Te), 2 * Fe, d_));
     s.op(work("moe.experts silu_and_mul", EW, bf, 5 * Ef, 3 * Ef * e_));
-    s.op(per_token_quant_fp8("moe.experts", Tk, double(Fe), " (intermediate)"));
-    s.op(gemm("moe.experts fused_moe_kernel (w2)", DType::fp8, int64_t(hit), int64_t(Te), d_, Fe));
+    s.op(quantize_input(*quant_, "moe.experts", Tk, double(Fe), " (intermediate)"));
+    s.op(gemm(grouped + " (w2)", quant_->dtype, int64_t(hit), int64_t(Te), d_, Fe));
     s.op(work("moe.experts moe_sum", EW, bf, Ed, (Ed + T_ * d_) * e_));
   }
 
@@ -1111,10 +1136,11 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.seq < 0) throw InputError("option '--seq': must be positive");
   if (opt.dtype && (*opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
-                     " is not supported by synth (fp32, tf32, fp16, bf16; fp8 for --mode infer)");
-  if (opt.dtype == DType::fp8 && opt.mode == Mode::train)
-    throw InputError("option '--dtype': fp8 is synthesized for --mode infer (FP8 serving: FP8 projections, "
-                     "BF16 elsewhere); FP8 training recipes are not modelled, use bf16");
+                     " is not supported by synth (fp32, tf32, fp16, bf16; fp8 and fp4 for inference)");
+  if ((opt.dtype == DType::fp8 || opt.dtype == DType::fp4) && opt.mode == Mode::train)
+    throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
+                     " is synthesized for inference (quantized serving: narrow projections, BF16 elsewhere); "
+                     "low-precision training recipes are not modelled, use bf16");
   if (opt.mode == Mode::generate)  // a sequence of steps: synthesize_generation() builds it from infer and decode
     throw InputError("option '--mode': generate is synthesized through synthesize() / synthesize_config_file()");
   if (opt.mode == Mode::decode && cfg.family == Family::bert)
@@ -1145,9 +1171,9 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   using X = TransformerConfig::EagerExperts;
   const bool all_experts =
       cfg.eager_experts == X::all || (cfg.eager_experts == X::all_in_inference && opt.mode != Mode::train);
-  if (opt.ep > 1 && all_experts && opt.dtype != DType::fp8)
+  if (opt.ep > 1 && all_experts && opt.dtype != DType::fp8 && opt.dtype != DType::fp4)
     throw InputError("option '--ep': " + cfg.name + " runs every expert on every token in HF's eager code; expert "
-                     "parallelism is synthesized for its routed (--dtype fp8, fused MoE) path");
+                     "parallelism is synthesized for its routed (--dtype fp8 or fp4, fused MoE) path");
   if (cfg.attention_chunk > 0 && opt.seq > cfg.attention_chunk)
     throw InputError("option '--seq': " + cfg.name + "'s chunked attention (attention_chunk_size " +
                      std::to_string(cfg.attention_chunk) + ") is synthesized up to one chunk of keys; give --seq " +

@@ -36,24 +36,26 @@ Knob parse_knob(std::string_view name, const std::string& option) {
 
 namespace {
 
-bool is_tensor(const GpuSpec& spec, int i) { return spec.has_tensor(DType(i)); }
+// GEMMs of dtype i run on tensor cores: the caps say so, including FP8 and FP4 where the GPU has no
+// such units and weight-only kernels multiply on its 16-bit ones (GpuCaps::simt_gemm).
+bool is_tensor(const GpuCaps& c, int i) { return !c.simt_gemm[i]; }
 
 // The dtype whose rate stands for "tensor_flops": BF16, else FP16, else any tensor dtype; -1: none.
-int tensor_reference(const GpuCaps& caps, const GpuSpec& spec) {
-  for (DType d : {DType::bf16, DType::fp16, DType::tf32, DType::fp8, DType::int8})
-    if (is_tensor(spec, int(d)) && caps.tensor_tflops[int(d)] > 0) return int(d);
+int tensor_reference(const GpuCaps& caps) {
+  for (DType d : {DType::bf16, DType::fp16, DType::tf32, DType::fp8, DType::int8, DType::fp4})
+    if (is_tensor(caps, int(d)) && caps.tensor_tflops[int(d)] > 0) return int(d);
   return -1;
 }
 
-void scale_tensor(GpuCaps& c, const GpuSpec& spec, double f) {
-  for (int i = 0; i < 7; ++i)
-    if (is_tensor(spec, i)) c.tensor_tflops[i] *= f;
+void scale_tensor(GpuCaps& c, double f) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (is_tensor(c, i)) c.tensor_tflops[i] *= f;
 }
 
-void scale_simt(GpuCaps& c, const GpuSpec& spec, double f) {
+void scale_simt(GpuCaps& c, double f) {
   c.vector_tflops *= f;
-  for (int i = 0; i < 7; ++i)
-    if (!is_tensor(spec, i)) c.tensor_tflops[i] *= f;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (!is_tensor(c, i)) c.tensor_tflops[i] *= f;
 }
 
 void require_positive(double v, Knob k, const std::string& option) {
@@ -73,13 +75,13 @@ void scale_bandwidth(GpuCaps& c, double f) {
   c.l2_bw_gbps *= f;
 }
 
-double knob_value(const GpuCaps& c, const GpuSpec& spec, Knob k) {
+double knob_value(const GpuCaps& c, Knob k) {
   switch (k) {
     case Knob::dram_bw: return c.dram_bw_gbps;
     case Knob::l2_bw: return c.l2_bw_gbps;
     case Knob::l2_size: return c.l2_bytes / 1e6;
     case Knob::tensor_flops: {
-      const int ref = tensor_reference(c, spec);
+      const int ref = tensor_reference(c);
       return ref < 0 ? 0.0 : c.tensor_tflops[ref];
     }
     case Knob::vector_flops: return c.vector_tflops;
@@ -92,8 +94,8 @@ double knob_value(const GpuCaps& c, const GpuSpec& spec, Knob k) {
   return 0;
 }
 
-void set_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double v, const std::string& option) {
-  if (k == Knob::tensor_flops && tensor_reference(c, spec) < 0)
+void set_knob(GpuCaps& c, Knob k, double v, const std::string& option) {
+  if (k == Knob::tensor_flops && tensor_reference(c) < 0)
     throw InputError("option '" + option + "': " + c.name + " has no tensor cores; use vector_flops");
   if (k == Knob::link_bw && !(c.link_gbps > 0))
     throw InputError("option '" + option + "': " + c.name + " has no link_gbps in the GPU database");
@@ -110,11 +112,11 @@ void set_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double v, const std::stri
     case Knob::l2_bw: c.l2_bw_gbps = v; return;
     case Knob::l2_size: c.l2_bytes = v * 1e6; return;
     case Knob::tensor_flops: {
-      const int ref = tensor_reference(c, spec);
-      scale_tensor(c, spec, v / c.tensor_tflops[ref]);
+      const int ref = tensor_reference(c);
+      scale_tensor(c, v / c.tensor_tflops[ref]);
       return;
     }
-    case Knob::vector_flops: scale_simt(c, spec, v / c.vector_tflops); return;
+    case Knob::vector_flops: scale_simt(c, v / c.vector_tflops); return;
     case Knob::sm_count: {
       const int n = int(std::lround(v));
       if (n < 1) throw InputError("option '" + option + "': sm_count must be at least 1");
@@ -138,10 +140,10 @@ void set_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double v, const std::stri
   }
 }
 
-void scale_knob(GpuCaps& c, const GpuSpec& spec, Knob k, double f, const std::string& option) {
+void scale_knob(GpuCaps& c, Knob k, double f, const std::string& option) {
   if (!(f > 0) || !std::isfinite(f))
     throw InputError("option '" + option + "': the factor for " + std::string(to_string(k)) + " must be positive");
-  set_knob(c, spec, k, knob_value(c, spec, k) * f, option);
+  set_knob(c, k, knob_value(c, k) * f, option);
 }
 
 std::pair<Knob, double> parse_knob_assignment(const std::string& text, const std::string& option) {

@@ -57,12 +57,12 @@ std::string_view knob_unit(Knob k);
 // InputError naming `option` and listing the knobs when `name` is not one.
 Knob parse_knob(std::string_view name, const std::string& option);
 
-// The knob's current value in its unit. `spec` tells tensor from SIMT rates.
-double knob_value(const GpuCaps& caps, const GpuSpec& spec, Knob k);
+// The knob's current value in its unit (tensor_flops: the BF16 rate, else FP16, else any tensor dtype).
+double knob_value(const GpuCaps& caps, Knob k);
 // Sets the knob to `value` (InputError naming `option` on a non-positive value, or tensor_flops on
 // a GPU without tensor cores).
-void set_knob(GpuCaps& caps, const GpuSpec& spec, Knob k, double value, const std::string& option);
-void scale_knob(GpuCaps& caps, const GpuSpec& spec, Knob k, double factor, const std::string& option);
+void set_knob(GpuCaps& caps, Knob k, double value, const std::string& option);
+void scale_knob(GpuCaps& caps, Knob k, double factor, const std::string& option);
 
 // "KNOB=NUMBER" -> (knob, number); InputError naming `option` otherwise.
 std::pair<Knob, double> parse_knob_assignment(const std::string& text, const std::string& option);

@@ -45,10 +45,10 @@ SweepSpec parse_sweep(const std::string& text, const std::string& option) {
   return s;
 }
 
-GpuCaps apply_changes(GpuCaps caps, const GpuSpec& spec, const std::vector<KnobChange>& changes) {
+GpuCaps apply_changes(GpuCaps caps, const std::vector<KnobChange>& changes) {
   for (const auto& c : changes) {
-    if (c.scale) scale_knob(caps, spec, c.knob, c.value, "--scale");
-    else set_knob(caps, spec, c.knob, c.value, "--set");
+    if (c.scale) scale_knob(caps, c.knob, c.value, "--scale");
+    else set_knob(caps, c.knob, c.value, "--set");
   }
   return caps;
 }
@@ -58,14 +58,14 @@ WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const Gp
   WhatifResult r;
   r.gpu = spec.name;
   r.baseline_caps = baseline;
-  r.modified_caps = apply_changes(baseline, spec, ws.changes);
+  r.modified_caps = apply_changes(baseline, ws.changes);
   std::vector<double> sweep_values;
   if (ws.sweep) {
     sweep_values = ws.sweep->values();
     // Validate every point before spending time on any.
     for (double v : sweep_values) {
       GpuCaps c = r.modified_caps;
-      set_knob(c, spec, ws.sweep->knob, v, "--sweep");
+      set_knob(c, ws.sweep->knob, v, "--sweep");
     }
   }
 
@@ -80,7 +80,7 @@ WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const Gp
   r.sweep.resize(sweep_values.size());
   for (size_t i = 0; i < sweep_values.size(); ++i) {
     GpuCaps c = r.modified_caps;
-    set_knob(c, spec, ws.sweep->knob, sweep_values[i], "--sweep");
+    set_knob(c, ws.sweep->knob, sweep_values[i], "--sweep");
     r.sweep[i].value = sweep_values[i];
     jobs.push_back({c, &r.sweep[i].pred});
   }

@@ -57,7 +57,7 @@ struct WhatifResult {
 };
 
 // Applies `changes` to `caps` in order (option names for errors: --set / --scale).
-GpuCaps apply_changes(GpuCaps caps, const GpuSpec& spec, const std::vector<KnobChange>& changes);
+GpuCaps apply_changes(GpuCaps caps, const std::vector<KnobChange>& changes);
 
 WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const GpuCaps& baseline,
                         const WhatifSpec& ws);

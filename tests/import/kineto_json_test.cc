@@ -93,6 +93,44 @@ TEST(KinetoJson, AttachesGemmShapesAndDtypesFromCpuOps) {
   EXPECT_FALSE(add->has_shape());
 }
 
+// torch._scaled_mm's operands give the GEMM shape; FP4 operands (Float4_e2m1fn_x2) hold two values per
+// byte along K, so the recorded inner dimension is half of K.
+TEST(KinetoJson, ScaledMmShapesFp8AndPackedFp4) {
+  auto op = [](int id, const char* type, const char* dims) {
+    return std::string(R"({"ph":"X","cat":"cpu_op","name":"aten::_scaled_mm","pid":1,"tid":1,"ts":)") +
+           std::to_string(10 * id) + R"(,"dur":5,"args":{"External id":)" + std::to_string(id) +
+           R"(,"Input type":[")" + type + R"(",")" + type + R"(","float","float"],"Input Dims":)" + dims + "}},";
+  };
+  auto launch = [](int id) {
+    return std::string(R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)") +
+           std::to_string(10 * id + 1) + R"(,"dur":1,"args":{"External id":)" + std::to_string(id) +
+           R"(,"correlation":)" + std::to_string(id) + "}},";
+  };
+  auto kernel = [](int id, const char* name) {
+    return std::string(R"({"ph":"X","cat":"kernel","name":")") + name + R"(","pid":0,"tid":7,"ts":)" +
+           std::to_string(100 * id) + R"(,"dur":20,"args":{"stream":7,"correlation":)" + std::to_string(id) + "}}";
+  };
+  const std::string text =
+      R"({"traceEvents":[)" + op(1, "c10::Float8_e4m3fn", "[[256, 4096], [4096, 1024], [], []]") + launch(1) +
+      kernel(1, "sm90_xmma_gemm_e4m3e4m3_bf16f32_f32_tn_n_tilesize128x128x128") + "," +
+      op(2, "c10::Float4_e2m1fn_x2", "[[256, 2048], [2048, 1024], [], []]") + launch(2) +
+      kernel(2, "cutlass3x_sm100_bstensorop_s256x128x256gemm_block_scaled_ue4m3xe2m1_ue4m3xe2m1_f32_bf16_bf16") +
+      "]}";
+  Captured c;
+  KernelCollector out;
+  parse_kineto_json(text, "scaled.json", c.opt, out);
+  const std::vector<Kernel> ks = out.take();
+  ASSERT_EQ(ks.size(), 2u);
+  for (const Kernel& k : ks) {
+    EXPECT_EQ(k.cls, KernelClass::gemm) << k.name;
+    EXPECT_EQ(k.m, 256) << k.name;
+    EXPECT_EQ(k.n, 1024) << k.name;
+    EXPECT_EQ(k.k, 4096) << k.name;  // the FP4 op records 2048 bytes per row: 4096 values
+  }
+  EXPECT_EQ(ks[0].dtype, DType::fp8);
+  EXPECT_EQ(ks[1].dtype, DType::fp4);
+}
+
 TEST(KinetoJson, ProfilerStepSelectsKernelsLaunchedInTheStep) {
   Captured c;
   c.opt.step.profiler_step = 1;

@@ -15,6 +15,11 @@ TEST(NameDtype, LibraryKernelNames) {
   EXPECT_EQ(dtype_from_kernel_name(
                 "cutlass3x_sm100_tensorop_s64x256x32gemm_f8_f8_f32_f16_f16_64x256x128_1x1x1_0_tnn_align4"),
             DType::fp8);
+  // Block-scaled FP4 names its UE4M3 scales too: FP4, not FP8.
+  EXPECT_EQ(dtype_from_kernel_name("cutlass3x_sm100_bstensorop_s256x128x256gemm_block_scaled_ue4m3xe2m1_ue4m3xe2m1_"
+                                   "f32_bf16_bf16_256x128x256_2x1x1_0_tnt_align32_o_vs16_2sm"),
+            DType::fp4);
+  EXPECT_EQ(dtype_from_kernel_name("void cutlass_fp4_gemm::nvfp4_scaled_mm_sm100<cutlass::bfloat16_t>"), DType::fp4);
   EXPECT_EQ(dtype_from_kernel_name("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4, false, false, "
                                    "cutlass::half_t>>(Flash_fwd_params)"),
             DType::fp16);
@@ -31,6 +36,7 @@ TEST(NameDtype, NoHintKeepsDefault) {
                                    "at::detail::Array<char *, 1>>(int, T2, T3)"),
             std::nullopt);
   EXPECT_EQ(dtype_from_kernel_name(""), std::nullopt);
+  EXPECT_EQ(dtype_from_kernel_name("void copy_kernel_vec<float4>(float4 const*, float4*, int)"), std::nullopt);
   EXPECT_EQ(dtype_from_kernel_name("gemm_kernel_double_buffered_128x128"), std::nullopt);
   EXPECT_EQ(dtype_from_kernel_name("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<double, "
                                    "at::native::MeanOps<double, double, double, double>>>(T3)"),

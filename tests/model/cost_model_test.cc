@@ -430,6 +430,34 @@ TEST(CostModel, Fp8WithoutFp8UnitsRunsOnSixteenBitTensorCores) {
   EXPECT_LT(time_of("H100-SXM", DType::fp8), 0.8 * time_of("H100-SXM", DType::bf16));
 }
 
+// FP4 (NVFP4): Blackwell's FP4 tensor cores run a large GEMM well ahead of FP8; on a GPU without FP4
+// units (H100) the weight-only kernels multiply at the 16-bit rate but still stream 4-bit weights,
+// so a memory-bound decode GEMM (one token) beats BF16 by about the weight bytes' ratio.
+TEST(CostModel, Fp4OnBlackwellUnitsAndWeightOnlyElsewhere) {
+  const LoadedModel& lm = default_model();
+  auto time_of = [&](const char* gpu, DType d, int64_t m) {
+    Kernel k;
+    k.cls = KernelClass::gemm;
+    k.dtype = d;
+    k.m = m;
+    k.n = k.k = 8192;
+    k.derive_from_shape();
+    return lm.model.predict(k, lm.caps_for(default_gpu_database().resolve(gpu))).time_us;
+  };
+  EXPECT_LT(time_of("B200", DType::fp4, 8192), 0.8 * time_of("B200", DType::fp8, 8192));
+  const double h4 = time_of("H100-SXM", DType::fp4, 8192), h16 = time_of("H100-SXM", DType::bf16, 8192);
+  EXPECT_GT(h4, 0.9 * h16);
+  EXPECT_LT(h4, 1.1 * h16);
+  EXPECT_LT(time_of("H100-SXM", DType::fp4, 1), 0.5 * time_of("H100-SXM", DType::bf16, 1));
+  // Operand bytes: 4-bit values plus an 8-bit scale per 16, a 16-bit C.
+  Kernel k;
+  k.cls = KernelClass::gemm;
+  k.dtype = DType::fp4;
+  k.m = 16, k.n = 32, k.k = 64;
+  k.derive_from_shape();
+  EXPECT_DOUBLE_EQ(k.bytes, (16 * 64 + 64 * 32) * 0.5625 + 16 * 32 * 2);
+}
+
 TEST(CostModel, ShippedDatabaseGivesEveryGpuPositiveFiniteTimes) {
   const LoadedModel& lm = default_model();
   for (const GpuSpec& g : default_gpu_database().all()) {

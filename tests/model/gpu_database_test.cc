@@ -61,8 +61,6 @@ TEST(GpuDatabase, ResolvesBoardVariantByProperties) {
   EXPECT_EQ(db.resolve("Mystery GPU", p).gpu, nullptr);
 }
 
-// link_gbps: one direction of the GPU's own links. Boards with NVLink built in carry far more than
-// any PCIe slot (Gen5 x16: 64 GB/s), newer NVLink generations more than older ones.
 }  // namespace
 }  // namespace kcast
 
@@ -99,6 +97,26 @@ TEST(ShippedGpuDatabase, PeaksAreDenseAndConsistent) {
       EXPECT_GT(g.bf16_tflops, g.fp32_tflops) << g.name;
     }
   }
+}
+
+// fp4_tflops: Blackwell's dense FP4 is twice its FP8; no earlier board has FP4 units. The peak a GEMM
+// of a dtype runs at falls back to the 16-bit tensor peak for FP8 / FP4 without units, else FP32.
+TEST(ShippedGpuDatabase, Fp4PeaksAndTheGemmPeakFallback) {
+  const GpuDatabase& db = default_gpu_database();
+  for (const char* blackwell : {"B200", "GB200"}) {
+    const GpuSpec& g = db.resolve(blackwell);
+    EXPECT_DOUBLE_EQ(g.fp4_tflops, 2 * g.fp8_tflops) << blackwell;
+    EXPECT_TRUE(g.has_tensor(DType::fp4)) << blackwell;
+  }
+  for (const GpuSpec& g : db.all())
+    if (g.arch != "Blackwell") EXPECT_TRUE(std::isnan(g.fp4_tflops)) << g.name;
+  EXPECT_EQ(db.resolve("H100-SXM").gemm_peak_tflops(DType::fp4), db.resolve("H100-SXM").bf16_tflops);
+  EXPECT_EQ(db.resolve("A100-SXM4-80GB").gemm_peak_tflops(DType::fp8), 312);
+  EXPECT_EQ(db.resolve("H100-SXM").gemm_peak_tflops(DType::fp8), db.resolve("H100-SXM").fp8_tflops);
+  EXPECT_EQ(db.resolve("P100-PCIe-16GB").gemm_peak_tflops(DType::fp4), 9.3);  // no tensor cores: SIMT FP32
+  // An older database file without the column still loads (the column is optional).
+  const std::string old = "name,sm_count,boost_clock_mhz,dram_bw_gbps,fp32_tflops,fp8_tflops\nX,10,1000,100,1,50\n";
+  EXPECT_TRUE(std::isnan(parse_gpu_database(old, "old.csv").all()[0].fp4_tflops));
 }
 
 // link_gbps: one direction of the GPU's own links. Boards with NVLink built in carry far more than

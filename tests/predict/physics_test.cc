@@ -53,11 +53,11 @@ std::vector<std::string> check(const std::vector<Kernel>& rows, const std::strin
   const GpuPrediction g0 = evaluate_target(w, spec.name, base, p0);
   for (const auto& info : kKnobs) {
     if (std::find(kKnobsChecked.begin(), kKnobsChecked.end(), info.knob) == kKnobsChecked.end()) continue;
-    if (info.knob == Knob::tensor_flops && knob_value(base, spec, info.knob) <= 0) continue;  // no tensor cores
-    if (info.knob == Knob::link_bw && knob_value(base, spec, info.knob) <= 0) continue;       // no link figure
+    if (info.knob == Knob::tensor_flops && knob_value(base, info.knob) <= 0) continue;  // no tensor cores
+    if (info.knob == Knob::link_bw && knob_value(base, info.knob) <= 0) continue;       // no link figure
     GpuCaps c = base;
     const double factor = info.knob == Knob::launch_overhead || info.knob == Knob::mem_latency ? 0.5 : 2.0;
-    scale_knob(c, spec, info.knob, factor, "--scale");
+    scale_knob(c, info.knob, factor, "--scale");
     const std::vector<KernelPrediction> p1 = predict_unique(w, c);
     const GpuPrediction g1 = evaluate_target(w, spec.name, c, p1);
     std::ostringstream where;
@@ -84,7 +84,7 @@ std::vector<std::string> check(const std::vector<Kernel>& rows, const std::strin
 
 void expect_physical(const std::vector<Kernel>& rows) {
   std::vector<std::string> all;
-  for (const char* gpu : {"V100-PCIe-32GB", "T4", "A100-SXM4-80GB", "L4", "H100-SXM", "P100-PCIe-16GB"})
+  for (const char* gpu : {"V100-PCIe-32GB", "T4", "A100-SXM4-80GB", "L4", "H100-SXM", "P100-PCIe-16GB", "B200"})
     for (PredictMode m : {PredictMode::absolute, PredictMode::automatic}) {
       auto v = check(rows, gpu, m);
       all.insert(all.end(), v.begin(), v.end());
@@ -110,8 +110,8 @@ TEST(Physics, DoublingAResourceOnKernelsWithoutWorkIsBetweenNoChangeAnd2x) {
 }
 
 // Synthesized steps with kernels the fixtures lack: a mixture of experts under expert parallelism
-// (all-to-alls, the per-expert host syncs, gathers and scatter-adds), the same served in FP8 (grouped
-// GEMMs), DeepSeek-V3 (latent attention, eager and the serving path's latent decode), and a CNN
+// (all-to-alls, the per-expert host syncs, gathers and scatter-adds), the same served in FP8 and FP4
+// (grouped GEMMs), DeepSeek-V3 (latent attention, eager and the serving path's latent decode), and a CNN
 // training step (convolutions, batch norm).
 TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   synth::SynthOptions train;
@@ -126,6 +126,9 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   serve.seq = 2048;
   serve.dtype = DType::fp8;
   expect_physical(synth::synthesize("mixtral-8x7b", serve));
+  serve.dtype = DType::fp4;  // NVFP4: FP4 units on Blackwell, weight-only on the 16-bit ones elsewhere
+  expect_physical(synth::synthesize("mixtral-8x7b", serve));
+  serve.dtype = DType::fp8;
   synth::SynthOptions mla = serve;  // DeepSeek-V3's latent attention and group-limited router, FP8 and bf16
   mla.seq = 512;
   expect_physical(synth::synthesize("deepseek-v3", mla));

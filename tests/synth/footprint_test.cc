@@ -38,6 +38,10 @@ TEST(SynthFootprint, WeightsGradientsOptimizerAndKvCache) {
   synthesize("llama3-8b", f8, &f);
   const double proj = 32 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
   EXPECT_DOUBLE_EQ(f.weight_bytes, proj + 2 * (P - proj));
+  // NVFP4 serving: half a byte per projection weight plus one 8-bit scale per 16.
+  f8.dtype = DType::fp4;
+  synthesize("llama3-8b", f8, &f);
+  EXPECT_DOUBLE_EQ(f.weight_bytes, proj * (0.5 + 1.0 / 16) + 2 * (P - proj));
   // Mixtral under expert parallelism over 8 GPUs: one expert per layer on each.
   SynthOptions ep = with_mode(Mode::train, 8, 128);
   ep.dp = ep.ep = 8;

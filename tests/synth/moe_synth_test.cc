@@ -100,6 +100,16 @@ TEST(SynthMoE, TensorParallelSplitsExpertsAndFp8KeepsTheRouterBf16) {
   for (const auto& k : f8)
     if (k.name.find("fused_moe_kernel") != std::string::npos) expert_flops += k.flops * k.count;
   EXPECT_NEAR(expert_flops / (2 * 512 * L * 2 * 3 * d * Fe), 1.0, 1e-12);
+  // NVFP4 serving: the same grouped GEMMs as CUTLASS FP4 ones, the router still BF16.
+  o.dtype = DType::fp4;
+  const auto f4 = synthesize("mixtral-8x7b", o);
+  const Kernel* w13_4 = find(f4, "layer.moe.experts cutlass_fp4_group_mm (w13)");
+  ASSERT_NE(w13_4, nullptr);
+  EXPECT_EQ(w13_4->dtype, DType::fp4);
+  EXPECT_EQ(std::vector<int64_t>({w13_4->batch, w13_4->m, w13_4->n, w13_4->k}),
+            std::vector<int64_t>({w13->batch, w13->m, w13->n, w13->k}));
+  ASSERT_NE(find(f4, "layer.moe.gate aten::mm"), nullptr);
+  EXPECT_EQ(find(f4, "layer.moe.gate aten::mm")->dtype, DType::bf16);
 }
 
 // Qwen1.5-MoE-A2.7B's config.json (Qwen/Qwen1.5-MoE-A2.7B): 60 experts of 1408, 4 per token, and a

@@ -127,6 +127,46 @@ TEST(SynthTransformer, Fp8InferenceQuantizesEachBlockProjection) {
   EXPECT_EQ(head->dtype, DType::bf16);
 }
 
+// NVFP4 serving: the same projections as FP8 serving, run as block-scaled FP4 GEMMs after a one-pass
+// quantization of each BF16 input (read at two bytes, written as 4-bit values with an 8-bit scale per
+// 16); everything outside the blocks stays BF16.
+TEST(SynthTransformer, Fp4InferenceQuantizesEachBlockProjection) {
+  SynthOptions o;
+  o.seq = 2048;
+  const auto bf = synthesize("llama3-8b", o);
+  o.dtype = DType::fp4;
+  const auto ks = synthesize("llama3-8b", o);
+  EXPECT_NEAR(total_flops(ks, {KernelClass::gemm}) / total_flops(bf, {KernelClass::gemm}), 1.0, 1e-12);
+  const double L = 32, d = 4096, kvd = 1024, F = 14336, T = 2048;
+  double fp4_flops = 0, quant_launches = 0, quant_bytes = 0;
+  for (const auto& k : ks) {
+    EXPECT_NE(k.dtype, DType::fp8) << k.name;
+    if (k.dtype == DType::fp4) {
+      EXPECT_EQ(k.cls, KernelClass::gemm) << k.name;
+      EXPECT_EQ(k.name.rfind("layer.", 0), 0u) << k.name;
+      EXPECT_NE(k.name.find("cutlass_scaled_fp4_mm"), std::string::npos) << k.name;
+      fp4_flops += k.flops * k.count;
+    }
+    if (k.name.find("scaled_fp4_quant") != std::string::npos) {
+      EXPECT_EQ(k.dtype, DType::bf16) << k.name;
+      quant_launches += k.count;
+      quant_bytes += k.bytes * k.count;
+    }
+  }
+  EXPECT_NEAR(fp4_flops / (2 * T * L * (2 * d * d + 2 * d * kvd + 3 * d * F)), 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(quant_launches, 7 * L);
+  EXPECT_NEAR(quant_bytes / (L * (6 * T * d + T * F) * (2 + 0.5 + 1.0 / 16)), 1.0, 1e-12);
+  // q_proj's operands: its 4-bit weight and input with their block scales, a BF16 output.
+  const Kernel* q = find(ks, "layer.attn.q_proj cutlass_scaled_fp4_mm");
+  ASSERT_NE(q, nullptr);
+  EXPECT_DOUBLE_EQ(q->bytes, (T * d + d * d) * 0.5625 + T * d * 2);
+  for (const char* bf16 : {"layer.attn.qk aten::bmm (QK^T)", "head.lm_head aten::mm"}) {
+    const Kernel* k = find(ks, bf16);
+    ASSERT_NE(k, nullptr) << bf16;
+    EXPECT_EQ(k->dtype, DType::bf16) << bf16;
+  }
+}
+
 TEST(SynthTransformer, LinearShapesAndBackwardGemms) {
   SynthOptions o;
   o.mode = Mode::train;
@@ -289,13 +329,13 @@ TEST(SynthTransformer, MultiTensorLaunchesFollowChunking) {
 TEST(SynthTransformer, EveryBuiltinInEveryModeAndDtype) {
   for (const auto& m : builtin_models()) {
     for (Mode mode : {Mode::infer, Mode::train, Mode::decode})
-      for (DType dt : {DType::fp32, DType::tf32, DType::fp16, DType::bf16, DType::fp8})
+      for (DType dt : {DType::fp32, DType::tf32, DType::fp16, DType::bf16, DType::fp8, DType::fp4})
         for (AttentionImpl att : {AttentionImpl::eager, AttentionImpl::flash}) {
           if (!m.transformer && att == AttentionImpl::flash) continue;
           // Decoding is for decoders (BERT and the ResNets are rejected, tested below).
           if (mode == Mode::decode && (!m.transformer || m.name == "bert-large")) continue;
-          // FP8 is transformer serving: inference only (training and CNNs are rejected, tested below).
-          if (dt == DType::fp8 && (mode == Mode::train || !m.transformer)) continue;
+          // FP8 and FP4 are transformer serving: inference only (training and CNNs are rejected, tested below).
+          if ((dt == DType::fp8 || dt == DType::fp4) && (mode == Mode::train || !m.transformer)) continue;
           SynthOptions o;
           o.mode = mode;
           o.dtype = dt;
@@ -464,9 +504,14 @@ TEST(SynthOptionsTest, BadOptionsNameTheOption) {
   o.seq = 0;
   o.dtype = DType::fp8;
   o.mode = Mode::train;  // FP8 is synthesized for serving (inference) only
-  EXPECT_NE(input_error_of([&] { synthesize("bert-large", o); }).find("'--dtype': fp8 is synthesized for --mode infer"),
+  EXPECT_NE(input_error_of([&] { synthesize("bert-large", o); }).find("'--dtype': fp8 is synthesized for inference"),
+            std::string::npos);
+  o.dtype = DType::fp4;
+  EXPECT_NE(input_error_of([&] { synthesize("llama3-8b", o); }).find("'--dtype': fp4 is synthesized for inference"),
             std::string::npos);
   o.mode = Mode::infer;
+  EXPECT_NE(input_error_of([&] { synthesize("resnet50", o); }).find("'--dtype'"), std::string::npos);
+  o.dtype = DType::fp8;
   EXPECT_NE(input_error_of([&] { synthesize("resnet50", o); }).find("'--dtype'"), std::string::npos);
   o.dtype = DType::int8;
   EXPECT_NE(input_error_of([&] { synthesize("bert-large", o); }).find("'--dtype'"), std::string::npos);
