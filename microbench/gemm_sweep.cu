@@ -1,7 +1,8 @@
 // cuBLASLt GEMM throughput over a sweep of shapes, per dtype the GPU supports: what a framework's
 // matmul reaches, from small (launch- and tile-bound) to large (peak-bound) problems. One GEMM is
 // C[m x n] = A[m x k] * B[k x n] in the "TN" layout (A transposed, column-major), the one layout every
-// dtype including FP8 supports; the algorithm is cuBLASLt's first heuristic choice, as PyTorch uses.
+// dtype including FP8 and FP4 supports; the algorithm is cuBLASLt's first heuristic choice, as PyTorch
+// uses. FP4 is block-scaled NVFP4 (E2M1 values, one UE4M3 scale per 16 along K; Blackwell only).
 // Summary rows `gemm_peak` hold the best rate per dtype.
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -48,26 +49,49 @@ void fill(void* p, size_t n, uint32_t seed) {
   check(cudaGetLastError(), "fill kernel");
 }
 
+// Packed FP4 operands: n values, two per byte. Every 4-bit E2M1 code is a finite value, so random
+// bytes are realistic operands.
+__global__ void fill_bytes_kernel(uint8_t* p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    uint32_t x = uint32_t(i) * 0x9e3779b9U ^ seed;
+    x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15;
+    p[i] = uint8_t(x);
+  }
+}
+
+void fill_packed4(void* p, size_t n, uint32_t seed) {
+  fill_bytes_kernel<<<1024, 256>>>(static_cast<uint8_t*>(p), (n + 1) / 2, seed);
+  check(cudaGetLastError(), "fill kernel");
+}
+
 struct GemmType {
   const char* dtype;
   cudaDataType_t ab, cd;
   cublasComputeType_t compute;
   cudaDataType_t scale;
   int min_cc;
-  size_t ab_bytes, cd_bytes;
+  size_t ab_bits, cd_bytes;  // A/B bits per element (FP4: 4), C/D bytes
+  int scale_block;           // block-scaled A/B: one UE4M3 scale per this many values along K; 0: none
   void (*fill_ab)(void*, size_t, uint32_t);
   const char* unit;
   const char* out;  // output (C/D) type, for the notes
 };
 
 const GemmType kTypes[] = {
-    {"fp64", CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F, 0, 8, 8, fill<double>, "TFLOP/s", "fp64"},
-    {"fp32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 0, 4, 4, fill<float>, "TFLOP/s", "fp32"},
-    {"tf32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, 80, 4, 4, fill<float>, "TFLOP/s", "fp32"},
-    {"fp16", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 70, 2, 2, fill<__half>, "TFLOP/s", "fp16"},
-    {"bf16", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 80, 2, 2, fill<__nv_bfloat16>, "TFLOP/s", "bf16"},
-    {"fp8", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 89, 1, 2, fill<__nv_fp8_e4m3>, "TFLOP/s", "bf16"},
-    {"int8", CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, CUDA_R_32I, 75, 1, 4, fill<int8_t>, "TOP/s", "int32"},
+    {"fp64", CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F, 0, 64, 8, 0, fill<double>, "TFLOP/s", "fp64"},
+    {"fp32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 0, 32, 4, 0, fill<float>, "TFLOP/s", "fp32"},
+    {"tf32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F, 80, 32, 4, 0, fill<float>, "TFLOP/s",
+     "fp32"},
+    {"fp16", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F, 70, 16, 2, 0, fill<__half>, "TFLOP/s", "fp16"},
+    {"bf16", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 80, 16, 2, 0, fill<__nv_bfloat16>, "TFLOP/s",
+     "bf16"},
+    {"fp8", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 89, 8, 2, 0, fill<__nv_fp8_e4m3>, "TFLOP/s",
+     "bf16"},
+    {"int8", CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, CUDA_R_32I, 75, 8, 4, 0, fill<int8_t>, "TOP/s", "int32"},
+#if CUDART_VERSION >= 12080
+    {"fp4", CUDA_R_4F_E2M1, CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F, 100, 4, 2, 16, fill_packed4, "TFLOP/s",
+     "bf16"},
+#endif
 };
 
 struct Shape { int64_t m, n, k; };
@@ -115,10 +139,18 @@ void sweep_dtype(BenchContext& ctx, Timer& timer, cublasLtHandle_t lt, const Dev
   for (const Shape& sh : shapes(ctx.quick)) {
     const double flops = 2.0 * double(sh.m) * double(sh.n) * double(sh.k);
     if (slow_flops > 0 && flops >= slow_flops) continue;
-    const size_t bytes_a = size_t(sh.m * sh.k) * g.ab_bytes, bytes_b = size_t(sh.k * sh.n) * g.ab_bytes,
+    const size_t bytes_a = size_t(sh.m * sh.k) * g.ab_bits / 8, bytes_b = size_t(sh.k * sh.n) * g.ab_bits / 8,
                  bytes_c = size_t(sh.m * sh.n) * g.cd_bytes;
-    if (bytes_a + bytes_b + bytes_c > free_device_memory() * 7 / 10) continue;
-    DeviceBuffer A(bytes_a), B(bytes_b), C(bytes_c);
+    // Block scales, in cuBLASLt's tiled layout: rows padded to 128, scale columns (K / block) to 4.
+    auto pad = [](int64_t v, int64_t to) { return size_t((v + to - 1) / to * to); };
+    const size_t scales_a = g.scale_block ? pad(sh.m, 128) * pad(sh.k / g.scale_block, 4) : 0,
+                 scales_b = g.scale_block ? pad(sh.n, 128) * pad(sh.k / g.scale_block, 4) : 0;
+    if (bytes_a + bytes_b + bytes_c + scales_a + scales_b > free_device_memory() * 7 / 10) continue;
+    DeviceBuffer A(bytes_a), B(bytes_b), C(bytes_c), SA(std::max<size_t>(scales_a, 1)), SB(std::max<size_t>(scales_b, 1));
+    if (g.scale_block) {  // every scale 1.0 (UE4M3 0x38): the operands' own values are what is multiplied
+      check(cudaMemset(SA.get(), 0x38, scales_a), "cudaMemset");
+      check(cudaMemset(SB.get(), 0x38, scales_b), "cudaMemset");
+    }
     g.fill_ab(A.get(), size_t(sh.m * sh.k), 1);
     g.fill_ab(B.get(), size_t(sh.k * sh.n), 2);
     check(cudaMemset(C.get(), 0, bytes_c), "cudaMemset");
@@ -130,6 +162,16 @@ void sweep_dtype(BenchContext& ctx, Timer& timer, cublasLtHandle_t lt, const Dev
     const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
     check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a), "TRANSA");
     check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b), "TRANSB");
+#if CUDART_VERSION >= 12080
+    if (g.scale_block) {
+      const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
+      const void *sa = SA.get(), *sb = SB.get();
+      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode), "A scale mode");
+      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode), "B scale mode");
+      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa), "A scales");
+      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb), "B scales");
+    }
+#endif
     // Column-major: A is stored k x m (transposed), B k x n, C m x n.
     check_lt(cublasLtMatrixLayoutCreate(&mm.a, g.ab, uint64_t(sh.k), uint64_t(sh.m), sh.k), "layout A");
     check_lt(cublasLtMatrixLayoutCreate(&mm.b, g.ab, uint64_t(sh.k), uint64_t(sh.n), sh.k), "layout B");
@@ -163,7 +205,8 @@ void sweep_dtype(BenchContext& ctx, Timer& timer, cublasLtHandle_t lt, const Dev
     const Timing t = timer.measure(call, opt);
     check_lt(status, "cublasLtMatmul");
     const double rate = flops / t.seconds / 1e12;
-    const std::string note = std::string("layout=TN out=") + g.out + " algo=heuristic#1 workspace=32MiB";
+    const std::string note = std::string("layout=TN out=") + g.out + " algo=heuristic#1 workspace=32MiB" +
+                             (g.scale_block ? " scales=ue4m3/16" : "");
     ctx.add(Row{"gemm_cublaslt", g.dtype, shape_text(sh), rate, g.unit, t.spread, note});
     if (rate > best) {
       best = rate;

@@ -65,7 +65,8 @@ struct QuantKernels {
   double bytes_per_row;  // FP8's one FP32 scale per token
 };
 // FP8: sgl_per_token_quant_fp8 / vLLM's per-token dynamic quant, fp8_scaled_mm, Triton fused_moe.
-constexpr QuantKernels kFp8Kernels{DType::fp8, "per_token_quant_fp8", "fp8_scaled_mm", "fused_moe_kernel", 2 + 2 + 1, 4};
+constexpr QuantKernels kFp8Kernels{DType::fp8, "per_token_quant_fp8", "fp8_scaled_mm", "fused_moe_kernel",
+                                   2 + 2 + 1, 4};
 // NVFP4 (vLLM's ModelOpt FP4 path on Blackwell): scaled_fp4_quant, cutlass_scaled_fp4_mm and the
 // CUTLASS FP4 grouped GEMM of its fused MoE.
 constexpr QuantKernels kFp4Kernels{DType::fp4, "scaled_fp4_quant", "cutlass_scaled_fp4_mm", "cutlass_fp4_group_mm",

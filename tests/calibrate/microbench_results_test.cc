@@ -187,6 +187,22 @@ TEST(MicrobenchResults, ApplySetsMeasuredFields) {
   EXPECT_EQ(g.measured_source, "a100.csv");
 }
 
+// A Blackwell run's FP4 figure (kcast-microbench's block-scaled cuBLASLt sweep) becomes the board's
+// FP4 efficiency against its datasheet FP4 peak.
+TEST(MicrobenchResults, ApplyReadsAnFp4GemmPeak) {
+  MicrobenchResults res;
+  res.device = "B200";
+  res.source_file = "b200.csv";
+  res.rows = {row("gemm_peak", "fp4", "8192x8192x8192", 6300, "TFLOP/s")};
+  res.rows[0].line = 2;
+  GpuSpec g;
+  g.name = "B200";
+  g.fp32_tflops = 75;
+  g.fp4_tflops = 9000;
+  apply_microbench(res, g);
+  EXPECT_DOUBLE_EQ(g.measured_gemm_eff[int(DType::fp4)], 0.7);
+}
+
 TEST(MicrobenchResults, ApplyRejectsWrongUnitsAndLeavesGpuUntouched) {
   MicrobenchResults res = a100_results();
   res.rows[3].unit = "TB/s";  // l2_bw, line 5
