@@ -92,78 +92,55 @@ TEST(SynthTransformer, InferenceGemmFlopsAreTwiceParamsTimesTokens) {
   EXPECT_EQ(qk->dtype, DType::bf16);  // llama default
 }
 
-// FP8 serving: the same GEMM work as BF16 (2 x params x tokens plus attention), but the blocks'
-// projections are FP8 GEMMs, each after a per-token quantization of its BF16 input (one per
-// projection launch); attention, norms, embeddings and the LM head stay BF16.
-TEST(SynthTransformer, Fp8InferenceQuantizesEachBlockProjection) {
-  SynthOptions o;
-  o.seq = 2048;
-  const auto bf = synthesize("llama3-8b", o);
-  o.dtype = DType::fp8;
-  const auto ks = synthesize("llama3-8b", o);
-  EXPECT_NEAR(total_flops(ks, {KernelClass::gemm}) / total_flops(bf, {KernelClass::gemm}), 1.0, 1e-12);
-  const double L = 32, d = 4096, kvd = 1024, F = 14336, T = 2048;
-  double fp8_flops = 0, quant_launches = 0, quant_bytes = 0;
-  for (const auto& k : ks) {
-    if (k.dtype == DType::fp8) {
-      EXPECT_EQ(k.cls, KernelClass::gemm) << k.name;
-      EXPECT_EQ(k.name.rfind("layer.", 0), 0u) << k.name;
-      fp8_flops += k.flops * k.count;
+// Quantized serving: the same GEMM work as BF16 (2 x params x tokens plus attention), but the blocks'
+// projections are narrow GEMMs, each after a quantization of its BF16 input (one per projection
+// launch); attention, norms, embeddings and the LM head stay BF16. FP8 quantizes per token in two
+// passes (5 bytes per element); NVFP4 in one (the BF16 read, 4-bit values and an 8-bit scale per 16
+// written), and its GEMM operands take 0.5625 bytes per element.
+TEST(SynthTransformer, QuantizedInferenceQuantizesEachBlockProjection) {
+  struct Case {
+    DType dtype;
+    const char *quantize, *gemm;
+    double quant_bytes_per_elem, operand_bytes;
+  };
+  for (const Case& c : {Case{DType::fp8, "per_token_quant_fp8", "fp8_scaled_mm", 5, 1},
+                        Case{DType::fp4, "scaled_fp4_quant", "cutlass_scaled_fp4_mm", 2 + 0.5 + 1.0 / 16, 0.5625}}) {
+    SCOPED_TRACE(to_string(c.dtype));
+    SynthOptions o;
+    o.seq = 2048;
+    const auto bf = synthesize("llama3-8b", o);
+    o.dtype = c.dtype;
+    const auto ks = synthesize("llama3-8b", o);
+    EXPECT_NEAR(total_flops(ks, {KernelClass::gemm}) / total_flops(bf, {KernelClass::gemm}), 1.0, 1e-12);
+    const double L = 32, d = 4096, kvd = 1024, F = 14336, T = 2048;
+    double narrow_flops = 0, quant_launches = 0, quant_bytes = 0;
+    for (const auto& k : ks) {
+      EXPECT_TRUE(k.dtype == c.dtype || k.dtype == DType::bf16 || k.dtype == DType::fp32) << k.name;
+      if (k.dtype == c.dtype) {
+        EXPECT_EQ(k.cls, KernelClass::gemm) << k.name;
+        EXPECT_EQ(k.name.rfind("layer.", 0), 0u) << k.name;
+        EXPECT_NE(k.name.find(c.gemm), std::string::npos) << k.name;
+        narrow_flops += k.flops * k.count;
+      }
+      if (k.name.find(c.quantize) != std::string::npos) {
+        EXPECT_EQ(k.dtype, DType::bf16) << k.name;
+        quant_launches += k.count;
+        quant_bytes += k.bytes * k.count;
+      }
     }
-    if (k.name.find("per_token_quant_fp8") != std::string::npos) {
-      quant_launches += k.count;
-      quant_bytes += k.bytes * k.count;
+    EXPECT_NEAR(narrow_flops / (2 * T * L * (2 * d * d + 2 * d * kvd + 3 * d * F)), 1.0, 1e-12);
+    // q, k, v, o, gate, up, down: seven launches per layer; inputs d wide except down_proj's F.
+    EXPECT_DOUBLE_EQ(quant_launches, 7 * L);
+    EXPECT_NEAR(quant_bytes / (L * (6 * T * d + T * F) * c.quant_bytes_per_elem), 1.0, 1e-3);
+    // q_proj's operands: its narrow weight and input, a BF16 output.
+    const Kernel* q = find(ks, std::string("layer.attn.q_proj ") + c.gemm);
+    ASSERT_NE(q, nullptr);
+    EXPECT_DOUBLE_EQ(q->bytes, (T * d + d * d) * c.operand_bytes + T * d * 2);
+    for (const char* bf16 : {"layer.attn.qk aten::bmm (QK^T)", "head.lm_head aten::mm"}) {
+      const Kernel* k = find(ks, bf16);
+      ASSERT_NE(k, nullptr) << bf16;
+      EXPECT_EQ(k->dtype, DType::bf16) << bf16;
     }
-  }
-  EXPECT_NEAR(fp8_flops / (2 * T * L * (2 * d * d + 2 * d * kvd + 3 * d * F)), 1.0, 1e-12);
-  // q, k, v, o, gate, up, down: seven launches per layer; inputs d wide except down_proj's F.
-  EXPECT_DOUBLE_EQ(quant_launches, 7 * L);
-  EXPECT_NEAR(quant_bytes / (L * (6 * T * d + T * F) * 5), 1.0, 1e-3);
-  const Kernel* qk = find(ks, "layer.attn.qk aten::bmm (QK^T)");
-  ASSERT_NE(qk, nullptr);
-  EXPECT_EQ(qk->dtype, DType::bf16);
-  const Kernel* head = find(ks, "head.lm_head aten::mm");
-  ASSERT_NE(head, nullptr);
-  EXPECT_EQ(head->dtype, DType::bf16);
-}
-
-// NVFP4 serving: the same projections as FP8 serving, run as block-scaled FP4 GEMMs after a one-pass
-// quantization of each BF16 input (read at two bytes, written as 4-bit values with an 8-bit scale per
-// 16); everything outside the blocks stays BF16.
-TEST(SynthTransformer, Fp4InferenceQuantizesEachBlockProjection) {
-  SynthOptions o;
-  o.seq = 2048;
-  const auto bf = synthesize("llama3-8b", o);
-  o.dtype = DType::fp4;
-  const auto ks = synthesize("llama3-8b", o);
-  EXPECT_NEAR(total_flops(ks, {KernelClass::gemm}) / total_flops(bf, {KernelClass::gemm}), 1.0, 1e-12);
-  const double L = 32, d = 4096, kvd = 1024, F = 14336, T = 2048;
-  double fp4_flops = 0, quant_launches = 0, quant_bytes = 0;
-  for (const auto& k : ks) {
-    EXPECT_NE(k.dtype, DType::fp8) << k.name;
-    if (k.dtype == DType::fp4) {
-      EXPECT_EQ(k.cls, KernelClass::gemm) << k.name;
-      EXPECT_EQ(k.name.rfind("layer.", 0), 0u) << k.name;
-      EXPECT_NE(k.name.find("cutlass_scaled_fp4_mm"), std::string::npos) << k.name;
-      fp4_flops += k.flops * k.count;
-    }
-    if (k.name.find("scaled_fp4_quant") != std::string::npos) {
-      EXPECT_EQ(k.dtype, DType::bf16) << k.name;
-      quant_launches += k.count;
-      quant_bytes += k.bytes * k.count;
-    }
-  }
-  EXPECT_NEAR(fp4_flops / (2 * T * L * (2 * d * d + 2 * d * kvd + 3 * d * F)), 1.0, 1e-12);
-  EXPECT_DOUBLE_EQ(quant_launches, 7 * L);
-  EXPECT_NEAR(quant_bytes / (L * (6 * T * d + T * F) * (2 + 0.5 + 1.0 / 16)), 1.0, 1e-12);
-  // q_proj's operands: its 4-bit weight and input with their block scales, a BF16 output.
-  const Kernel* q = find(ks, "layer.attn.q_proj cutlass_scaled_fp4_mm");
-  ASSERT_NE(q, nullptr);
-  EXPECT_DOUBLE_EQ(q->bytes, (T * d + d * d) * 0.5625 + T * d * 2);
-  for (const char* bf16 : {"layer.attn.qk aten::bmm (QK^T)", "head.lm_head aten::mm"}) {
-    const Kernel* k = find(ks, bf16);
-    ASSERT_NE(k, nullptr) << bf16;
-    EXPECT_EQ(k->dtype, DType::bf16) << bf16;
   }
 }
 
