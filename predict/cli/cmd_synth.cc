@@ -36,18 +36,20 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   if (f.gradient_bytes > 0) s += ", gradients " + gigabytes(f.gradient_bytes);
   if (f.optimizer_bytes > 0) s += ", Adam state " + gigabytes(f.optimizer_bytes);
   if (f.kv_cache_bytes > 0) s += ", KV cache " + gigabytes(f.kv_cache_bytes);
-  return s + "; " + gigabytes(f.total_bytes()) + (o.mode == Mode::train ? " before activations" : " before activations and workspace");
+  if (f.activation_bytes > 0) s += ", activations " + gigabytes(f.activation_bytes) + " (estimate)";
+  return s + "; " + gigabytes(f.total_bytes()) + (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
 }
 
 // Whether the step's memory fits on `g`: the datasheet's GB are binary (an "80 GB" board has 80 GiB),
-// and the step's figure leaves out activations and workspace, so a fit is a necessary condition.
-std::string fit_line(const Footprint& f, const GpuSpec& g, Mode mode) {
+// and the step's figure leaves out workspace (and outside training, activations), so a fit is a
+// necessary condition.
+std::string fit_line(const Footprint& f, const GpuSpec& g) {
   if (!known(g.memory_gb)) return "kcast synth: " + g.name + ": memory capacity unknown";
   const double capacity = g.memory_gb * 1073741824.0, need = f.total_bytes();
   std::string s = "kcast synth: " + g.name + " (" + gigabytes(capacity) + "): ";
   if (need > capacity) return s + "does not fit, the step needs at least " + gigabytes(need);
   return s + "fits, " + gigabytes(capacity - need) + " left for " +
-         (mode == Mode::train ? "activations" : "activations and workspace");
+         (f.activation_bytes > 0 ? "workspace" : "activations and workspace");
 }
 
 template <class E>
@@ -177,7 +179,7 @@ int cmd_synth(int argc, char** argv) {
   for (const std::string& note : fp.notes)
     std::cerr << "kcast synth: " << (config.empty() ? model : config) << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";
-  for (const GpuSpec* g : fit_gpus) std::cerr << fit_line(fp, *g, o.mode) << "\n";
+  for (const GpuSpec* g : fit_gpus) std::cerr << fit_line(fp, *g) << "\n";
   return 0;
 }
 

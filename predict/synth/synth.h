@@ -55,7 +55,12 @@ struct Footprint {
   double gradient_bytes = 0;   // train: one gradient per parameter, in its dtype
   double optimizer_bytes = 0;  // train: Adam's two moments in the parameter dtype; SGD (no momentum) none
   double kv_cache_bytes = 0;   // decode: K and V of batch x seq tokens, this GPU's layers and KV heads
-  double total_bytes() const { return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes; }
+  // train: what autograd keeps from one micro-batch's forward for its backward (an estimate:
+  // transformer_synth.cc, activation memory); 0 where not estimated (inference, the ResNets).
+  double activation_bytes = 0;
+  double total_bytes() const {
+    return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes;
+  }
   // What the user should know about the list's scope, one line each: parts of the config not
   // synthesized (a multimodal model's encoders: neither their kernels nor their weights are in the
   // list or the figures above), an architecture synthesized as a look-alike family.

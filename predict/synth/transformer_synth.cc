@@ -200,10 +200,106 @@ class TransformerSynth {
     const double cached_keys = (stage_layers() - local) * double(Sk_) + local * double(c_.sliding_window);
     if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * e_;
     f.weight_bytes += absorbed_copy_bytes_;
+    if (train_) f.activation_bytes = activation_bytes();
     return f;
   }
 
  private:
+  // ---- activation memory (training) ------------------------------------------------------
+  // What autograd keeps from the forward for the backward, for one micro-batch on this GPU (the
+  // last pipeline stage's layers and head: 1F1B runs one micro-batch there at a time), counted as
+  // Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models") count
+  // it, tensor by tensor, for the ops synth emits: every GEMM's activation input, the inputs or
+  // outputs each non-GEMM op's backward reads, one byte per element of a dropout mask. A GPT layer
+  // with fused GELU in 16 bits gives their 34 s b h + 5 a s^2 b (plus the norms' fp32 statistics,
+  // which they leave out); tensor parallelism splits what they split (10 s b h + 24 s b h / t + ...).
+  // Not counted: allocator fragmentation, workspaces, transient forward buffers.
+  double norm_saved(double rows, double width) const {
+    // LayerNorm: its input and fp32 mean / rstd. HF's eager RMSNorm: x in fp32 (pow and mul), rstd,
+    // and the normalized x that the weight multiplies.
+    if (c_.norm == NormKind::layer) return rows * width * e_ + 8 * rows;
+    return rows * width * (4 + e_) + 4 * rows;
+  }
+
+  double attention_saved() const {
+    const double T = T_, d = double(d_), H = double(H_), Hkv = double(Hkv_);
+    const double q_w = H * double(qkhd_), k_w = (flash_ ? Hkv : H) * double(qkhd_), v_w = (flash_ ? Hkv : H) * double(vhd_);
+    double a = norm_saved(T, d) + T * d * e_;  // the input norm and the projections' input (its output)
+    if (c_.mla()) {  // the latent path: q_a / kv_a outputs through their norms into q_b / kv_b
+      if (c_.q_lora_rank > 0) a += norm_saved(T, double(c_.q_lora_rank)) + T * double(c_.q_lora_rank) * e_;
+      a += norm_saved(T, double(c_.kv_lora_rank)) + T * double(c_.kv_lora_rank) * e_;
+    }
+    if (c_.qk_norm != TransformerConfig::QkNorm::none) a += norm_saved(T, double(qd_)) + norm_saved(T, Hkv * double(hd_));
+    // Rotary (q cos + rotate_half(q) sin): its two products keep q and rotate_half(q), likewise k.
+    if (c_.positions == PositionKind::rotary) a += 2 * T * (double(qd_) + Hkv * double(hd_)) * c_.rope_fraction * e_;
+    a += T * (q_w + k_w + v_w) * e_;  // q, k (eager: repeated to every head) and v as attention reads them
+    const double P = double(B_) * H * double(S_) * double(Sk_);  // eager: every score is materialized
+    if (flash_) {
+      a += T * double(od_) * e_ + double(B_) * H * double(S_) * 4;  // its output and log-sum-exp
+    } else {
+      const bool upcast = e_ != 4 && ((c_.family == Family::llama && c_.fp32_softmax) ||
+                                      (c_.family == Family::opt && dt_ == DType::fp16));
+      const bool drop = c_.attention_dropout > 0;
+      if (c_.attn_softcap > 0) a += P * e_;       // tanh keeps its output
+      a += P * (upcast ? 4 : e_);                 // softmax keeps its output
+      if (upcast || drop) a += P * e_;            // the probabilities p.v reads (cast, dropped out)
+      if (drop) a += P;                           // dropout's mask
+      a += T * double(od_) * e_;                  // out_proj's input
+    }
+    if (c_.hidden_dropout > 0) a += T * d;        // the residual dropout's mask
+    if (c_.sandwich_norm) a += norm_saved(T, d);
+    return a;
+  }
+
+  // A gated MLP of width F over `rows` tokens: gate's output (the activation's input), the activation
+  // and up outputs (the product's inputs), the product (down's input).
+  double gated_saved(double rows, double F) const { return 4 * rows * F * e_; }
+
+  double mlp_saved(bool dense_mlp) const {
+    const double T = T_, d = double(d_);
+    double a = norm_saved(T, d) + T * d * e_;  // the post-attention norm and the MLP's input
+    if (c_.experts > 0 && !dense_mlp) {
+      const double E = double(c_.experts), Fe = double(c_.expert_ffn / tp_);
+      using X = TransformerConfig::EagerExperts;
+      const bool all = c_.eager_experts == X::all;  // every expert on every token
+      const double Tk = all ? T * E : T * double(c_.experts_per_token);
+      a += T * E * 4;                               // the router's fp32 probabilities
+      a += Tk * d * e_ + gated_saved(Tk, Fe);       // each routed token's gathered input and its expert
+      a += Tk * d * e_;                             // the expert outputs the routing weights multiply
+      if (c_.shared_expert_ffn > 0) a += gated_saved(T, double(c_.shared_expert_ffn / tp_)) + 4 * T;
+    } else if (c_.gated_mlp) {
+      a += gated_saved(T, double(F_));
+    } else {
+      // fc1's output (the activation's input) and the activation's output (fc2's input); HF's
+      // op-by-op gelu_new keeps x, tanh's output, 0.5 x and 1 + tanh (four tensors) and writes a fifth.
+      a += T * double(F_) * e_ * (c_.act == Activation::gelu_new ? 5 : 2);
+    }
+    if (c_.hidden_dropout > 0) a += T * d;
+    if (c_.sandwich_norm) a += norm_saved(T, d);
+    return a;
+  }
+
+  double activation_bytes() const {
+    const double T = T_, d = double(d_);
+    const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
+    double a = (stage_layers() - dense) * (attention_saved() + mlp_saved(false)) + dense * (attention_saved() + mlp_saved(true));
+    // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
+    // Embeddings: BERT's LayerNorm, the embedding dropout's mask (GPT-2, BERT).
+    if (c_.family == Family::bert) a += norm_saved(T, d);
+    if (c_.hidden_dropout > 0 && (c_.family == Family::bert || c_.family == Family::gpt2)) a += T * d;
+    // Head: the final norm, the LM head's (or MLM decoder's) input, and the loss's fp32 log-probabilities.
+    const double V = double(V_);
+    if (c_.family != Family::bert) a += norm_saved(T, d);
+    if (head_ == HeadKind::lm) {
+      a += T * d * e_;
+      if (c_.final_softcap > 0) a += T * V * e_;
+    } else if (head_ == HeadKind::pretraining) {
+      a += 3 * T * d * e_ + norm_saved(T, d);  // transform dense and GELU inputs, decoder input; its LayerNorm
+    }
+    if (o_.loss && (head_ == HeadKind::lm || head_ == HeadKind::pretraining)) a += T * V * 4;
+    return a;
+  }
+
   // ---- building blocks -------------------------------------------------------------------
 
   // y[rows, out] = x[rows, in] W^T (+ b); `times` identical projections (q/k/v, gate/up).

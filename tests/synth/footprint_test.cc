@@ -84,5 +84,21 @@ TEST(SynthFootprint, GpuOptionSaysWhetherTheStepFits) {
   EXPECT_FALSE(std::ifstream(out).good());
 }
 
+// In training the line adds the activation estimate, and what is left on a GPU is for workspace only.
+TEST(SynthFootprint, TrainingLineCountsActivations) {
+  const auto r = run_kcast("synth llama3-8b --mode train --batch 1 --seq 1024 --attention flash --gpu B200 -o /dev/null", true);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(" (estimate); "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" before workspace"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("left for workspace"), std::string::npos) << r.out;
+  Footprint f;
+  SynthOptions o = with_mode(Mode::train, 1, 1024);
+  o.attention = AttentionImpl::flash;
+  synthesize("llama3-8b", o, &f);
+  char gb[32];
+  std::snprintf(gb, sizeof gb, "activations %.2f GB", f.activation_bytes / 1e9);
+  EXPECT_NE(r.out.find(gb), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace kcast::synth

@@ -1,0 +1,139 @@
+// The training step's activation estimate (Footprint::activation_bytes, transformer_synth.cc) against
+// the closed forms of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+// Models": a GPT layer with 16-bit activations keeps s b h (34 + 5 a s / h) bytes, and under t-way
+// tensor parallelism s b h (10 + 24 / t + 5 a s / (h t)). One layer is the difference between a
+// two-layer and a one-layer step, so the embeddings, head and loss drop out.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "predict/synth/synth.h"
+#include "predict/synth/transformer_config.h"
+#include "tests/synth/synth_options.h"
+#include "tests/synth/synth_rows.h"
+
+namespace kcast::synth {
+namespace {
+
+using testing::with_mode;
+using testing::write_temp;
+
+// A GPT with PyTorch's fused GELU (HF activation_function "gelu"), as the paper's layers are.
+TransformerConfig gpt_with_fused_gelu() {
+  const std::string p = write_temp("gpt_fused_gelu.json", R"({"model_type": "gpt2", "n_embd": 2048, "n_layer": 24,
+      "n_head": 16, "n_positions": 2048, "vocab_size": 50257, "activation_function": "gelu"})");
+  TransformerConfig c = read_hf_config(p);
+  std::remove(p.c_str());
+  return c;
+}
+
+double one_layer(const TransformerConfig& cfg, SynthOptions o) {
+  Footprint two, one;
+  o.layers = 2;
+  synthesize_transformer(with_overrides(cfg, o), o, &two);
+  o.layers = 1;
+  synthesize_transformer(with_overrides(cfg, o), o, &one);
+  return two.activation_bytes - one.activation_bytes;
+}
+
+TEST(ActivationMemory, GptLayerIsKorthikantisCount) {
+  const TransformerConfig gpt = gpt_with_fused_gelu();
+  const double s = 2048, b = 4, h = 2048, a = 16;
+  SynthOptions o = with_mode(Mode::train, 4, 2048);
+  o.dtype = DType::fp16;
+  // Plus the two LayerNorms' fp32 mean and rstd per token, which the paper leaves out.
+  const double stats = 2 * 8 * s * b;
+  EXPECT_DOUBLE_EQ(one_layer(gpt, o), s * b * h * (34 + 5 * a * s / h) + stats);
+  for (int64_t t : {2, 4}) {
+    o.tp = t;
+    EXPECT_DOUBLE_EQ(one_layer(gpt, o), s * b * h * (10 + 24.0 / t + 5 * a * s / (h * t)) + stats) << "tp " << t;
+  }
+  // FP32 activations double every tensor but the dropout masks (one byte per element: 2 s b h and
+  // a s^2 b of the 34 s b h + 5 a s^2 b).
+  o.tp = 1;
+  o.dtype = DType::fp32;
+  EXPECT_DOUBLE_EQ(one_layer(gpt, o), 2 * s * b * h * (34 + 5 * a * s / h) - s * b * (2 * h + a * s) + stats);
+}
+
+// FlashAttention keeps no scores: the 5 a s^2 b of the softmax output, its dropout mask and the
+// dropped-out probabilities go, the kernel's fp32 log-sum-exp (a s b) comes.
+TEST(ActivationMemory, FlashAttentionDropsTheScores) {
+  const TransformerConfig gpt = gpt_with_fused_gelu();
+  const double s = 2048, b = 4, a = 16;
+  SynthOptions o = with_mode(Mode::train, 4, 2048);
+  o.dtype = DType::fp16;
+  const double eager = one_layer(gpt, o);
+  o.attention = AttentionImpl::flash;
+  EXPECT_DOUBLE_EQ(eager - one_layer(gpt, o), 5 * a * s * s * b - 4 * a * s * b);
+}
+
+// HF's GPT-2 gelu_new runs op by op, and autograd keeps four of its tensors (x, tanh's output, 0.5 x,
+// 1 + tanh) where the fused GELU keeps one: 3 s b F more per layer.
+TEST(ActivationMemory, OpByOpGeluKeepsMoreTensors) {
+  SynthOptions o = with_mode(Mode::train, 4, 2048);
+  o.dtype = DType::fp16;
+  o.layers = 2;
+  Footprint fused2, fused1, eager2, eager1;
+  synthesize_transformer(with_overrides(gpt_with_fused_gelu(), o), o, &fused2);
+  synthesize("gpt3-xl", o, &eager2);
+  o.layers = 1;
+  synthesize_transformer(with_overrides(gpt_with_fused_gelu(), o), o, &fused1);
+  synthesize("gpt3-xl", o, &eager1);
+  const double s = 2048, b = 4, F = 4 * 2048;
+  EXPECT_DOUBLE_EQ((eager2.activation_bytes - eager1.activation_bytes) - (fused2.activation_bytes - fused1.activation_bytes),
+                   3 * s * b * F * 2);
+}
+
+// A Llama layer in bf16 (HF eager): two RMSNorms (x in fp32, rstd, the normalized x), the
+// projections' input, rotary's two products for q and k, q/k/v, the fp32 softmax and its bf16 cast,
+// o_proj's input; the MLP's input and four tensors of the SwiGLU. No dropout.
+TEST(ActivationMemory, LlamaLayerClosedForm) {
+  SynthOptions o = with_mode(Mode::train, 2, 1024);
+  const double T = 2 * 1024, d = 4096, F = 11008, e = 2, P = 2 * 32 * 1024.0 * 1024;
+  const double rms = T * d * (4 + e) + 4 * T;
+  const double attention = rms + T * d * e + 2 * T * (d + d) * e + 3 * T * d * e + P * 4 + P * e + T * d * e;
+  const double mlp = rms + T * d * e + 4 * T * F * e;
+  Footprint two, one;
+  o.layers = 2;
+  synthesize("llama2-7b", o, &two);
+  o.layers = 1;
+  synthesize("llama2-7b", o, &one);
+  EXPECT_DOUBLE_EQ(two.activation_bytes - one.activation_bytes, attention + mlp);
+  // The head: the final norm, the LM head's input, the loss's fp32 log-probabilities over the vocabulary.
+  EXPECT_DOUBLE_EQ(one.activation_bytes - (attention + mlp), rms + T * d * e + T * 32000 * 4);
+  o.loss = false;
+  Footprint no_loss;
+  synthesize("llama2-7b", o, &no_loss);
+  EXPECT_DOUBLE_EQ(one.activation_bytes - no_loss.activation_bytes, T * 32000 * 4);
+}
+
+// Only training keeps activations; pipeline stages hold their share of the layers (the last stage's
+// figure: one micro-batch in flight), data parallelism and micro-batches shrink the batch each holds.
+TEST(ActivationMemory, ScopeFollowsModeAndParallelism) {
+  Footprint f;
+  synthesize("llama3-8b", with_mode(Mode::infer, 8, 1024), &f);
+  EXPECT_EQ(f.activation_bytes, 0);
+  synthesize("llama3-8b", with_mode(Mode::decode, 8, 1024), &f);
+  EXPECT_EQ(f.activation_bytes, 0);
+  SynthOptions o = with_mode(Mode::train, 8, 1024);
+  Footprint whole, dp, mb, pp;
+  synthesize("llama3-8b", o, &whole);
+  o.dp = 2;
+  synthesize("llama3-8b", o, &dp);
+  o.dp = 1;
+  o.microbatches = 2;
+  synthesize("llama3-8b", o, &mb);
+  EXPECT_DOUBLE_EQ(dp.activation_bytes, whole.activation_bytes / 2);
+  EXPECT_DOUBLE_EQ(mb.activation_bytes, whole.activation_bytes / 2);
+  o.microbatches = 1;
+  o.pp = 2;
+  synthesize("llama3-8b", o, &pp);
+  EXPECT_LT(pp.activation_bytes, 0.6 * whole.activation_bytes);
+  EXPECT_GT(pp.activation_bytes, 0.5 * whole.activation_bytes);  // half the layers, all of the head
+  EXPECT_DOUBLE_EQ(whole.total_bytes(),
+                   whole.weight_bytes + whole.gradient_bytes + whole.optimizer_bytes + whole.activation_bytes);
+}
+
+}  // namespace
+}  // namespace kcast::synth
