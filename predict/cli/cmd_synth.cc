@@ -37,7 +37,8 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   if (f.optimizer_bytes > 0) s += ", Adam state " + gigabytes(f.optimizer_bytes);
   if (f.kv_cache_bytes > 0) s += ", KV cache " + gigabytes(f.kv_cache_bytes);
   if (f.activation_bytes > 0) s += ", activations " + gigabytes(f.activation_bytes) + " (estimate)";
-  return s + "; " + gigabytes(f.total_bytes()) + (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
+  return s + "; " + gigabytes(f.total_bytes()) +
+         (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
 }
 
 // Whether the step's memory fits on `g`: the datasheet's GB are binary (an "80 GB" board has 80 GiB),

@@ -223,16 +223,18 @@ class TransformerSynth {
 
   double attention_saved() const {
     const double T = T_, d = double(d_), H = double(H_), Hkv = double(Hkv_);
-    const double q_w = H * double(qkhd_), k_w = (flash_ ? Hkv : H) * double(qkhd_), v_w = (flash_ ? Hkv : H) * double(vhd_);
+    const double kv_heads = flash_ ? Hkv : H;  // eager attention repeats k and v to every head
+    const double q_w = H * double(qkhd_), k_w = kv_heads * double(qkhd_), v_w = kv_heads * double(vhd_);
     double a = norm_saved(T, d) + T * d * e_;  // the input norm and the projections' input (its output)
     if (c_.mla()) {  // the latent path: q_a / kv_a outputs through their norms into q_b / kv_b
       if (c_.q_lora_rank > 0) a += norm_saved(T, double(c_.q_lora_rank)) + T * double(c_.q_lora_rank) * e_;
       a += norm_saved(T, double(c_.kv_lora_rank)) + T * double(c_.kv_lora_rank) * e_;
     }
-    if (c_.qk_norm != TransformerConfig::QkNorm::none) a += norm_saved(T, double(qd_)) + norm_saved(T, Hkv * double(hd_));
+    if (c_.qk_norm != TransformerConfig::QkNorm::none)
+      a += norm_saved(T, double(qd_)) + norm_saved(T, Hkv * double(hd_));
     // Rotary (q cos + rotate_half(q) sin): its two products keep q and rotate_half(q), likewise k.
     if (c_.positions == PositionKind::rotary) a += 2 * T * (double(qd_) + Hkv * double(hd_)) * c_.rope_fraction * e_;
-    a += T * (q_w + k_w + v_w) * e_;  // q, k (eager: repeated to every head) and v as attention reads them
+    a += T * (q_w + k_w + v_w) * e_;  // q, k and v as attention reads them
     const double P = double(B_) * H * double(S_) * double(Sk_);  // eager: every score is materialized
     if (flash_) {
       a += T * double(od_) * e_ + double(B_) * H * double(S_) * 4;  // its output and log-sum-exp
@@ -282,7 +284,8 @@ class TransformerSynth {
   double activation_bytes() const {
     const double T = T_, d = double(d_);
     const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
-    double a = (stage_layers() - dense) * (attention_saved() + mlp_saved(false)) + dense * (attention_saved() + mlp_saved(true));
+    double a = (stage_layers() - dense) * (attention_saved() + mlp_saved(false)) +
+               dense * (attention_saved() + mlp_saved(true));
     // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
     // Embeddings: BERT's LayerNorm, the embedding dropout's mask (GPT-2, BERT).
     if (c_.family == Family::bert) a += norm_saved(T, d);

@@ -86,7 +86,8 @@ TEST(SynthFootprint, GpuOptionSaysWhetherTheStepFits) {
 
 // In training the line adds the activation estimate, and what is left on a GPU is for workspace only.
 TEST(SynthFootprint, TrainingLineCountsActivations) {
-  const auto r = run_kcast("synth llama3-8b --mode train --batch 1 --seq 1024 --attention flash --gpu B200 -o /dev/null", true);
+  const auto r =
+      run_kcast("synth llama3-8b --mode train --batch 1 --seq 1024 --attention flash --gpu B200 -o /dev/null", true);
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find(" (estimate); "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" before workspace"), std::string::npos) << r.out;
