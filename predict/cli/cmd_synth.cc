@@ -77,7 +77,8 @@ int64_t positive(const po::variables_map& vm, const char* option) {
 
 int cmd_synth(int argc, char** argv) {
   po::options_description opts("kcast synth options");
-  std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out, gpus;
+  std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out, gpus,
+      recompute = "none";
   opts.add_options()("model", po::value(&model), "a built-in or zoo model's name (positional; see --list)")(
       "list", "list the built-in and zoo models")("batch", po::value<int64_t>(), "batch size (default 1)")(
       "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
@@ -93,6 +94,9 @@ int cmd_synth(int argc, char** argv) {
       "head", po::value(&head)->default_value("auto"),
       "auto, lm, classifier, pretraining or none (auto: LM for decoders; BERT: classifier in infer, "
       "pretraining in train)")("no-loss", "train: leave out the loss and its backward")(
+      "recompute", po::value(&recompute)->default_value("none"),
+      "none or full: train with full activation recomputation (each layer keeps its input; its forward "
+      "runs again before its backward)")(
       "config", po::value(&config), "Hugging Face config.json of a transformer (instead of MODEL)")(
       "layers", po::value<int64_t>(), "override the number of layers")(
       "hidden", po::value<int64_t>(), "override the hidden size")("heads", po::value<int64_t>(), "override the attention heads")(
@@ -112,8 +116,8 @@ int cmd_synth(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N]\n"
-                     "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss] "
-                     "[--config FILE.json]\n"
+                     "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss]\n"
+                     "       [--recompute none|full] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [-o OUT.csv] [--gpu NAME[,...]] "
                      "[--list]",
@@ -164,6 +168,7 @@ int cmd_synth(int argc, char** argv) {
                            {"pretraining", HeadKind::pretraining},
                            {"none", HeadKind::none}});
   o.loss = !vm.count("no-loss");
+  o.recompute = pick<bool>("recompute", recompute, {{"none", false}, {"full", true}});
   if (!dtype.empty()) {
     auto d = parse_dtype(dtype);
     if (!d) throw InputError("option '--dtype': unknown dtype '" + dtype + "'");

@@ -110,9 +110,15 @@ std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_d
   for (const auto& s : sections_)
     for (const auto& k : s.fwd) put(s, k);
   if (mode != Mode::train) return out;
-  for (auto s = sections_.rbegin(); s != sections_.rend(); ++s)
+  for (auto s = sections_.rbegin(); s != sections_.rend(); ++s) {
+    if (s->recompute)
+      for (Kernel k : s->fwd) {
+        k.name += " (recompute)";
+        put(*s, std::move(k));
+      }
     for (auto op = s->bwd.rbegin(); op != s->bwd.rend(); ++op)
       for (const auto& k : *op) put(*s, k);
+  }
   std::vector<int64_t> params = parameter_tensors(false);
   const std::vector<int64_t> experts = parameter_tensors(true);
   for (auto& k : gradient_all_reduce(params, param_dtype, dp)) out.push_back(std::move(k));

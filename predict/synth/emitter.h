@@ -37,6 +37,7 @@ struct Section {
   std::string prefix;  // prepended to every name: "embed.", "layer.", "head."
   double count = 1;    // runs of the whole section in one step (layers x micro-batches)
   double weights = 1;  // distinct parameter copies the section holds on this GPU (its layers)
+  bool recompute = false;  // training: the forward rows run again, named "(recompute)", before the backward
   std::vector<Kernel> fwd;
   std::vector<std::vector<Kernel>> bwd;  // per op, in forward order
   std::vector<int64_t> params;           // numel of each parameter tensor (once per repetition)

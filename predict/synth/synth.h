@@ -34,6 +34,9 @@ struct SynthOptions {
   Optimizer optimizer = Optimizer::adam;  // train only
   HeadKind head = HeadKind::automatic;
   bool loss = true;  // train only: include the loss (cross-entropy) and its backward
+  // train only: full activation recomputation (HF gradient checkpointing, Megatron-LM's "full"
+  // granularity): each layer keeps only its input, and its forward runs again before its backward.
+  bool recompute = false;
   // Architecture overrides (0: keep the model's value), e.g. to reproduce a measured setup.
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
   // Parallelism (Megatron-LM's scheme); the kernel list is one GPU's step. `batch` is the global

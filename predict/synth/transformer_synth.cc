@@ -131,6 +131,7 @@ class TransformerSynth {
     Section* dense_layers = nullptr;
     if (dense > 0) {
       dense_layers = &tape_.section(kDenseLayerSection, dense);
+      dense_layers->recompute = o_.recompute;
       layer(*dense_layers, /*dense_mlp=*/true);
     }
     // Sliding-window layers get their own section where the window is shorter than the keys (else
@@ -138,9 +139,15 @@ class TransformerSynth {
     const double local = local_stage_layers();
     const double full = stage_layers - dense - local;
     Section* layers = full > 0 ? &tape_.section(kLayerSection, full) : nullptr;
-    if (layers) layer(*layers);
+    if (layers) {
+      layers->recompute = o_.recompute;
+      layer(*layers);
+    }
     Section* local_layers = local > 0 ? &tape_.section(kLocalLayerSection, local) : nullptr;
-    if (local_layers) layer(*local_layers, false, c_.sliding_window);
+    if (local_layers) {
+      local_layers->recompute = o_.recompute;
+      layer(*local_layers, false, c_.sliding_window);
+    }
     if (o_.pp > 1) stage_sends(tape_.section("pp.", pp + m - 2));
     Section& out = tape_.section("head.", 1);
     head(out);
@@ -284,8 +291,11 @@ class TransformerSynth {
   double activation_bytes() const {
     const double T = T_, d = double(d_);
     const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
-    double a = (stage_layers() - dense) * (attention_saved() + mlp_saved(false)) +
-               dense * (attention_saved() + mlp_saved(true));
+    const double expert_layer = attention_saved() + mlp_saved(false), dense_layer = attention_saved() + mlp_saved(true);
+    double a = (stage_layers() - dense) * expert_layer + dense * dense_layer;
+    // Full recomputation: every layer keeps its input; the one being recomputed holds all of its own.
+    if (o_.recompute)
+      a = stage_layers() * T * d * e_ + (dense < stage_layers() ? expert_layer : dense_layer);
     // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
     // Embeddings: BERT's LayerNorm, the embedding dropout's mask (GPT-2, BERT).
     if (c_.family == Family::bert) a += norm_saved(T, d);
@@ -1241,6 +1251,8 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
                      " is synthesized for inference (quantized serving: narrow projections, BF16 elsewhere); "
                      "low-precision training recipes are not modelled, use bf16");
+  if (opt.recompute && opt.mode != Mode::train)
+    throw InputError("option '--recompute': recomputation is of training's activations; use it with --mode train");
   if (opt.mode == Mode::generate)  // a sequence of steps: synthesize_generation() builds it from infer and decode
     throw InputError("option '--mode': generate is synthesized through synthesize() / synthesize_config_file()");
   if (opt.mode == Mode::decode && cfg.family == Family::bert)

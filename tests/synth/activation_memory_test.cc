@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "model/error.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer_config.h"
 #include "tests/synth/synth_options.h"
@@ -133,6 +134,55 @@ TEST(ActivationMemory, ScopeFollowsModeAndParallelism) {
   EXPECT_GT(pp.activation_bytes, 0.5 * whole.activation_bytes);  // half the layers, all of the head
   EXPECT_DOUBLE_EQ(whole.total_bytes(),
                    whole.weight_bytes + whole.gradient_bytes + whole.optimizer_bytes + whole.activation_bytes);
+}
+
+// Full recomputation: a layer keeps only its input (2 s b h bytes in 16 bits), so one more layer
+// adds that; the layer being recomputed holds its whole activations once.
+TEST(ActivationMemory, FullRecomputationKeepsEachLayersInput) {
+  const TransformerConfig gpt = gpt_with_fused_gelu();
+  const double s = 2048, b = 4, h = 2048;
+  SynthOptions o = with_mode(Mode::train, 4, 2048);
+  o.dtype = DType::fp16;
+  const double layer = one_layer(gpt, o);
+  o.recompute = true;
+  EXPECT_DOUBLE_EQ(one_layer(gpt, o), s * b * h * 2);
+  Footprint with, without;
+  o.layers = 3;
+  synthesize_transformer(with_overrides(gpt, o), o, &with);
+  o.recompute = false;
+  synthesize_transformer(with_overrides(gpt, o), o, &without);
+  EXPECT_DOUBLE_EQ(without.activation_bytes - with.activation_bytes, 2 * layer - 3 * s * b * h * 2);
+}
+
+// The time side: each layer's forward rows run once more before its backward, named "(recompute)",
+// with the same work and count; nothing else changes.
+TEST(ActivationMemory, FullRecomputationRerunsEachLayersForward) {
+  SynthOptions o = with_mode(Mode::train, 2, 512);
+  const auto plain = synthesize("llama3-8b", o);
+  o.recompute = true;
+  const auto re = synthesize("llama3-8b", o);
+  const auto infer = synthesize("llama3-8b", with_mode(Mode::infer, 2, 512));
+  size_t recomputed = 0, layer_rows = 0;
+  for (const Kernel& k : infer) layer_rows += k.name.rfind("layer.", 0) == 0;
+  for (const Kernel& k : re) {
+    const auto at = k.name.find(" (recompute)");
+    if (at == std::string::npos) continue;
+    ++recomputed;
+    EXPECT_EQ(k.name.rfind("layer.", 0), 0u) << k.name;
+    const Kernel* fwd = testing::find(plain, k.name.substr(0, at));
+    ASSERT_NE(fwd, nullptr) << k.name;
+    EXPECT_EQ(fwd->flops, k.flops) << k.name;
+    EXPECT_EQ(fwd->bytes, k.bytes) << k.name;
+    EXPECT_EQ(fwd->count, k.count) << k.name;
+  }
+  EXPECT_EQ(recomputed, layer_rows);  // llama has no dropout: training's forward rows are inference's
+  EXPECT_EQ(re.size(), plain.size() + recomputed);
+  SynthOptions bad = with_mode(Mode::infer, 2, 512);
+  bad.recompute = true;
+  EXPECT_THROW(synthesize("llama3-8b", bad), InputError);
+  bad.mode = Mode::train;
+  bad.seq = 0;
+  EXPECT_THROW(synthesize("resnet50", bad), InputError);
 }
 
 }  // namespace
