@@ -116,8 +116,8 @@ int cmd_synth(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N]\n"
-                     "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H] [--no-loss]\n"
-                     "       [--recompute none|full] [--config FILE.json]\n"
+                     "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H]\n"
+                     "       [--no-loss] [--recompute none|full] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [-o OUT.csv] [--gpu NAME[,...]] "
                      "[--list]",
