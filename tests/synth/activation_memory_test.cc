@@ -29,6 +29,13 @@ TransformerConfig gpt_with_fused_gelu() {
   return c;
 }
 
+// The paper's setting: 16-bit training, 4 sequences of 2048 tokens.
+SynthOptions gpt_training() {
+  SynthOptions o = with_mode(Mode::train, 4, 2048);
+  o.dtype = DType::fp16;
+  return o;
+}
+
 double one_layer(const TransformerConfig& cfg, SynthOptions o) {
   Footprint two, one;
   o.layers = 2;
@@ -41,8 +48,7 @@ double one_layer(const TransformerConfig& cfg, SynthOptions o) {
 TEST(ActivationMemory, GptLayerIsKorthikantisCount) {
   const TransformerConfig gpt = gpt_with_fused_gelu();
   const double s = 2048, b = 4, h = 2048, a = 16;
-  SynthOptions o = with_mode(Mode::train, 4, 2048);
-  o.dtype = DType::fp16;
+  SynthOptions o = gpt_training();
   // Plus the two LayerNorms' fp32 mean and rstd per token, which the paper leaves out.
   const double stats = 2 * 8 * s * b;
   EXPECT_DOUBLE_EQ(one_layer(gpt, o), s * b * h * (34 + 5 * a * s / h) + stats);
@@ -62,8 +68,7 @@ TEST(ActivationMemory, GptLayerIsKorthikantisCount) {
 TEST(ActivationMemory, FlashAttentionDropsTheScores) {
   const TransformerConfig gpt = gpt_with_fused_gelu();
   const double s = 2048, b = 4, a = 16;
-  SynthOptions o = with_mode(Mode::train, 4, 2048);
-  o.dtype = DType::fp16;
+  SynthOptions o = gpt_training();
   const double eager = one_layer(gpt, o);
   o.attention = AttentionImpl::flash;
   EXPECT_DOUBLE_EQ(eager - one_layer(gpt, o), 5 * a * s * s * b - 4 * a * s * b);
@@ -72,8 +77,7 @@ TEST(ActivationMemory, FlashAttentionDropsTheScores) {
 // HF's GPT-2 gelu_new runs op by op, and autograd keeps four of its tensors (x, tanh's output, 0.5 x,
 // 1 + tanh) where the fused GELU keeps one: 3 s b F more per layer.
 TEST(ActivationMemory, OpByOpGeluKeepsMoreTensors) {
-  SynthOptions o = with_mode(Mode::train, 4, 2048);
-  o.dtype = DType::fp16;
+  SynthOptions o = gpt_training();
   o.layers = 2;
   Footprint fused2, fused1, eager2, eager1;
   synthesize_transformer(with_overrides(gpt_with_fused_gelu(), o), o, &fused2);
@@ -141,8 +145,7 @@ TEST(ActivationMemory, ScopeFollowsModeAndParallelism) {
 TEST(ActivationMemory, FullRecomputationKeepsEachLayersInput) {
   const TransformerConfig gpt = gpt_with_fused_gelu();
   const double s = 2048, b = 4, h = 2048;
-  SynthOptions o = with_mode(Mode::train, 4, 2048);
-  o.dtype = DType::fp16;
+  SynthOptions o = gpt_training();
   const double layer = one_layer(gpt, o);
   o.recompute = true;
   EXPECT_DOUBLE_EQ(one_layer(gpt, o), s * b * h * 2);
