@@ -37,20 +37,30 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   if (f.optimizer_bytes > 0) s += ", Adam state " + gigabytes(f.optimizer_bytes);
   if (f.kv_cache_bytes > 0) s += ", KV cache " + gigabytes(f.kv_cache_bytes);
   if (f.activation_bytes > 0) s += ", activations " + gigabytes(f.activation_bytes) + " (estimate)";
-  return s + "; " + gigabytes(f.total_bytes()) +
-         (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
+  s += "; " + gigabytes(f.total_bytes()) +
+       (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
+  if (f.first_stage_activation_bytes > 0)
+    s += " (the first stage's activations: " + gigabytes(f.first_stage_activation_bytes) + ", " +
+         std::to_string(std::min(o.microbatches, o.pp)) + " micro-batches in flight)";
+  return s;
 }
 
 // Whether the step's memory fits on `g`: the datasheet's GB are binary (an "80 GB" board has 80 GiB),
 // and the step's figure leaves out workspace (and outside training, activations), so a fit is a
 // necessary condition.
+// With pipeline stages the first stage, holding several micro-batches' activations, may need more
+// than the last (whose parameters the line counts; the first's are taken as the same).
 std::string fit_line(const Footprint& f, const GpuSpec& g) {
   if (!known(g.memory_gb)) return "kcast synth: " + g.name + ": memory capacity unknown";
-  const double capacity = g.memory_gb * 1073741824.0, need = f.total_bytes();
+  const double first = f.total_bytes() - f.activation_bytes + f.first_stage_activation_bytes;
+  const bool first_worse = f.first_stage_activation_bytes > f.activation_bytes;
+  const double capacity = g.memory_gb * 1073741824.0, need = first_worse ? first : f.total_bytes();
   std::string s = "kcast synth: " + g.name + " (" + gigabytes(capacity) + "): ";
-  if (need > capacity) return s + "does not fit, the step needs at least " + gigabytes(need);
+  const std::string who = first_worse ? "its first pipeline stage" : "the step";
+  if (need > capacity) return s + "does not fit, " + who + " needs at least " + gigabytes(need);
   return s + "fits, " + gigabytes(capacity - need) + " left for " +
-         (f.activation_bytes > 0 ? "workspace" : "activations and workspace");
+         (f.activation_bytes > 0 ? "workspace" : "activations and workspace") +
+         (first_worse ? " on its first pipeline stage" : "");
 }
 
 template <class E>

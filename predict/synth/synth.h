@@ -61,6 +61,9 @@ struct Footprint {
   // train: what autograd keeps from one micro-batch's forward for its backward (an estimate:
   // transformer_synth.cc, activation memory); 0 where not estimated (inference, the ResNets).
   double activation_bytes = 0;
+  // train with pipeline stages: the first stage's activations (it runs min(micro-batches, stages)
+  // micro-batches' forwards before the first backward); the figures above are the last stage's.
+  double first_stage_activation_bytes = 0;
   double total_bytes() const {
     return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes;
   }

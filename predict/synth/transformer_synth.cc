@@ -207,7 +207,10 @@ class TransformerSynth {
     const double cached_keys = (stage_layers() - local) * double(Sk_) + local * double(c_.sliding_window);
     if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * e_;
     f.weight_bytes += absorbed_copy_bytes_;
-    if (train_) f.activation_bytes = activation_bytes();
+    if (train_) {
+      f.activation_bytes = activation_bytes();
+      f.first_stage_activation_bytes = first_stage_activation_bytes();
+    }
     return f;
   }
 
@@ -288,21 +291,30 @@ class TransformerSynth {
     return a;
   }
 
-  double activation_bytes() const {
-    const double T = T_, d = double(d_);
+  // One micro-batch's layers on this stage (with full recomputation: their inputs, plus the whole
+  // activations of the one layer being recomputed).
+  double layer_activation_bytes() const {
     const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
-    const double expert_layer = attention_saved() + mlp_saved(false), dense_layer = attention_saved() + mlp_saved(true);
-    double a = (stage_layers() - dense) * expert_layer + dense * dense_layer;
-    // Full recomputation: every layer keeps its input; the one being recomputed holds all of its own.
+    const double expert_layer = attention_saved() + mlp_saved(false);
+    const double dense_layer = attention_saved() + mlp_saved(true);
     if (o_.recompute)
-      a = stage_layers() * T * d * e_ + (dense < stage_layers() ? expert_layer : dense_layer);
+      return stage_layers() * T_ * double(d_) * e_ + (dense < stage_layers() ? expert_layer : dense_layer);
     // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
-    // Embeddings: BERT's LayerNorm, the embedding dropout's mask (GPT-2, BERT).
-    if (c_.family == Family::bert) a += norm_saved(T, d);
-    if (c_.hidden_dropout > 0 && (c_.family == Family::bert || c_.family == Family::gpt2)) a += T * d;
-    // Head: the final norm, the LM head's (or MLM decoder's) input, and the loss's fp32 log-probabilities.
-    const double V = double(V_);
-    if (c_.family != Family::bert) a += norm_saved(T, d);
+    return (stage_layers() - dense) * expert_layer + dense * dense_layer;
+  }
+
+  // Embeddings: BERT's LayerNorm, the embedding dropout's mask (GPT-2, BERT).
+  double embedding_activation_bytes() const {
+    double a = 0;
+    if (c_.family == Family::bert) a += norm_saved(T_, double(d_));
+    if (c_.hidden_dropout > 0 && (c_.family == Family::bert || c_.family == Family::gpt2)) a += T_ * double(d_);
+    return a;
+  }
+
+  // Head: the final norm, the LM head's (or MLM decoder's) input, and the loss's fp32 log-probabilities.
+  double head_activation_bytes() const {
+    const double T = T_, d = double(d_), V = double(V_);
+    double a = c_.family != Family::bert ? norm_saved(T, d) : 0;
     if (head_ == HeadKind::lm) {
       a += T * d * e_;
       if (c_.final_softcap > 0) a += T * V * e_;
@@ -311,6 +323,24 @@ class TransformerSynth {
     }
     if (o_.loss && (head_ == HeadKind::lm || head_ == HeadKind::pretraining)) a += T * V * 4;
     return a;
+  }
+
+  // This GPU's figure: with pipeline stages the last one's (its layers and the head; 1F1B runs one
+  // micro-batch there at a time).
+  double activation_bytes() const {
+    return layer_activation_bytes() + head_activation_bytes() + (o_.pp > 1 ? 0 : embedding_activation_bytes());
+  }
+
+  // The first of several pipeline stages: 1F1B starts min(micro-batches, stages) micro-batches'
+  // forwards there before the first backward returns, and it holds the embeddings.
+  double first_stage_activation_bytes() const {
+    if (o_.pp <= 1) return 0;
+    const double in_flight = double(std::min(o_.microbatches, o_.pp));
+    if (o_.recompute) {
+      const double inputs = stage_layers() * T_ * double(d_) * e_;
+      return in_flight * (inputs + embedding_activation_bytes()) + (layer_activation_bytes() - inputs);
+    }
+    return in_flight * (layer_activation_bytes() + embedding_activation_bytes());
   }
 
   // ---- building blocks -------------------------------------------------------------------

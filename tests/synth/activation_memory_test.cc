@@ -136,6 +136,18 @@ TEST(ActivationMemory, ScopeFollowsModeAndParallelism) {
   synthesize("llama3-8b", o, &pp);
   EXPECT_LT(pp.activation_bytes, 0.6 * whole.activation_bytes);
   EXPECT_GT(pp.activation_bytes, 0.5 * whole.activation_bytes);  // half the layers, all of the head
+  EXPECT_EQ(whole.first_stage_activation_bytes, 0);
+  // The first of the two stages: its layers for min(micro-batches, stages) micro-batches, no head
+  // (Llama's embeddings keep nothing); the last: its layers and the head (final norm, LM head input,
+  // fp32 log-probabilities over 128256 tokens).
+  const double T = 8 * 1024, d = 4096, head = T * d * (4 + 2) + 4 * T + T * d * 2 + T * 128256 * 4;
+  EXPECT_DOUBLE_EQ(pp.first_stage_activation_bytes + head, pp.activation_bytes);
+  o.microbatches = 4;
+  o.batch = 32;  // the same micro-batch of 8
+  Footprint pp4;
+  synthesize("llama3-8b", o, &pp4);
+  EXPECT_DOUBLE_EQ(pp4.first_stage_activation_bytes, 2 * pp.first_stage_activation_bytes);
+  EXPECT_DOUBLE_EQ(pp4.activation_bytes, pp.activation_bytes);
   EXPECT_DOUBLE_EQ(whole.total_bytes(),
                    whole.weight_bytes + whole.gradient_bytes + whole.optimizer_bytes + whole.activation_bytes);
 }

@@ -84,6 +84,24 @@ TEST(SynthFootprint, GpuOptionSaysWhetherTheStepFits) {
   EXPECT_FALSE(std::ifstream(out).good());
 }
 
+// With pipeline stages the first stage holds min(micro-batches, stages) micro-batches' activations,
+// and the fit is judged by the stage that needs more.
+TEST(SynthFootprint, PipelineFitIsJudgedByTheFirstStage) {
+  const std::string step =
+      "synth llama3-70b --mode train --batch 64 --seq 4096 --attention flash --tp 8 --pp 4 --dp 2 --microbatches 8 "
+      "--gpu H100-SXM -o /dev/null";
+  const auto r = run_kcast(step, true);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("4 micro-batches in flight)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kcast synth: H100-SXM (85.90 GB): does not fit, its first pipeline stage needs at least"),
+            std::string::npos)
+      << r.out;
+  // Recomputing every layer leaves the first stage four micro-batches' layer inputs: it fits.
+  const auto re = run_kcast(step + " --recompute full", true);
+  EXPECT_EQ(re.rc, 0) << re.out;
+  EXPECT_NE(re.out.find("left for workspace on its first pipeline stage"), std::string::npos) << re.out;
+}
+
 // In training the line adds the activation estimate, and what is left on a GPU is for workspace only.
 TEST(SynthFootprint, TrainingLineCountsActivations) {
   const auto r =
