@@ -117,6 +117,8 @@ int cmd_synth(int argc, char** argv) {
       "dp", po::value<int64_t>(), "data-parallel replicas: each runs batch / dp, gradients all-reduced (default 1)")(
       "ep", po::value<int64_t>(), "expert-parallel GPUs (mixtures of experts: experts / ep per GPU, tokens "
       "exchanged by all-to-all; ep divides dp; default 1)")(
+      "zero", po::value<int>(), "train: ZeRO stage over the --dp replicas (1: optimizer state sharded; 2: and "
+      "gradients; 3: and parameters, i.e. FSDP full sharding; default 0, plain DDP)")(
       "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
       "accumulation; default 1)")(
       "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout")(
@@ -129,8 +131,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H]\n"
                      "       [--no-loss] [--recompute none|full] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
-                     "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [-o OUT.csv] [--gpu NAME[,...]] "
-                     "[--list]",
+                     "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [--zero Z] [-o OUT.csv]\n"
+                     "       [--gpu NAME[,...]] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -178,6 +180,7 @@ int cmd_synth(int argc, char** argv) {
                            {"pretraining", HeadKind::pretraining},
                            {"none", HeadKind::none}});
   o.loss = !vm.count("no-loss");
+  if (vm.count("zero")) o.zero = vm["zero"].as<int>();
   o.recompute = pick<bool>("recompute", recompute, {{"none", false}, {"full", true}});
   if (!dtype.empty()) {
     auto d = parse_dtype(dtype);

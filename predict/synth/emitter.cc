@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "model/error.h"
@@ -87,30 +88,75 @@ std::vector<int64_t> Tape::parameter_tensors() const {
   return out;
 }
 
-Footprint Tape::footprint(Mode mode, Optimizer optimizer, DType param_dtype, double narrow_params,
-                          DType narrow_dtype) const {
+namespace {
+
+double sum(const std::vector<int64_t>& numels) {
+  double n = 0;
+  for (int64_t v : numels) n += double(v);
+  return n;
+}
+
+// Each tensor's share on one of `ranks` replicas (ZeRO's flat shards, tensor by tensor here).
+std::vector<int64_t> shards(const std::vector<int64_t>& numels, int64_t ranks) {
+  std::vector<int64_t> out;
+  for (int64_t n : numels) out.push_back((n + ranks - 1) / ranks);
+  return out;
+}
+
+}  // namespace
+
+Footprint Tape::footprint(const SynthOptions& o, DType param_dtype, double narrow_params, DType narrow_dtype) const {
   Footprint f;
-  for (int64_t n : parameter_tensors()) f.params += double(n);
+  const double dense = sum(parameter_tensors(false)), experts = sum(parameter_tensors(true));
+  f.params = dense + experts;
   const double e = dtype_bytes(param_dtype);
   f.weight_bytes = (f.params - narrow_params) * e + narrow_params * dtype_bytes(narrow_dtype);
-  if (mode == Mode::train) {
-    f.gradient_bytes = f.params * e;
-    f.optimizer_bytes = optimizer == Optimizer::adam ? 2 * f.params * e : 0;
+  if (o.mode != Mode::train) return f;
+  // ZeRO: the dense parameters' state is sharded over the dp replicas, the experts' over the dp / ep
+  // replicas that hold the same experts.
+  const double dp = double(o.dp), edp = double(o.dp / o.ep);
+  const double sharded = dense / dp + experts / edp;
+  f.gradient_bytes = (o.zero >= 2 ? sharded : f.params) * e;
+  f.optimizer_bytes = o.optimizer == Optimizer::adam ? 2 * (o.zero >= 1 ? sharded : f.params) * e : 0;
+  if (o.zero >= 3) {
+    // Held sharded, but a section's parameters are gathered whole while it runs, and FSDP prefetches
+    // the next one in backward: two sections' worth at a time.
+    double largest = 0;
+    for (const auto& s : sections_) largest = std::max(largest, sum(s.params) + sum(s.expert_params));
+    f.weight_bytes = sharded * e + 2 * largest * e;
   }
   return f;
 }
 
-std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_dtype, int64_t dp, int64_t ep) const {
+std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) const {
   std::vector<Kernel> out;
   auto put = [&](const Section& s, Kernel k) {
     k.name = s.prefix + k.name;
     k.count *= s.count;
     out.push_back(std::move(k));
   };
-  for (const auto& s : sections_)
+  const int64_t dp = o.dp, edp = o.dp / o.ep;
+  const bool full_shard = o.mode == Mode::train && o.zero >= 3 && dp > 1;
+  const double w = dtype_bytes(param_dtype);
+  // ZeRO-3 / FSDP FULL_SHARD: a section's parameters are all-gathered from the replicas before its
+  // forward and again before its backward, and its gradients reduce-scattered after it, every run
+  // of the section (count), each on (ranks - 1) / ranks of the bytes.
+  auto unit_collective = [&](const Section& s, const std::string& what) {
+    const auto units = {std::tuple{&s.params, dp, ""}, std::tuple{&s.expert_params, edp, "expert "}};
+    for (const auto& [numels, ranks, kind] : units) {
+      const double elems = sum(*numels);
+      if (elems <= 0 || ranks <= 1) continue;
+      put(s, collective("fsdp nccl:" + what + " (" + kind + (what == "reduce_scatter" ? "gradients)" : "parameters)"),
+                        param_dtype, double(ranks - 1) / double(ranks) * elems * w));
+    }
+  };
+  for (const auto& s : sections_) {
+    if (full_shard) unit_collective(s, "all_gather");
     for (const auto& k : s.fwd) put(s, k);
-  if (mode != Mode::train) return out;
+  }
+  if (o.mode != Mode::train) return out;
   for (auto s = sections_.rbegin(); s != sections_.rend(); ++s) {
+    if (full_shard) unit_collective(*s, "all_gather");
     if (s->recompute)
       for (Kernel k : s->fwd) {
         k.name += " (recompute)";
@@ -118,13 +164,34 @@ std::vector<Kernel> Tape::assemble(Mode mode, Optimizer optimizer, DType param_d
       }
     for (auto op = s->bwd.rbegin(); op != s->bwd.rend(); ++op)
       for (const auto& k : *op) put(*s, k);
+    if (full_shard) unit_collective(*s, "reduce_scatter");
   }
   std::vector<int64_t> params = parameter_tensors(false);
   const std::vector<int64_t> experts = parameter_tensors(true);
-  for (auto& k : gradient_all_reduce(params, param_dtype, dp)) out.push_back(std::move(k));
-  for (auto& k : gradient_all_reduce(experts, param_dtype, dp / ep, "expert gradients, ")) out.push_back(std::move(k));
-  params.insert(params.end(), experts.begin(), experts.end());  // the optimizer updates both
-  for (auto& k : optimizer_rows(optimizer, params, param_dtype)) out.push_back(std::move(k));
+  if (o.zero == 0) {
+    for (auto& k : gradient_all_reduce(params, param_dtype, dp)) out.push_back(std::move(k));
+    for (auto& k : gradient_all_reduce(experts, param_dtype, edp, "expert gradients, ")) out.push_back(std::move(k));
+  } else if (!full_shard) {
+    // ZeRO-1/2: the gradients reduce-scattered (each replica keeps its shard's sum), then the updated
+    // shards all-gathered: an all-reduce's bytes in two halves around the optimizer step.
+    // ZeRO-2 keeps no whole gradients, so each micro-batch's are reduce-scattered as they come.
+    const double per_step = o.zero == 2 ? double(o.microbatches) : 1.0;
+    for (auto& k : sharded_gradient_collectives(params, param_dtype, dp, "reduce_scatter (gradients)"))
+      out.push_back(times(k, per_step));
+    for (auto& k : sharded_gradient_collectives(experts, param_dtype, edp, "reduce_scatter (expert gradients)"))
+      out.push_back(times(k, per_step));
+  }
+  // The optimizer updates this replica's shard under ZeRO, everything otherwise.
+  std::vector<int64_t> updated = o.zero >= 1 ? shards(params, dp) : params;
+  const std::vector<int64_t> updated_experts = o.zero >= 1 ? shards(experts, edp) : experts;
+  updated.insert(updated.end(), updated_experts.begin(), updated_experts.end());
+  for (auto& k : optimizer_rows(o.optimizer, updated, param_dtype)) out.push_back(std::move(k));
+  if (o.zero >= 1 && !full_shard) {
+    for (auto& k : sharded_gradient_collectives(params, param_dtype, dp, "all_gather (updated parameters)"))
+      out.push_back(k);
+    for (auto& k : sharded_gradient_collectives(experts, param_dtype, edp, "all_gather (updated expert parameters)"))
+      out.push_back(k);
+  }
   return out;
 }
 
@@ -133,6 +200,11 @@ void check_parallelism(const SynthOptions& opt) {
       {"tp", opt.tp}, {"pp", opt.pp}, {"dp", opt.dp}, {"ep", opt.ep}, {"microbatches", opt.microbatches}};
   for (const auto& [option, v] : degrees)
     if (v < 1) throw InputError(std::string("option '--") + option + "': must be at least 1");
+  if (opt.zero < 0 || opt.zero > 3) throw InputError("option '--zero': a ZeRO stage, 0 to 3");
+  if (opt.zero > 0 && opt.mode != Mode::train)
+    throw InputError("option '--zero': shards training state (optimizer, gradients, parameters); use --mode train");
+  if (opt.zero > 0 && opt.dp < 2)
+    throw InputError("option '--zero': shards over the data-parallel replicas; give --dp 2 or more");
   if (opt.dp % opt.ep != 0)
     throw InputError("option '--ep': " + std::to_string(opt.ep) + " expert-parallel GPUs do not divide the " +
                      std::to_string(opt.dp) + " data-parallel replicas (--dp) they are drawn from");
@@ -141,6 +213,17 @@ void check_parallelism(const SynthOptions& opt) {
     throw InputError("option '--batch': the global batch " + std::to_string(batch) + " does not divide into " +
                      std::to_string(opt.dp) + " data-parallel replicas x " + std::to_string(opt.microbatches) +
                      " micro-batches");
+}
+
+std::vector<Kernel> sharded_gradient_collectives(const std::vector<int64_t>& numels, DType dt, int64_t dp,
+                                                const std::string& what) {
+  if (dp <= 1 || numels.empty()) return {};
+  const double w = dtype_bytes(dt), elems = sum(numels);
+  constexpr double kBucketBytes = 25.0 * 1024 * 1024;  // the DDP bucket size, for the same launch granularity
+  const double buckets = std::max(1.0, std::ceil(elems * w / kBucketBytes));
+  Kernel k = collective("dp.zero nccl:" + what, dt, double(dp - 1) / double(dp) * elems / buckets * w);
+  k.count = buckets;
+  return {std::move(k)};
 }
 
 std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& numels, DType dt, int64_t dp, const std::string& what) {

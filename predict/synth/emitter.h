@@ -59,15 +59,16 @@ class Tape {
   Section& section(const std::string& prefix, double count);
   // The kernel list: forward rows; in training the backward rows, then, over `dp` data-parallel
   // replicas, the gradient all-reduce (the expert parameters' over dp / ep), and the optimizer step.
-  std::vector<Kernel> assemble(Mode mode, Optimizer optimizer, DType param_dtype, int64_t dp = 1, int64_t ep = 1) const;
+  // With `o.zero`, the ZeRO / FSDP collectives instead of the all-reduce, and the optimizer over this
+  // replica's shard.
+  std::vector<Kernel> assemble(const SynthOptions& o, DType param_dtype) const;
   // Every parameter tensor this GPU holds (`experts`: only the expert-parallel ones; else the others).
   std::vector<int64_t> parameter_tensors() const;
   std::vector<int64_t> parameter_tensors(bool experts) const;
   // The step's footprint of those parameters (weights in `param_dtype`, of which `narrow_params` are
   // stored in `narrow_dtype` (quantized serving); gradients and optimizer state in training); the
-  // caller adds any KV cache.
-  Footprint footprint(Mode mode, Optimizer optimizer, DType param_dtype, double narrow_params,
-                      DType narrow_dtype) const;
+  // caller adds any KV cache. ZeRO (o.zero) shards optimizer state, gradients and weights by stage.
+  Footprint footprint(const SynthOptions& o, DType param_dtype, double narrow_params, DType narrow_dtype) const;
 
  private:
   std::deque<Section> sections_;  // deque: references from section() stay valid
@@ -84,6 +85,10 @@ std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& param_numels
                                         const std::string& what = "");
 
 // PyTorch foreach optimizer kernels (torch.optim.Adam / SGD defaults on CUDA: foreach=True).
+// ZeRO's bucketed reduce-scatter or all-gather of `numels` over `dp` replicas (`what`: the NCCL op
+// and what it moves): each sends (dp - 1) / dp of the bytes.
+std::vector<Kernel> sharded_gradient_collectives(const std::vector<int64_t>& numels, DType dt, int64_t dp,
+                                                const std::string& what);
 std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& param_numels, DType dt);
 
 }  // namespace kcast::synth

@@ -66,10 +66,10 @@ class ResNetSynth {
       loss.op(work("cross_entropy aten::nll_loss_forward", KernelClass::reduction, dt_, double(N_), double(N_) * 12),
               {work("cross_entropy aten::nll_loss_backward", EW, dt_, double(N_), n * e_ + double(N_) * 12)});
     }
-    return tape_.assemble(o_.mode, o_.optimizer, dt_, o_.dp);
+    return tape_.assemble(o_, dt_);
   }
 
-  Footprint footprint() const { return tape_.footprint(o_.mode, o_.optimizer, dt_, 0, dt_); }
+  Footprint footprint() const { return tape_.footprint(o_, dt_, 0, dt_); }
 
  private:
   const ResNetConfig& cfg_;

@@ -46,6 +46,11 @@ struct SynthOptions {
   // follows the critical path of the schedule. Expert parallelism (mixtures of experts) splits the
   // experts over `ep` of the data-parallel replicas, which exchange tokens by all-to-all.
   int64_t tp = 1, pp = 1, dp = 1, microbatches = 1, ep = 1;
+  // train: ZeRO stage over the data-parallel replicas (DeepSpeed; PyTorch FSDP's SHARD_GRAD_OP is 2,
+  // FULL_SHARD 3). 1: Adam's state sharded, gradients reduce-scattered and the updated parameters
+  // all-gathered instead of all-reduced; 2: the gradients kept sharded too; 3: the parameters as well,
+  // each section's all-gathered before its forward and again before its backward. 0: plain DDP.
+  int zero = 0;
   int64_t new_tokens = 0;  // generate: tokens generated per sequence after the prompt of `seq`
 };
 

@@ -163,7 +163,7 @@ class TransformerSynth {
     if (ce) ce->count = m;
     embed.count = o_.pp > 1 ? 1 : m;
     if (o_.pp > 1) embed.weights = 0;
-    return tape_.assemble(o_.mode, o_.optimizer, dt_, o_.dp, o_.ep);
+    return tape_.assemble(o_, dt_);
   }
 
  private:
@@ -197,7 +197,7 @@ class TransformerSynth {
 
  public:
   Footprint footprint() const {
-    Footprint f = tape_.footprint(o_.mode, o_.optimizer, dt_, quant_params_, quant_ ? quant_->dtype : dt_);
+    Footprint f = tape_.footprint(o_, dt_, quant_params_, quant_ ? quant_->dtype : dt_);
     // Every decoding sequence's K and V for its seq keys, in each of this GPU's layers.
     // Latent decoding caches one [latent | rotary key] row per token, shared by the heads (and so
     // whole on every tensor-parallel GPU).

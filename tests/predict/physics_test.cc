@@ -120,6 +120,10 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   train.seq = 512;
   train.dp = train.ep = 8;
   expect_physical(synth::synthesize("mixtral-8x7b", train));
+  synth::SynthOptions fsdp = train;  // ZeRO-3: every section's parameters gathered, gradients scattered
+  fsdp.ep = 1;
+  fsdp.zero = 3;
+  expect_physical(synth::synthesize("llama3-8b", fsdp));
   synth::SynthOptions serve;
   serve.mode = synth::Mode::decode;
   serve.batch = 32;
