@@ -117,6 +117,8 @@ int cmd_synth(int argc, char** argv) {
       "dp", po::value<int64_t>(), "data-parallel replicas: each runs batch / dp, gradients all-reduced (default 1)")(
       "ep", po::value<int64_t>(), "expert-parallel GPUs (mixtures of experts: experts / ep per GPU, tokens "
       "exchanged by all-to-all; ep divides dp; default 1)")(
+      "sequence-parallel", "with --tp: Megatron-LM's sequence parallelism (norms, dropouts and residual adds on "
+      "seq / tp tokens; all-gathers and reduce-scatters instead of all-reduces)")(
       "zero", po::value<int>(), "train: ZeRO stage over the --dp replicas (1: optimizer state sharded; 2: and "
       "gradients; 3: and parameters, i.e. FSDP full sharding; default 0, plain DDP)")(
       "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
@@ -131,8 +133,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H]\n"
                      "       [--no-loss] [--recompute none|full] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
-                     "       [--tp N] [--pp N] [--dp N] [--ep N] [--microbatches M] [--zero Z] [-o OUT.csv]\n"
-                     "       [--gpu NAME[,...]] [--list]",
+                     "       [--tp N] [--sequence-parallel] [--pp N] [--dp N] [--ep N] [--microbatches M] [--zero Z]\n"
+                     "       [-o OUT.csv] [--gpu NAME[,...]] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -181,6 +183,7 @@ int cmd_synth(int argc, char** argv) {
                            {"none", HeadKind::none}});
   o.loss = !vm.count("no-loss");
   if (vm.count("zero")) o.zero = vm["zero"].as<int>();
+  o.sequence_parallel = vm.count("sequence-parallel") > 0;
   o.recompute = pick<bool>("recompute", recompute, {{"none", false}, {"full", true}});
   if (!dtype.empty()) {
     auto d = parse_dtype(dtype);

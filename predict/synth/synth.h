@@ -51,6 +51,10 @@ struct SynthOptions {
   // all-gathered instead of all-reduced; 2: the gradients kept sharded too; 3: the parameters as well,
   // each section's all-gathered before its forward and again before its backward. 0: plain DDP.
   int zero = 0;
+  // Megatron-LM's sequence parallelism (with tp > 1): the norms, dropouts and residual adds outside
+  // the tensor-parallel regions run on seq / tp of the tokens; each all-reduce becomes an all-gather
+  // into a region and a reduce-scatter out of it.
+  bool sequence_parallel = false;
   int64_t new_tokens = 0;  // generate: tokens generated per sequence after the prompt of `seq`
 };
 

@@ -96,6 +96,7 @@ class TransformerSynth {
     Sk_ = o.seq ? o.seq : c.attention_chunk > 0 ? std::min(c.max_positions, c.attention_chunk) : c.max_positions;
     S_ = decode_ ? 1 : Sk_;                  // queries (new tokens) per sequence
     T_ = double(B_) * double(S_);
+    Tn_ = o.sequence_parallel ? T_ / double(o.tp) : T_;
     d_ = c.hidden;
     qd_ = c.q_width() / tp_;
     H_ = c.heads / tp_;
@@ -174,6 +175,7 @@ class TransformerSynth {
   double e_;
   int64_t B_, S_, Sk_;
   double T_;
+  double Tn_;  // tokens of the ops outside the tensor-parallel regions (T_ / tp under sequence parallelism)
   int64_t tp_;
   int64_t d_, qd_, H_, Hkv_, hd_, F_, V_;  // qd_, H_, Hkv_, F_, V_: this GPU's share under tensor parallelism
   int64_t qkhd_, vhd_, od_;  // per-head q.k and v widths, attention's output width (hd_, hd_, qd_ but for MLA)
@@ -235,7 +237,10 @@ class TransformerSynth {
     const double T = T_, d = double(d_), H = double(H_), Hkv = double(Hkv_);
     const double kv_heads = flash_ ? Hkv : H;  // eager attention repeats k and v to every head
     const double q_w = H * double(qkhd_), k_w = kv_heads * double(qkhd_), v_w = kv_heads * double(vhd_);
-    double a = norm_saved(T, d) + T * d * e_;  // the input norm and the projections' input (its output)
+    // The input norm and the projections' input (its output; under sequence parallelism the shard,
+    // gathered again in backward); both on Tn_ tokens, like the dropout masks and sandwich norms.
+    const double Tn = Tn_;
+    double a = norm_saved(Tn, d) + Tn * d * e_;
     if (c_.mla()) {  // the latent path: q_a / kv_a outputs through their norms into q_b / kv_b
       if (c_.q_lora_rank > 0) a += norm_saved(T, double(c_.q_lora_rank)) + T * double(c_.q_lora_rank) * e_;
       a += norm_saved(T, double(c_.kv_lora_rank)) + T * double(c_.kv_lora_rank) * e_;
@@ -258,8 +263,8 @@ class TransformerSynth {
       if (drop) a += P;                           // dropout's mask
       a += T * double(od_) * e_;                  // out_proj's input
     }
-    if (c_.hidden_dropout > 0) a += T * d;        // the residual dropout's mask
-    if (c_.sandwich_norm) a += norm_saved(T, d);
+    if (c_.hidden_dropout > 0) a += Tn * d;       // the residual dropout's mask
+    if (c_.sandwich_norm) a += norm_saved(Tn, d);
     return a;
   }
 
@@ -269,7 +274,8 @@ class TransformerSynth {
 
   double mlp_saved(bool dense_mlp) const {
     const double T = T_, d = double(d_);
-    double a = norm_saved(T, d) + T * d * e_;  // the post-attention norm and the MLP's input
+    const double Tn = Tn_;
+    double a = norm_saved(Tn, d) + Tn * d * e_;  // the post-attention norm and the MLP's input
     if (c_.experts > 0 && !dense_mlp) {
       const double E = double(c_.experts), Fe = double(c_.expert_ffn / tp_);
       using X = TransformerConfig::EagerExperts;
@@ -286,8 +292,8 @@ class TransformerSynth {
       // op-by-op gelu_new keeps x, tanh's output, 0.5 x and 1 + tanh (four tensors) and writes a fifth.
       a += T * double(F_) * e_ * (c_.act == Activation::gelu_new ? 5 : 2);
     }
-    if (c_.hidden_dropout > 0) a += T * d;
-    if (c_.sandwich_norm) a += norm_saved(T, d);
+    if (c_.hidden_dropout > 0) a += Tn * d;
+    if (c_.sandwich_norm) a += norm_saved(Tn, d);
     return a;
   }
 
@@ -298,7 +304,7 @@ class TransformerSynth {
     const double expert_layer = attention_saved() + mlp_saved(false);
     const double dense_layer = attention_saved() + mlp_saved(true);
     if (o_.recompute)
-      return stage_layers() * T_ * double(d_) * e_ + (dense < stage_layers() ? expert_layer : dense_layer);
+      return stage_layers() * Tn_ * double(d_) * e_ + (dense < stage_layers() ? expert_layer : dense_layer);
     // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
     return (stage_layers() - dense) * expert_layer + dense * dense_layer;
   }
@@ -306,15 +312,15 @@ class TransformerSynth {
   // Embeddings: BERT's LayerNorm, the embedding dropout's mask (GPT-2, BERT).
   double embedding_activation_bytes() const {
     double a = 0;
-    if (c_.family == Family::bert) a += norm_saved(T_, double(d_));
-    if (c_.hidden_dropout > 0 && (c_.family == Family::bert || c_.family == Family::gpt2)) a += T_ * double(d_);
+    if (c_.family == Family::bert) a += norm_saved(Tn_, double(d_));
+    if (c_.hidden_dropout > 0 && (c_.family == Family::bert || c_.family == Family::gpt2)) a += Tn_ * double(d_);
     return a;
   }
 
   // Head: the final norm, the LM head's (or MLM decoder's) input, and the loss's fp32 log-probabilities.
   double head_activation_bytes() const {
     const double T = T_, d = double(d_), V = double(V_);
-    double a = c_.family != Family::bert ? norm_saved(T, d) : 0;
+    double a = c_.family != Family::bert ? norm_saved(Tn_, d) : 0;
     if (head_ == HeadKind::lm) {
       a += T * d * e_;
       if (c_.final_softcap > 0) a += T * V * e_;
@@ -337,7 +343,7 @@ class TransformerSynth {
     if (o_.pp <= 1) return 0;
     const double in_flight = double(std::min(o_.microbatches, o_.pp));
     if (o_.recompute) {
-      const double inputs = stage_layers() * T_ * double(d_) * e_;
+      const double inputs = stage_layers() * Tn_ * double(d_) * e_;
       return in_flight * (inputs + embedding_activation_bytes()) + (layer_activation_bytes() - inputs);
     }
     return in_flight * (layer_activation_bytes() + embedding_activation_bytes());
@@ -382,11 +388,22 @@ class TransformerSynth {
   }
 
   // The all-reduce of a [tokens, hidden] activation (or its gradient) over the tensor-parallel group.
+  // `forward`: the all-reduce of a row-parallel output (forward); else of a column-parallel input's
+  // gradient (backward). Under sequence parallelism a region's input is all-gathered (forward; its
+  // gradient reduce-scattered, and the input gathered again for the weight gradients, Megatron-LM
+  // keeping only its shard) and its output reduce-scattered (its gradient all-gathered).
   void tp_all_reduce(Section& s, const std::string& name, bool forward) {
     if (tp_ <= 1) return;
-    Kernel k = all_reduce(name + " nccl:all_reduce (tensor parallel)", dt_, T_ * d_, tp_);
-    if (forward) s.op(std::move(k));
-    else s.backward_only({std::move(k)});
+    if (!o_.sequence_parallel) {
+      Kernel k = all_reduce(name + " nccl:all_reduce (tensor parallel)", dt_, T_ * d_, tp_);
+      if (forward) s.op(std::move(k));
+      else s.backward_only({std::move(k)});
+      return;
+    }
+    const double bus = double(tp_ - 1) / double(tp_) * T_ * d_ * e_;
+    auto c = [&](const char* op) { return collective(name + " nccl:" + op + " (sequence parallel)", dt_, bus); };
+    if (forward) s.op(c("reduce_scatter"), {c("all_gather")});
+    else s.op(c("all_gather"), {c("reduce_scatter"), c("all_gather (input again)")});
   }
 
   // One stage boundary crossed by a micro-batch: its activations forward, their gradient back.
@@ -422,7 +439,7 @@ class TransformerSynth {
   }
 
   void residual_add(Section& s, const std::string& name) {
-    s.op(pointwise(name + " aten::add", dt_, T_ * d_, 3, 1), {accumulate(name, T_ * d_)});
+    s.op(pointwise(name + " aten::add", dt_, Tn_ * d_, 3, 1), {accumulate(name, Tn_ * d_)});
   }
 
   // `vocab_parallel`: the word embedding, whose table tensor parallelism splits (V_ rows here) and
@@ -508,8 +525,8 @@ class TransformerSynth {
              B_ > 1 ? std::vector<Kernel>{work("add aten::sum (position grad)", KernelClass::reduction, dt_,
                                                T_ * d_, (T_ * d_ + Sd) * e_)}
                     : std::vector<Kernel>{});
-        norm(s, "LayerNorm", T_);
-        dropout(s, "dropout", T_ * d_, c_.hidden_dropout);
+        norm(s, "LayerNorm", Tn_);
+        dropout(s, "dropout", Tn_ * d_, c_.hidden_dropout);
         break;
       case Family::gpt2:
         s.op(work("position_ids aten::arange", EW, DType::fp32, 0, S * 8));
@@ -519,7 +536,7 @@ class TransformerSynth {
              B_ > 1 ? std::vector<Kernel>{work("add aten::sum (position grad)", KernelClass::reduction, dt_,
                                                T_ * d_, (T_ * d_ + Sd) * e_)}
                     : std::vector<Kernel>{});
-        dropout(s, "drop", T_ * d_, c_.hidden_dropout);
+        dropout(s, "drop", Tn_ * d_, c_.hidden_dropout);
         break;
       case Family::opt: {
         embedding(s, "embed_tokens", T_, c_.vocab, true);
@@ -729,7 +746,7 @@ class TransformerSynth {
     copy(s, "attn.merge_heads", o_elems, 1, true, B_ > 1);
     linear(s, "attn.out_proj", T_, od_, d_, c_.bias);
     tp_all_reduce(s, "attn.out_proj", true);
-    dropout(s, "attn.resid_dropout", x_elems, c_.hidden_dropout);
+    dropout(s, "attn.resid_dropout", Tn_ * d_, c_.hidden_dropout);
   }
 
   // DeepSeek's multi-head latent attention in eager (HF DeepseekV3Attention): q = q_b(norm(q_a(x)))
@@ -1171,7 +1188,7 @@ class TransformerSynth {
       linear(s, "mlp.fc2", T_, F, d_, c_.bias);
     }
     tp_all_reduce(s, c_.gated_mlp ? "mlp.down_proj" : "mlp.fc2", true);
-    dropout(s, "mlp.dropout", T_ * d_, c_.hidden_dropout);
+    dropout(s, "mlp.dropout", Tn_ * d_, c_.hidden_dropout);
   }
 
   // `dense_mlp`: one of a mixture's dense layers; `window`: a sliding-window layer's.
@@ -1179,19 +1196,19 @@ class TransformerSynth {
     if (c_.family == Family::bert) {  // post-norm
       attention(s);
       residual_add(s, "attn.residual");
-      norm(s, "attn.LayerNorm", T_);
+      norm(s, "attn.LayerNorm", Tn_);
       mlp(s, dense_mlp);
       residual_add(s, "mlp.residual");
-      norm(s, "mlp.LayerNorm", T_);
+      norm(s, "mlp.LayerNorm", Tn_);
       return;
     }
-    norm(s, "input_norm", T_);
+    norm(s, "input_norm", Tn_);
     attention(s, window);
-    if (c_.sandwich_norm) norm(s, "attn.output_norm", T_);  // Gemma 2/3: each sub-block's output normed too
+    if (c_.sandwich_norm) norm(s, "attn.output_norm", Tn_);  // Gemma 2/3: each sub-block's output normed too
     residual_add(s, "attn.residual");
-    norm(s, "post_attention_norm", T_);
+    norm(s, "post_attention_norm", Tn_);
     mlp(s, dense_mlp);
-    if (c_.sandwich_norm) norm(s, "mlp.output_norm", T_);
+    if (c_.sandwich_norm) norm(s, "mlp.output_norm", Tn_);
     residual_add(s, "mlp.residual");
   }
 
@@ -1204,7 +1221,7 @@ class TransformerSynth {
   }
 
   void head(Section& s) {
-    if (c_.family != Family::bert) norm(s, "final_norm", T_);
+    if (c_.family != Family::bert) norm(s, "final_norm", Tn_);
     const double V = double(V_);
     switch (head_) {
       case HeadKind::automatic:
@@ -1281,6 +1298,9 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
                      " is synthesized for inference (quantized serving: narrow projections, BF16 elsewhere); "
                      "low-precision training recipes are not modelled, use bf16");
+  if (opt.sequence_parallel && opt.tp < 2)
+    throw InputError("option '--sequence-parallel': splits the tokens over the tensor-parallel GPUs; "
+                     "give --tp 2 or more");
   if (opt.recompute && opt.mode != Mode::train)
     throw InputError("option '--recompute': recomputation is of training's activations; use it with --mode train");
   if (opt.mode == Mode::generate)  // a sequence of steps: synthesize_generation() builds it from infer and decode

@@ -124,6 +124,12 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   fsdp.ep = 1;
   fsdp.zero = 3;
   expect_physical(synth::synthesize("llama3-8b", fsdp));
+  synth::SynthOptions sp = fsdp;  // Megatron sequence parallelism: all-gathers and reduce-scatters
+  sp.zero = 0;
+  sp.dp = 1;
+  sp.tp = 4;
+  sp.sequence_parallel = true;
+  expect_physical(synth::synthesize("llama3-8b", sp));
   synth::SynthOptions serve;
   serve.mode = synth::Mode::decode;
   serve.batch = 32;

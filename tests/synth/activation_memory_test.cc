@@ -56,6 +56,13 @@ TEST(ActivationMemory, GptLayerIsKorthikantisCount) {
     o.tp = t;
     EXPECT_DOUBLE_EQ(one_layer(gpt, o), s * b * h * (10 + 24.0 / t + 5 * a * s / (h * t)) + stats) << "tp " << t;
   }
+  // Sequence parallelism splits the rest too: s b h (34 / t + 5 a s / (h t)), the statistics as well.
+  o.sequence_parallel = true;
+  for (int64_t t : {2, 4}) {
+    o.tp = t;
+    EXPECT_DOUBLE_EQ(one_layer(gpt, o), s * b * h * (34.0 / t + 5 * a * s / (h * t)) + stats / t) << "sp " << t;
+  }
+  o.sequence_parallel = false;
   // FP32 activations double every tensor but the dropout masks (one byte per element: 2 s b h and
   // a s^2 b of the 34 s b h + 5 a s^2 b).
   o.tp = 1;
