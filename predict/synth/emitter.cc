@@ -122,7 +122,8 @@ Footprint Tape::footprint(const SynthOptions& o, DType param_dtype, double narro
     // Held sharded, but a section's parameters are gathered whole while it runs, and FSDP prefetches
     // the next one in backward: two sections' worth at a time.
     double largest = 0;
-    for (const auto& s : sections_) largest = std::max(largest, sum(s.params) + sum(s.expert_params));
+    for (const auto& s : sections_)
+      if (s.weights > 0) largest = std::max(largest, sum(s.params) + sum(s.expert_params));
     f.weight_bytes = sharded * e + 2 * largest * e;
   }
   return f;
@@ -142,6 +143,7 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   // forward and again before its backward, and its gradients reduce-scattered after it, every run
   // of the section (count), each on (ranks - 1) / ranks of the bytes.
   auto unit_collective = [&](const Section& s, const std::string& what) {
+    if (s.weights <= 0) return;  // parameters another GPU holds (the embedding on a later pipeline stage)
     const auto units = {std::tuple{&s.params, dp, ""}, std::tuple{&s.expert_params, edp, "expert "}};
     for (const auto& [numels, ranks, kind] : units) {
       const double elems = sum(*numels);

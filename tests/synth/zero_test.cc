@@ -78,6 +78,12 @@ TEST(Zero, FullShardingGathersEverySectionTwice) {
   EXPECT_NEAR(bus_bytes(z3, "fsdp nccl:reduce_scatter") / (share * bytes), 1.0, 1e-12);
   EXPECT_EQ(bus_bytes(z3, "dp."), 0);
   EXPECT_GT(bus_bytes(z3, "layer.fsdp nccl:all_gather"), 0);
+  // With pipeline stages the last one holds no embedding: it gathers none.
+  SynthOptions o = data_parallel(3);
+  o.pp = 2;
+  const auto last = synthesize("llama3-8b", o);
+  EXPECT_EQ(bus_bytes(last, "embed.fsdp"), 0);
+  EXPECT_GT(bus_bytes(last, "head.fsdp"), 0);
 }
 
 TEST(Zero, BadUsesNameTheOption) {
