@@ -247,8 +247,10 @@ class TransformerSynth {
     }
     if (c_.qk_norm != TransformerConfig::QkNorm::none)
       a += norm_saved(T, double(qd_)) + norm_saved(T, Hkv * double(hd_));
-    // Rotary (q cos + rotate_half(q) sin): its two products keep q and rotate_half(q), likewise k.
-    if (c_.positions == PositionKind::rotary) a += 2 * T * (double(qd_) + Hkv * double(hd_)) * c_.rope_fraction * e_;
+    // Rotary (q cos + rotate_half(q) sin): its two products keep q and rotate_half(q), likewise k,
+    // over the rotary width (latent attention: each head's rope part of q, one shared rope key).
+    const double rotary_k = c_.mla() ? double(hd_) : Hkv * double(hd_);
+    if (c_.positions == PositionKind::rotary) a += 2 * T * (H * double(hd_) + rotary_k) * c_.rope_fraction * e_;
     a += T * (q_w + k_w + v_w) * e_;  // q, k and v as attention reads them
     const double P = double(B_) * H * double(S_) * double(Sk_);  // eager: every score is materialized
     if (flash_) {
