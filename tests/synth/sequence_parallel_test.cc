@@ -16,14 +16,8 @@ namespace {
 
 using kcast::testing::input_error_of;
 using testing::find;
+using testing::bus_bytes;
 using testing::with_mode;
-
-double bus_bytes(const std::vector<Kernel>& ks, const std::string& part) {
-  double b = 0;
-  for (const Kernel& k : ks)
-    if (k.name.find(part) != std::string::npos) b += k.count * k.bytes;
-  return b;
-}
 
 TEST(SequenceParallel, NormsRunOnAShardAndCollectivesKeepTheirBytes) {
   SynthOptions o = with_mode(Mode::train, 2, 1024);

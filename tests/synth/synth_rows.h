@@ -19,6 +19,14 @@ inline const Kernel* find(const std::vector<Kernel>& ks, const std::string& name
   return nullptr;
 }
 
+// Sum of count x bytes over the rows whose name contains `part` (a collective's bus bytes per step).
+inline double bus_bytes(const std::vector<Kernel>& ks, const std::string& part) {
+  double b = 0;
+  for (const auto& k : ks)
+    if (k.name.find(part) != std::string::npos) b += k.count * k.bytes;
+  return b;
+}
+
 inline std::string write_temp(const std::string& name, const std::string& text) {
   auto p = std::filesystem::temp_directory_path() / ("kcast_synth_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(p) << text;

@@ -8,11 +8,13 @@
 #include "predict/synth/synth.h"
 #include "tests/input_error_of.h"
 #include "tests/synth/synth_options.h"
+#include "tests/synth/synth_rows.h"
 
 namespace kcast::synth {
 namespace {
 
 using kcast::testing::input_error_of;
+using testing::bus_bytes;
 using testing::with_mode;
 
 SynthOptions data_parallel(int zero, int64_t dp = 8) {
@@ -20,14 +22,6 @@ SynthOptions data_parallel(int zero, int64_t dp = 8) {
   o.dp = dp;
   o.zero = zero;
   return o;
-}
-
-// Sum of count x bytes over the rows whose name contains `part`.
-double bus_bytes(const std::vector<Kernel>& ks, const std::string& part) {
-  double b = 0;
-  for (const Kernel& k : ks)
-    if (k.name.find(part) != std::string::npos) b += k.count * k.bytes;
-  return b;
 }
 
 TEST(Zero, EachStageShardsOneMoreKindOfState) {
