@@ -117,6 +117,8 @@ int cmd_synth(int argc, char** argv) {
       "dp", po::value<int64_t>(), "data-parallel replicas: each runs batch / dp, gradients all-reduced (default 1)")(
       "ep", po::value<int64_t>(), "expert-parallel GPUs (mixtures of experts: experts / ep per GPU, tokens "
       "exchanged by all-to-all; ep divides dp; default 1)")(
+      "virtual-stages", po::value<int64_t>(), "with --pp: layer chunks per pipeline GPU (Megatron-LM's interleaved "
+      "1F1B; micro-batches divisible by --pp)")(
       "sequence-parallel", "with --tp: Megatron-LM's sequence parallelism (norms, dropouts and residual adds on "
       "seq / tp tokens; all-gathers and reduce-scatters instead of all-reduces)")(
       "zero", po::value<int>(), "train: ZeRO stage over the --dp replicas (1: optimizer state sharded; 2: and "
@@ -133,8 +135,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H]\n"
                      "       [--no-loss] [--recompute none|full] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
-                     "       [--tp N] [--sequence-parallel] [--pp N] [--dp N] [--ep N] [--microbatches M] [--zero Z]\n"
-                     "       [-o OUT.csv] [--gpu NAME[,...]] [--list]",
+                     "       [--tp N] [--sequence-parallel] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
+                     "       [--microbatches M] [--zero Z] [-o OUT.csv] [--gpu NAME[,...]] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -161,7 +163,8 @@ int cmd_synth(int argc, char** argv) {
   o.ffn = positive(vm, "ffn");
   o.vocab = positive(vm, "vocab");
   for (auto [option, degree] : {std::pair{"tp", &o.tp}, std::pair{"pp", &o.pp}, std::pair{"dp", &o.dp},
-                                std::pair{"ep", &o.ep}, std::pair{"microbatches", &o.microbatches}})
+                                std::pair{"ep", &o.ep}, std::pair{"microbatches", &o.microbatches},
+                                std::pair{"virtual-stages", &o.virtual_stages}})
     if (vm.count(option)) *degree = positive(vm, option);
   o.mode = pick<Mode>("mode", mode,
                       {{"infer", Mode::infer},

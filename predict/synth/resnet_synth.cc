@@ -199,7 +199,7 @@ std::vector<Kernel> synthesize_resnet(const ResNetConfig& cfg, const SynthOption
                     *opt.dtype == DType::fp64))
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
                      " is not supported by synth (fp32, tf32, fp16, bf16)");
-  if (opt.tp > 1 || opt.pp > 1 || opt.ep > 1 || opt.microbatches > 1)
+  if (opt.tp > 1 || opt.pp > 1 || opt.ep > 1 || opt.microbatches > 1 || opt.virtual_stages > 1)
     throw InputError("options '--tp/--pp/--ep/--microbatches' apply to transformers; " + name + " takes --dp");
   check_parallelism(opt);
   ResNetSynth s(cfg, opt);

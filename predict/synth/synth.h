@@ -46,6 +46,9 @@ struct SynthOptions {
   // follows the critical path of the schedule. Expert parallelism (mixtures of experts) splits the
   // experts over `ep` of the data-parallel replicas, which exchange tokens by all-to-all.
   int64_t tp = 1, pp = 1, dp = 1, microbatches = 1, ep = 1;
+  // Megatron-LM's interleaved 1F1B schedule: each pipeline GPU holds `virtual_stages` chunks of
+  // layers / (pp x virtual_stages) layers, which shortens the fill and drain by that factor.
+  int64_t virtual_stages = 1;
   // train: ZeRO stage over the data-parallel replicas (DeepSpeed; PyTorch FSDP's SHARD_GRAD_OP is 2,
   // FULL_SHARD 3). 1: Adam's state sharded, gradients reduce-scattered and the updated parameters
   // all-gathered instead of all-reduced; 2: the gradients kept sharded too; 3: the parameters as well,

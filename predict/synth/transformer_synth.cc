@@ -30,7 +30,9 @@
 //  - Pipeline parallelism: layers / pp per stage; with m micro-batches the last stage (which holds
 //    the head) is busy (m + pp - 1) micro-batch times of its layers — the schedule's fill and
 //    drain — plus m of the head and loss, and the critical path crosses a stage boundary
-//    pp + m - 2 times each way (point-to-point activation and gradient sends).
+//    pp + m - 2 times each way (point-to-point activation and gradient sends). With v virtual
+//    stages (interleaved 1F1B) the path is m v + pp - 1 chunk times of layers / (pp v) layers, and
+//    m v + pp - 2 crossings (Narayanan et al. 2021).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -149,7 +151,8 @@ class TransformerSynth {
       local_layers->recompute = o_.recompute;
       layer(*local_layers, false, c_.sliding_window);
     }
-    if (o_.pp > 1) stage_sends(tape_.section("pp.", pp + m - 2));
+    const double v = double(o_.virtual_stages);
+    if (o_.pp > 1) stage_sends(tape_.section("pp.", m * v + pp - 2));
     Section& out = tape_.section("head.", 1);
     head(out);
     Section* ce = train_ && o_.loss ? &tape_.section("loss.", 1) : nullptr;
@@ -157,8 +160,8 @@ class TransformerSynth {
     // The schedule's critical path (header comment). The step's parameters are the last stage's:
     // with pipeline stages the embedding lives on the first, and its first micro-batch's lookup is
     // all of it on the path.
-    if (layers) layers->count = full * (m + pp - 1);
-    if (local_layers) local_layers->count = local * (m + pp - 1);
+    if (layers) layers->count = full / v * (m * v + pp - 1);
+    if (local_layers) local_layers->count = local / v * (m * v + pp - 1);
     if (dense_layers) dense_layers->count = dense * m;
     out.count = m;
     if (ce) ce->count = m;
@@ -343,7 +346,10 @@ class TransformerSynth {
   // forwards there before the first backward returns, and it holds the embeddings.
   double first_stage_activation_bytes() const {
     if (o_.pp <= 1) return 0;
-    const double in_flight = double(std::min(o_.microbatches, o_.pp));
+    // Interleaved, Megatron-LM's warm-up starts (v pp + pp - 1) chunk forwards on the first stage
+    // (Korthikanti et al. 2022: 1 + (pp - 1) / (pp v) times the pp micro-batches of plain 1F1B).
+    const double v = double(o_.virtual_stages), m = double(o_.microbatches), pp = double(o_.pp);
+    const double in_flight = v > 1 ? std::min(m * v, v * pp + pp - 1) / v : std::min(m, pp);
     if (o_.recompute) {
       const double inputs = stage_layers() * Tn_ * double(d_) * e_;
       return in_flight * (inputs + embedding_activation_bytes()) + (layer_activation_bytes() - inputs);
@@ -1354,6 +1360,17 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (cfg.layers % opt.pp != 0)
     throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +
                      std::to_string(cfg.layers) + " layers of " + cfg.name);
+  if (opt.virtual_stages < 1)
+    throw InputError("option '--virtual-stages': must be at least 1");
+  if (opt.virtual_stages > 1) {
+    if (opt.pp < 2) throw InputError("option '--virtual-stages': interleaves pipeline stages; give --pp 2 or more");
+    if ((cfg.layers / opt.pp) % opt.virtual_stages != 0)
+      throw InputError("option '--virtual-stages': " + std::to_string(opt.virtual_stages) +
+                       " chunks do not divide the " + std::to_string(cfg.layers / opt.pp) + " layers of a stage");
+    if (opt.microbatches % opt.pp != 0)
+      throw InputError("option '--virtual-stages': the interleaved schedule needs micro-batches (" +
+                       std::to_string(opt.microbatches) + ") divisible by the stages (" + std::to_string(opt.pp) + ")");
+  }
   TransformerSynth s(cfg, opt);
   std::vector<Kernel> out = s.run();
   if (footprint) {
