@@ -99,6 +99,10 @@ class TransformerSynth {
     S_ = decode_ ? 1 : Sk_;                  // queries (new tokens) per sequence
     T_ = double(B_) * double(S_);
     Tn_ = o.sequence_parallel ? T_ / double(o.tp) : T_;
+    if (o.sequence_parallel && std::fmod(T_, double(o.tp)) != 0)
+      throw InputError("option '--sequence-parallel': the " + std::to_string(int64_t(T_)) +
+                       " tokens of a micro-batch do not split over the " + std::to_string(o.tp) +
+                       " tensor-parallel GPUs");
     d_ = c.hidden;
     qd_ = c.q_width() / tp_;
     H_ = c.heads / tp_;

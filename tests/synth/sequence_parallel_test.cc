@@ -50,6 +50,11 @@ TEST(SequenceParallel, NeedsTensorParallelism) {
   SynthOptions o = with_mode(Mode::train, 2, 1024);
   o.sequence_parallel = true;
   EXPECT_NE(input_error_of([&] { synthesize("llama3-8b", o); }).find("'--sequence-parallel'"), std::string::npos);
+  // Decoding one token for 2 sequences: 2 tokens do not split over 4 GPUs.
+  SynthOptions decode = with_mode(Mode::decode, 2, 1024);
+  decode.tp = 4;
+  decode.sequence_parallel = true;
+  EXPECT_NE(input_error_of([&] { synthesize("llama3-8b", decode); }).find("do not split over the 4"), std::string::npos);
 }
 
 }  // namespace
