@@ -77,16 +77,13 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   // FP4 Marlin, Triton's MXFP4 matmul) that upcast in registers and multiply on the 16-bit tensor
   // cores, not on CUDA cores. The operands still stream at their narrow width (Kernel::gemm_bytes).
   for (DType narrow : {DType::fp8, DType::fp4}) {
-    const int q = int(narrow);
-    if (c.simt_gemm[q])
-      for (DType w : {DType::bf16, DType::fp16})
-        if (!c.simt_gemm[int(w)] && c.tensor_tflops[int(w)] > 0) {
-          c.tensor_tflops[q] = c.tensor_tflops[int(w)];
-          c.simt_gemm[q] = false;
-          c.gemm_derate[q] = c.gemm_derate[int(w)];
-          c.gemm_boost_flops[q] = c.gemm_boost_flops[int(w)];
-          break;
-        }
+    const std::optional<DType> unit = g.weight_only_unit(narrow);
+    if (!unit) continue;
+    const int q = int(narrow), w = int(*unit);
+    c.tensor_tflops[q] = c.tensor_tflops[w];
+    c.simt_gemm[q] = false;
+    c.gemm_derate[q] = c.gemm_derate[w];
+    c.gemm_boost_flops[q] = c.gemm_boost_flops[w];
   }
   auto fill = [&](const std::vector<GemmTile>& from, double exp, GpuCaps::TileMenu& menu) {
     for (const GemmTile& t : from) {

@@ -16,11 +16,16 @@ double GpuSpec::peak_tflops(DType d) const {
   return fp32_tflops;
 }
 
+std::optional<DType> GpuSpec::weight_only_unit(DType d) const {
+  if ((d != DType::fp8 && d != DType::fp4) || has_tensor(d)) return std::nullopt;
+  for (DType w : {DType::bf16, DType::fp16})
+    if (has_tensor(w)) return w;
+  return std::nullopt;
+}
+
 double GpuSpec::gemm_peak_tflops(DType d) const {
   if (known(peak_tflops(d))) return peak_tflops(d);
-  if (d == DType::fp8 || d == DType::fp4)
-    for (DType w : {DType::bf16, DType::fp16})
-      if (has_tensor(w)) return peak_tflops(w);
+  if (const std::optional<DType> w = weight_only_unit(d)) return peak_tflops(*w);
   return fp32_tflops;
 }
 

@@ -2,6 +2,7 @@
 // "measured" fields come from microbenchmarks (kcast-microbench or published figures) and override the
 // architecture defaults when present. Units are in the field names. Missing values are NaN.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,12 @@ struct GpuSpec {
   double peak_tflops(DType d) const;
   // Whether `d` runs on tensor cores on this GPU (false: SIMT, e.g. fp16 on Pascal).
   bool has_tensor(DType d) const;
-  // The datasheet peak GEMMs of `d` run at: its own, else for FP8 / FP4 without such units the 16-bit
-  // tensor peak (weight-only kernels, GpuCaps), else FP32 (SIMT). The peak-FLOP ratio between GPUs.
+  // FP8 or FP4 on a GPU without such units: the 16-bit dtype (BF16, else FP16) whose tensor cores the
+  // serving stacks' weight-only kernels multiply on; nullopt where `d` has its own units, is another
+  // dtype, or no 16-bit tensor unit exists.
+  std::optional<DType> weight_only_unit(DType d) const;
+  // The datasheet peak GEMMs of `d` run at: its own, else that weight-only unit's, else FP32 (SIMT).
+  // The peak-FLOP ratio between GPUs.
   double gemm_peak_tflops(DType d) const;
 };
 
