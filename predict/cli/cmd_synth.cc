@@ -39,9 +39,12 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   if (f.activation_bytes > 0) s += ", activations " + gigabytes(f.activation_bytes) + " (estimate)";
   s += "; " + gigabytes(f.total_bytes()) +
        (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
-  if (f.first_stage_activation_bytes > 0)
-    s += " (the first stage's activations: " + gigabytes(f.first_stage_activation_bytes) + ", " +
-         std::to_string(std::min(o.microbatches, o.pp)) + " micro-batches in flight)";
+  if (f.first_stage_activation_bytes > 0) {
+    char in_flight[32];
+    std::snprintf(in_flight, sizeof in_flight, "%g", f.first_stage_microbatches);
+    s += " (the first stage's activations: " + gigabytes(f.first_stage_activation_bytes) + ", " + in_flight +
+         " micro-batches in flight)";
+  }
   return s;
 }
 

@@ -76,6 +76,7 @@ struct Footprint {
   // train with pipeline stages: the first stage's activations (it runs min(micro-batches, stages)
   // micro-batches' forwards before the first backward); the figures above are the last stage's.
   double first_stage_activation_bytes = 0;
+  double first_stage_microbatches = 0;  // the micro-batches those are (fractional when interleaved)
   double total_bytes() const {
     return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes;
   }

@@ -137,24 +137,17 @@ class TransformerSynth {
     const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
     Section* dense_layers = nullptr;
     if (dense > 0) {
-      dense_layers = &tape_.section(kDenseLayerSection, dense);
-      dense_layers->recompute = o_.recompute;
+      dense_layers = &layer_section(kDenseLayerSection, dense);
       layer(*dense_layers, /*dense_mlp=*/true);
     }
     // Sliding-window layers get their own section where the window is shorter than the keys (else
     // they are full-attention layers); with pipeline stages only where every layer has the window.
     const double local = local_stage_layers();
     const double full = stage_layers - dense - local;
-    Section* layers = full > 0 ? &tape_.section(kLayerSection, full) : nullptr;
-    if (layers) {
-      layers->recompute = o_.recompute;
-      layer(*layers);
-    }
-    Section* local_layers = local > 0 ? &tape_.section(kLocalLayerSection, local) : nullptr;
-    if (local_layers) {
-      local_layers->recompute = o_.recompute;
-      layer(*local_layers, false, c_.sliding_window);
-    }
+    Section* layers = full > 0 ? &layer_section(kLayerSection, full) : nullptr;
+    if (layers) layer(*layers);
+    Section* local_layers = local > 0 ? &layer_section(kLocalLayerSection, local) : nullptr;
+    if (local_layers) layer(*local_layers, false, c_.sliding_window);
     const double v = double(o_.virtual_stages);
     if (o_.pp > 1) stage_sends(tape_.section("pp.", m * v + pp - 2));
     Section& out = tape_.section("head.", 1);
@@ -198,6 +191,18 @@ class TransformerSynth {
   Tape tape_;
 
   double stage_layers() const { return double(c_.layers) / double(o_.pp); }  // layers this GPU holds
+  // Eager attention's softmax runs in fp32 on 16-bit scores (HF's Llama family; OPT in fp16), then
+  // casts back.
+  bool softmax_upcast() const {
+    return e_ != 4 &&
+           ((c_.family == Family::llama && c_.fp32_softmax) || (c_.family == Family::opt && dt_ == DType::fp16));
+  }
+  // A section of repeated layers: with --recompute full, its forward runs again before its backward.
+  Section& layer_section(const char* prefix, double count) {
+    Section& s = tape_.section(prefix, count);
+    s.recompute = o_.recompute;
+    return s;
+  }
   // Whether a sliding window is shorter than the keys a query sees (prefill: the sequence; decode:
   // the cache).
   bool window_bites() const { return c_.sliding_window > 0 && c_.local_layers > 0 && c_.sliding_window < Sk_; }
@@ -219,6 +224,7 @@ class TransformerSynth {
     if (train_) {
       f.activation_bytes = activation_bytes();
       f.first_stage_activation_bytes = first_stage_activation_bytes();
+      if (o_.pp > 1) f.first_stage_microbatches = first_stage_microbatches();
     }
     return f;
   }
@@ -263,8 +269,7 @@ class TransformerSynth {
     if (flash_) {
       a += T * double(od_) * e_ + double(B_) * H * double(S_) * 4;  // its output and log-sum-exp
     } else {
-      const bool upcast = e_ != 4 && ((c_.family == Family::llama && c_.fp32_softmax) ||
-                                      (c_.family == Family::opt && dt_ == DType::fp16));
+      const bool upcast = softmax_upcast();
       const bool drop = c_.attention_dropout > 0;
       if (c_.attn_softcap > 0) a += P * e_;       // tanh keeps its output
       a += P * (upcast ? 4 : e_);                 // softmax keeps its output
@@ -346,14 +351,19 @@ class TransformerSynth {
     return layer_activation_bytes() + head_activation_bytes() + (o_.pp > 1 ? 0 : embedding_activation_bytes());
   }
 
-  // The first of several pipeline stages: 1F1B starts min(micro-batches, stages) micro-batches'
-  // forwards there before the first backward returns, and it holds the embeddings.
+  // The micro-batches whose activations the first of several pipeline stages holds at once: 1F1B
+  // starts min(micro-batches, stages) forwards there before the first backward returns; interleaved,
+  // Megatron-LM's warm-up starts (v pp + pp - 1) chunk forwards (Korthikanti et al. 2022: 1 + (pp - 1)
+  // / (pp v) times the pp micro-batches of plain 1F1B).
+  double first_stage_microbatches() const {
+    const double v = double(o_.virtual_stages), m = double(o_.microbatches), pp = double(o_.pp);
+    return v > 1 ? std::min(m * v, v * pp + pp - 1) / v : std::min(m, pp);
+  }
+
+  // The first of several pipeline stages: those micro-batches' layers, and it holds the embeddings.
   double first_stage_activation_bytes() const {
     if (o_.pp <= 1) return 0;
-    // Interleaved, Megatron-LM's warm-up starts (v pp + pp - 1) chunk forwards on the first stage
-    // (Korthikanti et al. 2022: 1 + (pp - 1) / (pp v) times the pp micro-batches of plain 1F1B).
-    const double v = double(o_.virtual_stages), m = double(o_.microbatches), pp = double(o_.pp);
-    const double in_flight = v > 1 ? std::min(m * v, v * pp + pp - 1) / v : std::min(m, pp);
+    const double in_flight = first_stage_microbatches();
     if (o_.recompute) {
       const double inputs = stage_layers() * Tn_ * double(d_) * e_;
       return in_flight * (inputs + embedding_activation_bytes()) + (layer_activation_bytes() - inputs);
@@ -734,9 +744,7 @@ class TransformerSynth {
           }
           break;
       }
-      const bool llama_upcast = c_.family == Family::llama && c_.fp32_softmax;
-      const bool upcast = e_ != 4 && (llama_upcast || (c_.family == Family::opt && dt_ == DType::fp16));
-      if (upcast) {
+      if (softmax_upcast()) {
         s.op(over_rows(work("attn.softmax aten::_softmax (fp32)", KernelClass::softmax, DType::fp32, 5 * N, N * (e_ + 4)),
                        N / Sk, Sk),
              {over_rows(work("attn.softmax aten::_softmax_backward_data", KernelClass::softmax, DType::fp32, 4 * N, N * 12),

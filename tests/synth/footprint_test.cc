@@ -96,6 +96,9 @@ TEST(SynthFootprint, PipelineFitIsJudgedByTheFirstStage) {
   EXPECT_NE(r.out.find("kcast synth: H100-SXM (85.90 GB): does not fit, its first pipeline stage needs at least"),
             std::string::npos)
       << r.out;
+  // Interleaved with two chunks per GPU: 4 + 3 / 2 micro-batches in flight.
+  const auto interleaved = run_kcast(step + " --virtual-stages 2", true);
+  EXPECT_NE(interleaved.out.find("5.5 micro-batches in flight)"), std::string::npos) << interleaved.out;
   // Recomputing every layer leaves the first stage four micro-batches' layer inputs: it fits.
   const auto re = run_kcast(step + " --recompute full", true);
   EXPECT_EQ(re.rc, 0) << re.out;

@@ -45,6 +45,7 @@ TEST(InterleavedPipeline, CriticalPathAndFirstStageActivations) {
     EXPECT_DOUBLE_EQ(f.activation_bytes, plain_f.activation_bytes) << v;
     const double in_flight = v == 1 ? pp : pp + (pp - 1) / double(v);
     EXPECT_NEAR(f.first_stage_activation_bytes / plain_f.first_stage_activation_bytes, in_flight / pp, 1e-12) << v;
+    EXPECT_DOUBLE_EQ(f.first_stage_microbatches, in_flight) << v;
   }
 }
 
