@@ -1,6 +1,7 @@
 // `kcast synth MODEL [options]` (CLI.md): the kernel list PyTorch eager launches for one step of a
 // built-in model or a Hugging Face config.json, written as a kcast-csv kernel list.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -48,6 +49,18 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   return s;
 }
 
+// Decoding: how many sequences of this context the memory left beside everything else holds (the
+// serving question "what batch fits"), an upper bound since activations and workspace also need room.
+std::string kv_room(const Footprint& f, double room) {
+  if (f.kv_cache_bytes <= 0 || f.kv_sequences <= 0) return "";
+  const double per_sequence = f.kv_cache_bytes / f.kv_sequences;
+  const double n = room > 0 ? std::floor(room / per_sequence) : 0;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "; room for the KV cache of at most %.0f sequence%s of this context (%.1f MB each; %g now)",
+                n, n == 1 ? "" : "s", per_sequence / 1e6, f.kv_sequences);
+  return buf;
+}
+
 // Whether the step's memory fits on `g`: the datasheet's GB are binary (an "80 GB" board has 80 GiB),
 // and the step's figure leaves out workspace (and outside training, activations), so a fit is a
 // necessary condition.
@@ -60,10 +73,11 @@ std::string fit_line(const Footprint& f, const GpuSpec& g) {
   const double capacity = g.memory_gb * 1073741824.0, need = first_worse ? first : f.total_bytes();
   std::string s = "kcast synth: " + g.name + " (" + gigabytes(capacity) + "): ";
   const std::string who = first_worse ? "its first pipeline stage" : "the step";
-  if (need > capacity) return s + "does not fit, " + who + " needs at least " + gigabytes(need);
-  return s + "fits, " + gigabytes(capacity - need) + " left for " +
-         (f.activation_bytes > 0 ? "workspace" : "activations and workspace") +
-         (first_worse ? " on its first pipeline stage" : "");
+  s += need > capacity ? "does not fit, " + who + " needs at least " + gigabytes(need)
+                       : "fits, " + gigabytes(capacity - need) + " left for " +
+                             (f.activation_bytes > 0 ? "workspace" : "activations and workspace") +
+                             (first_worse ? " on its first pipeline stage" : "");
+  return s + kv_room(f, capacity - (need - f.kv_cache_bytes));
 }
 
 template <class E>

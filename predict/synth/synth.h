@@ -70,6 +70,7 @@ struct Footprint {
   double gradient_bytes = 0;   // train: one gradient per parameter, in its dtype
   double optimizer_bytes = 0;  // train: Adam's two moments in the parameter dtype; SGD (no momentum) none
   double kv_cache_bytes = 0;   // decode: K and V of batch x seq tokens, this GPU's layers and KV heads
+  double kv_sequences = 0;     // decode: the sequences that cache holds on this GPU (its replica's batch)
   // train: what autograd keeps from one micro-batch's forward for its backward (an estimate:
   // transformer_synth.cc, activation memory); 0 where not estimated (inference, the ResNets).
   double activation_bytes = 0;

@@ -77,6 +77,12 @@ TEST(SynthFootprint, GpuOptionSaysWhetherTheStepFits) {
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kcast synth: T4 (17.18 GB): does not fit, the step needs at least 84.78 GB"), std::string::npos)
       << r.out;
+  // Each sequence's cache is 32 layers x K,V x 8192 tokens x 8 heads x 128 x 2 bytes = 1 GiB, and the
+  // weights 2 x 8030261248 bytes = 14.96 GiB: 80 - 14.96 GiB hold 65 sequences, 16 - 14.96 GiB one.
+  EXPECT_NE(r.out.find("room for the KV cache of at most 65 sequences of this context (1073.7 MB each; 64 now)"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("does not fit, the step needs at least 84.78 GB; room for the KV cache of at most 1 sequence of"),
+            std::string::npos) << r.out;
   std::remove(out.c_str());
   const auto bad = run_kcast("synth llama3-8b --gpu H1000 -o '" + out + "'", true);
   EXPECT_EQ(bad.rc, 2);
