@@ -37,7 +37,9 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   if (f.gradient_bytes > 0) s += ", gradients " + gigabytes(f.gradient_bytes);
   if (f.optimizer_bytes > 0) s += ", Adam state " + gigabytes(f.optimizer_bytes);
   if (f.kv_cache_bytes > 0) s += ", KV cache " + gigabytes(f.kv_cache_bytes);
-  if (f.activation_bytes > 0) s += ", activations " + gigabytes(f.activation_bytes) + " (estimate)";
+  if (f.activation_bytes > 0)
+    s += ", activations " + gigabytes(f.activation_bytes) +
+         (f.activations_transient ? " (one layer's peak, estimate)" : " (estimate)");
   s += "; " + gigabytes(f.total_bytes()) +
        (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
   if (f.first_stage_activation_bytes > 0) {

@@ -19,7 +19,8 @@ std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOpti
   };
   SynthOptions o = opt;
   o.mode = Mode::infer;
-  std::vector<Kernel> out = prefixed(step(o, nullptr), "prefill.", 1);
+  Footprint prefill;
+  std::vector<Kernel> out = prefixed(step(o, fp ? &prefill : nullptr), "prefill.", 1);
   // Step t (1-based) adds the token at position seq + t, which attends to seq + t keys.
   o.mode = Mode::decode;
   const int64_t n = opt.new_tokens, groups = std::min(n, kGenerationGroups);
@@ -35,10 +36,13 @@ std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOpti
   if (fp) {
     o.seq = opt.seq + n;
     step(o, fp);
+    // The prompt's forward holds far more at once than a decode step (every token's scores and logits).
+    fp->activation_bytes = std::max(fp->activation_bytes, prefill.activation_bytes);
     fp->notes.push_back("generation: the prompt of " + std::to_string(opt.seq) + " tokens (rows prefill.), then " +
                         std::to_string(n) + " tokens as " + std::to_string(groups) +
                         " groups of decode steps at contexts " + contexts +
-                        " (rows decode@CONTEXT.); the memory figures are the last step's");
+                        " (rows decode@CONTEXT.); the memory figures are the last step's, with the prefill's "
+                        "activations where they are the larger");
   }
   return out;
 }

@@ -224,6 +224,10 @@ class TransformerSynth {
       f.kv_cache_bytes = f.kv_sequences * cached_keys * per_token * e_;
     }
     f.weight_bytes += absorbed_copy_bytes_;
+    if (!train_) {
+      f.activation_bytes = inference_peak_bytes();
+      f.activations_transient = true;
+    }
     if (train_) {
       f.activation_bytes = activation_bytes();
       f.first_stage_activation_bytes = first_stage_activation_bytes();
@@ -372,6 +376,39 @@ class TransformerSynth {
       return in_flight * (inputs + embedding_activation_bytes()) + (layer_activation_bytes() - inputs);
     }
     return in_flight * (layer_activation_bytes() + embedding_activation_bytes());
+  }
+
+  // ---- transient memory (inference) -------------------------------------------------------
+  // Without autograd PyTorch frees each tensor with its last reference, so a forward's activations
+  // are what one layer holds at its busiest op, not a sum over layers: the residual stream and the
+  // norm's output beside the largest of eager attention at its softmax (q, k, v — k and v copied to
+  // every head where GQA shares them, HF's repeat_kv — and the scores in and out, HF's fp32 copy and
+  // result where it upcasts), a fused attention's output, the MLP at its product (act(gate), up and
+  // the product; fc1's and the activation's outputs, GELU-new's op-by-op temporaries; a mixture's
+  // routed tokens as the fused MoE kernels' intermediate buffers hold them), an eager RMSNorm's fp32
+  // copies, and the head's logits. Decoding, k and v come from the cache (counted apart) and only
+  // their per-head copies are new. An estimate: the caching allocator's fragmentation and cuBLAS /
+  // attention workspaces are not counted.
+  double inference_peak_bytes() const {
+    const double T = T_, d = double(d_), H = double(H_), Hkv = double(Hkv_), e = e_;
+    const double keys = double(B_) * double(Sk_), kv_w = double(qkhd_ + vhd_);
+    const double stream = 2 * T * d * e;
+    double kv = decode_ ? 0 : keys * Hkv * kv_w * e;          // the k and v projections' outputs
+    if (!flash_ && H != Hkv) kv += keys * H * kv_w * e;       // repeat_kv's per-head copies
+    const double q = T * H * double(qkhd_) * e;
+    const double P = double(B_) * H * double(S_) * double(Sk_);
+    const double attention = q + kv + (flash_ ? T * double(od_) * e : P * (softmax_upcast() ? e + 8 : 2 * e));
+    double mlp = 0;
+    if (c_.experts > 0) {
+      const double Tk = T * double(c_.eager_experts == TransformerConfig::EagerExperts::loop ? c_.experts_per_token
+                                                                                               : c_.experts);
+      mlp = T * double(c_.experts) * 4 + Tk * d * e + 3 * Tk * double(c_.expert_ffn / tp_) * e;
+    }
+    const double dense_act = c_.gated_mlp ? 3 : c_.act == Activation::gelu_new ? 3 : 2;
+    if (c_.experts == 0 || c_.dense_layers > 0) mlp = std::max(mlp, dense_act * T * double(F_) * e);
+    const double norm = c_.norm == NormKind::layer ? 0 : 8 * T * d;
+    const double head = head_ == HeadKind::lm ? T * double(V_) * e * (c_.final_softcap > 0 ? 2 : 1) : 0;
+    return stream + std::max({attention, mlp, norm, head});
   }
 
   // ---- building blocks -------------------------------------------------------------------

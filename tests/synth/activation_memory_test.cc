@@ -120,14 +120,17 @@ TEST(ActivationMemory, LlamaLayerClosedForm) {
   EXPECT_DOUBLE_EQ(one.activation_bytes - no_loss.activation_bytes, T * 32000 * 4);
 }
 
-// Only training keeps activations; pipeline stages hold their share of the layers (the last stage's
-// figure: one micro-batch in flight), data parallelism and micro-batches shrink the batch each holds.
+// Only training keeps activations (inference reports one layer's transient peak instead, far less:
+// tests/synth/inference_memory_test.cc); pipeline stages hold their share of the layers (the last
+// stage's figure: one micro-batch in flight), data parallelism and micro-batches shrink the batch each
+// holds.
 TEST(ActivationMemory, ScopeFollowsModeAndParallelism) {
-  Footprint f;
+  Footprint f, train;
+  synthesize("llama3-8b", with_mode(Mode::train, 8, 1024), &train);
+  EXPECT_FALSE(train.activations_transient);
   synthesize("llama3-8b", with_mode(Mode::infer, 8, 1024), &f);
-  EXPECT_EQ(f.activation_bytes, 0);
-  synthesize("llama3-8b", with_mode(Mode::decode, 8, 1024), &f);
-  EXPECT_EQ(f.activation_bytes, 0);
+  EXPECT_TRUE(f.activations_transient);
+  EXPECT_LT(f.activation_bytes, train.activation_bytes / 10);
   SynthOptions o = with_mode(Mode::train, 8, 1024);
   Footprint whole, dp, mb, pp;
   synthesize("llama3-8b", o, &whole);
