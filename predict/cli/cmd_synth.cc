@@ -124,8 +124,9 @@ int cmd_synth(int argc, char** argv) {
       "auto, lm, classifier, pretraining or none (auto: LM for decoders; BERT: classifier in infer, "
       "pretraining in train)")("no-loss", "train: leave out the loss and its backward")(
       "recompute", po::value(&recompute)->default_value("none"),
-      "none or full: train with full activation recomputation (each layer keeps its input; its forward "
-      "runs again before its backward)")(
+      "none, selective or full: train with activation recomputation (full: each layer keeps its input and "
+      "its forward runs again before its backward; selective: eager attention keeps no scores, its core "
+      "runs again)")(
       "config", po::value(&config), "Hugging Face config.json of a transformer (instead of MODEL)")(
       "layers", po::value<int64_t>(), "override the number of layers")(
       "hidden", po::value<int64_t>(), "override the hidden size")("heads", po::value<int64_t>(), "override the attention heads")(
@@ -152,7 +153,7 @@ int cmd_synth(int argc, char** argv) {
   if (!parse_options(argc, argv,
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N]\n"
                      "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H]\n"
-                     "       [--no-loss] [--recompute none|full] [--config FILE.json]\n"
+                     "       [--no-loss] [--recompute none|selective|full] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
                      "       [--microbatches M] [--zero Z] [-o OUT.csv] [--gpu NAME[,...]] [--list]",
@@ -206,7 +207,12 @@ int cmd_synth(int argc, char** argv) {
   o.loss = !vm.count("no-loss");
   if (vm.count("zero")) o.zero = vm["zero"].as<int>();
   o.sequence_parallel = vm.count("sequence-parallel") > 0;
-  o.recompute = pick<bool>("recompute", recompute, {{"none", false}, {"full", true}});
+  enum class Recompute { none, selective, full };
+  const Recompute r = pick<Recompute>("recompute", recompute,
+                                      {{"none", Recompute::none}, {"selective", Recompute::selective},
+                                       {"full", Recompute::full}});
+  o.recompute = r == Recompute::full;
+  o.selective_recompute = r == Recompute::selective;
   if (!dtype.empty()) {
     auto d = parse_dtype(dtype);
     if (!d) throw InputError("option '--dtype': unknown dtype '" + dtype + "'");

@@ -159,11 +159,14 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   if (o.mode != Mode::train) return out;
   for (auto s = sections_.rbegin(); s != sections_.rend(); ++s) {
     if (full_shard) unit_collective(*s, "all_gather");
+    auto recompute = [&](Kernel k) {
+      k.name += " (recompute)";
+      put(*s, std::move(k));
+    };
     if (s->recompute)
-      for (Kernel k : s->fwd) {
-        k.name += " (recompute)";
-        put(*s, std::move(k));
-      }
+      for (const Kernel& k : s->fwd) recompute(k);
+    else
+      for (size_t i : s->recompute_ops) recompute(s->fwd[i]);
     for (auto op = s->bwd.rbegin(); op != s->bwd.rend(); ++op)
       for (const auto& k : *op) put(*s, k);
     if (full_shard) unit_collective(*s, "reduce_scatter");

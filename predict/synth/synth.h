@@ -37,6 +37,9 @@ struct SynthOptions {
   // train only: full activation recomputation (HF gradient checkpointing, Megatron-LM's "full"
   // granularity): each layer keeps only its input, and its forward runs again before its backward.
   bool recompute = false;
+  // train only: Megatron-LM's selective recomputation (Korthikanti et al. 2022): eager attention's
+  // core (QK^T through the attention over V) keeps no scores and runs again before its backward.
+  bool selective_recompute = false;
   // Architecture overrides (0: keep the model's value), e.g. to reproduce a measured setup.
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
   // Parallelism (Megatron-LM's scheme); the kernel list is one GPU's step. `batch` is the global

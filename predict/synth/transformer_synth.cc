@@ -278,11 +278,13 @@ class TransformerSynth {
     } else {
       const bool upcast = softmax_upcast();
       const bool drop = c_.attention_dropout > 0;
-      if (c_.attn_softcap > 0) a += P * e_;       // tanh keeps its output
-      a += P * (upcast ? 4 : e_);                 // softmax keeps its output
-      if (upcast || drop) a += P * e_;            // the probabilities p.v reads (cast, dropped out)
-      if (drop) a += P;                           // dropout's mask
-      a += T * double(od_) * e_;                  // out_proj's input
+      // Selective recomputation keeps none of the scores (q, k and v above are its inputs).
+      const double kept = o_.selective_recompute ? 0 : P;
+      if (c_.attn_softcap > 0) a += kept * e_;       // tanh keeps its output
+      a += kept * (upcast ? 4 : e_);                 // softmax keeps its output
+      if (upcast || drop) a += kept * e_;            // the probabilities p.v reads (cast, dropped out)
+      if (drop) a += kept;                           // dropout's mask
+      a += T * double(od_) * e_;                     // out_proj's input
     }
     if (c_.hidden_dropout > 0) a += Tn * d;       // the residual dropout's mask
     if (c_.sandwich_norm) a += norm_saved(Tn, d);
@@ -747,6 +749,7 @@ class TransformerSynth {
       } else {
         copy(s, "attn.split_heads", q_elems, 3, batched || c_.family == Family::opt, true);
       }
+      const size_t core = s.fwd.size();  // the core attention selective recomputation re-runs
       s.op(gemm("attn.qk aten::bmm (QK^T)", dt_, B_ * H_, S_, Sk, qkhd_),
            {gemm("attn.qk aten::bmm (dQ)", dt_, B_ * H_, S_, qkhd_, S_),
             gemm("attn.qk aten::bmm (dK)", dt_, B_ * H_, S_, qkhd_, S_)});
@@ -800,6 +803,8 @@ class TransformerSynth {
       s.op(gemm("attn.pv aten::bmm (PV)", dt_, B_ * H_, S_, vhd_, Sk),
            {gemm("attn.pv aten::bmm (dP)", dt_, B_ * H_, S_, S_, vhd_),
             gemm("attn.pv aten::bmm (dV)", dt_, B_ * H_, S_, vhd_, S_)});
+      if (o_.selective_recompute)
+        for (size_t i = core; i < s.fwd.size(); ++i) s.recompute_ops.push_back(i);
     }
     // .contiguous() of the permuted output; its gradient reaches the PV bmm as a permuted view,
     // reshaped with a copy unless B = 1.
@@ -1361,7 +1366,7 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.sequence_parallel && opt.tp < 2)
     throw InputError("option '--sequence-parallel': splits the tokens over the tensor-parallel GPUs; "
                      "give --tp 2 or more");
-  if (opt.recompute && opt.mode != Mode::train)
+  if ((opt.recompute || opt.selective_recompute) && opt.mode != Mode::train)
     throw InputError("option '--recompute': recomputation is of training's activations; use it with --mode train");
   if (opt.mode == Mode::generate)  // a sequence of steps: synthesize_generation() builds it from infer and decode
     throw InputError("option '--mode': generate is synthesized through synthesize() / synthesize_config_file()");
@@ -1428,6 +1433,9 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (footprint) {
     *footprint = s.footprint();
     footprint->notes = cfg.notes;
+    if (opt.selective_recompute && opt.attention == AttentionImpl::flash)
+      footprint->notes.push_back("--recompute selective: the fused attention kernel keeps no scores (its backward "
+                                 "recomputes them), so nothing is recomputed");
   }
   return out;
 }
