@@ -11,38 +11,22 @@
 #include "model/error.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer_config.h"
+#include "tests/synth/activation_layers.h"
 #include "tests/synth/synth_options.h"
 #include "tests/synth/synth_rows.h"
 
 namespace kcast::synth {
 namespace {
 
+using testing::gpt_with_fused_gelu;
+using testing::one_layer;
 using testing::with_mode;
-using testing::write_temp;
-
-// A GPT with PyTorch's fused GELU (HF activation_function "gelu"), as the paper's layers are.
-TransformerConfig gpt_with_fused_gelu() {
-  const std::string p = write_temp("gpt_fused_gelu.json", R"({"model_type": "gpt2", "n_embd": 2048, "n_layer": 24,
-      "n_head": 16, "n_positions": 2048, "vocab_size": 50257, "activation_function": "gelu"})");
-  TransformerConfig c = read_hf_config(p);
-  std::remove(p.c_str());
-  return c;
-}
 
 // The paper's setting: 16-bit training, 4 sequences of 2048 tokens.
 SynthOptions gpt_training() {
   SynthOptions o = with_mode(Mode::train, 4, 2048);
   o.dtype = DType::fp16;
   return o;
-}
-
-double one_layer(const TransformerConfig& cfg, SynthOptions o) {
-  Footprint two, one;
-  o.layers = 2;
-  synthesize_transformer(with_overrides(cfg, o), o, &two);
-  o.layers = 1;
-  synthesize_transformer(with_overrides(cfg, o), o, &one);
-  return two.activation_bytes - one.activation_bytes;
 }
 
 TEST(ActivationMemory, GptLayerIsKorthikantisCount) {
@@ -187,27 +171,22 @@ TEST(ActivationMemory, FullRecomputationRerunsEachLayersForward) {
   o.recompute = true;
   const auto re = synthesize("llama3-8b", o);
   const auto infer = synthesize("llama3-8b", with_mode(Mode::infer, 2, 512));
-  size_t recomputed = 0, layer_rows = 0;
+  size_t layer_rows = 0;
   for (const Kernel& k : infer) layer_rows += k.name.rfind("layer.", 0) == 0;
-  for (const Kernel& k : re) {
-    const auto at = k.name.find(" (recompute)");
-    if (at == std::string::npos) continue;
-    ++recomputed;
-    EXPECT_EQ(k.name.rfind("layer.", 0), 0u) << k.name;
-    const Kernel* fwd = testing::find(plain, k.name.substr(0, at));
-    ASSERT_NE(fwd, nullptr) << k.name;
-    EXPECT_EQ(fwd->flops, k.flops) << k.name;
-    EXPECT_EQ(fwd->bytes, k.bytes) << k.name;
-    EXPECT_EQ(fwd->count, k.count) << k.name;
+  const std::vector<std::string> recomputed = testing::recomputed_rows(plain, re);
+  for (const std::string& name : recomputed) EXPECT_EQ(name.rfind("layer.", 0), 0u) << name;
+  EXPECT_EQ(recomputed.size(), layer_rows);  // llama has no dropout: training's forward rows are inference's
+  EXPECT_EQ(re.size(), plain.size() + recomputed.size());
+  // Full or selective, recomputation is of transformer training.
+  for (bool selective : {false, true}) {
+    SynthOptions bad = with_mode(Mode::infer, 2, 512);
+    bad.recompute = !selective;
+    bad.selective_recompute = selective;
+    EXPECT_THROW(synthesize("llama3-8b", bad), InputError);
+    bad.mode = Mode::train;
+    bad.seq = 0;
+    EXPECT_THROW(synthesize("resnet50", bad), InputError);
   }
-  EXPECT_EQ(recomputed, layer_rows);  // llama has no dropout: training's forward rows are inference's
-  EXPECT_EQ(re.size(), plain.size() + recomputed);
-  SynthOptions bad = with_mode(Mode::infer, 2, 512);
-  bad.recompute = true;
-  EXPECT_THROW(synthesize("llama3-8b", bad), InputError);
-  bad.mode = Mode::train;
-  bad.seq = 0;
-  EXPECT_THROW(synthesize("resnet50", bad), InputError);
 }
 
 }  // namespace

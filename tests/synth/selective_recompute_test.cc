@@ -5,45 +5,25 @@
 // parallelism (against 34 s b h + 5 a s^2 b and so on without).
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <string>
 
-#include "model/error.h"
 #include "predict/synth/synth.h"
-#include "predict/synth/transformer_config.h"
+#include "tests/synth/activation_layers.h"
 #include "tests/synth/synth_options.h"
 #include "tests/synth/synth_rows.h"
 
 namespace kcast::synth {
 namespace {
 
+using testing::gpt_with_fused_gelu;
+using testing::one_layer;
 using testing::with_mode;
-using testing::write_temp;
-
-// A GPT with PyTorch's fused GELU (as the paper's layers), attention dropout as in GPT-2.
-TransformerConfig gpt_with_fused_gelu() {
-  const std::string p = write_temp("selective_gpt.json", R"({"model_type": "gpt2", "n_embd": 2048, "n_layer": 24,
-      "n_head": 16, "n_positions": 2048, "vocab_size": 50257, "activation_function": "gelu"})");
-  TransformerConfig c = read_hf_config(p);
-  std::remove(p.c_str());
-  return c;
-}
 
 SynthOptions selective_training() {
   SynthOptions o = with_mode(Mode::train, 4, 2048);
   o.dtype = DType::fp16;
   o.selective_recompute = true;
   return o;
-}
-
-// One layer's activations: a two-layer step's less a one-layer step's.
-double one_layer(const TransformerConfig& cfg, SynthOptions o) {
-  Footprint two, one;
-  o.layers = 2;
-  synthesize_transformer(with_overrides(cfg, o), o, &two);
-  o.layers = 1;
-  synthesize_transformer(with_overrides(cfg, o), o, &one);
-  return two.activation_bytes - one.activation_bytes;
 }
 
 TEST(SelectiveRecompute, GptLayerIsKorthikantisSelectiveCount) {
@@ -78,17 +58,7 @@ TEST(SelectiveRecompute, RerunsTheAttentionCoreOnly) {
     if (k.name.rfind("layer.attn.pv aten::bmm (PV)", 0) == 0) break;
   }
   ASSERT_GE(core.size(), 4u);  // QK^T, scale, mask, softmax, dropout, PV
-  std::vector<std::string> recomputed;
-  for (const Kernel& k : re) {
-    const auto at = k.name.find(" (recompute)");
-    if (at == std::string::npos) continue;
-    recomputed.push_back(k.name.substr(0, at));
-    const Kernel* fwd = testing::find(plain, k.name.substr(0, at));
-    ASSERT_NE(fwd, nullptr) << k.name;
-    EXPECT_EQ(fwd->flops, k.flops) << k.name;
-    EXPECT_EQ(fwd->bytes, k.bytes) << k.name;
-    EXPECT_EQ(fwd->count, k.count) << k.name;
-  }
+  const std::vector<std::string> recomputed = testing::recomputed_rows(plain, re);
   EXPECT_EQ(recomputed, core);
   EXPECT_EQ(re.size(), plain.size() + core.size());
 }
@@ -106,15 +76,6 @@ TEST(SelectiveRecompute, IsANoOpWithFlashAttention) {
   EXPECT_DOUBLE_EQ(plain_f.activation_bytes, sel_f.activation_bytes);
   ASSERT_FALSE(sel_f.notes.empty());
   EXPECT_NE(sel_f.notes.back().find("nothing is recomputed"), std::string::npos) << sel_f.notes.back();
-}
-
-TEST(SelectiveRecompute, OnlyInTransformerTraining) {
-  SynthOptions bad = with_mode(Mode::infer, 2, 512);
-  bad.selective_recompute = true;
-  EXPECT_THROW(synthesize("llama3-8b", bad), InputError);
-  bad.mode = Mode::train;
-  bad.seq = 0;
-  EXPECT_THROW(synthesize("resnet50", bad), InputError);
 }
 
 }  // namespace
