@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "calibrate/model_file.h"
+#include "model/arch_facts.h"
 #include "model/error.h"
 
 namespace kcast {
@@ -81,6 +83,7 @@ TEST(ShippedGpuDatabase, ResolvesEveryCliDeviceName) {
       {"Tesla P100-PCIE-16GB", "P100-PCIe-16GB"}, {"Tesla P100-SXM2-16GB", "P100-SXM2"},
       {"Tesla T4", "T4"}, {"Tesla P4", "P4"}, {"NVIDIA L4", "L4"}, {"NVIDIA L40S", "L40S"},
       {"NVIDIA H200", "H200"}, {"NVIDIA B200", "B200"}, {"NVIDIA GB200", "GB200"},
+      {"NVIDIA B300", "B300"}, {"NVIDIA GB300", "GB300"},
       {"NVIDIA H100 PCIe", "H100-PCIe"},
       // The AMD devices of NeuSight's evaluation, as PyTorch on ROCm names them.
       {"AMD Instinct MI100", "MI100"}, {"AMD Instinct MI210", "MI210"}, {"AMD Instinct MI250", "MI250"},
@@ -108,8 +111,20 @@ TEST(ShippedGpuDatabase, Fp4PeaksAndTheGemmPeakFallback) {
     EXPECT_DOUBLE_EQ(g.fp4_tflops, 2 * g.fp8_tflops) << blackwell;
     EXPECT_TRUE(g.has_tensor(DType::fp4)) << blackwell;
   }
-  for (const GpuSpec& g : db.all())
-    if (g.arch != "Blackwell") EXPECT_TRUE(std::isnan(g.fp4_tflops)) << g.name;
+  // Blackwell Ultra (B300, GB300: compute capability 10.3) runs NVFP4 at 1.5x Blackwell's per-SM rate
+  // and FP8 as before, so at least 3x its FP8; it gave up FP64 almost entirely. It takes the Blackwell
+  // architecture row (same major version).
+  for (const char* ultra : {"B300", "GB300"}) {
+    const GpuSpec& g = db.resolve(ultra);
+    EXPECT_GE(g.fp4_tflops, 3 * g.fp8_tflops) << ultra;
+    EXPECT_LT(g.fp64_tflops, 2) << ultra;
+    EXPECT_EQ(find_arch_facts(default_arch_facts(), g.compute_capability).compute_capability, "10.0") << ultra;
+  }
+  for (const GpuSpec& g : db.all()) {
+    if (g.arch != "Blackwell") {
+      EXPECT_TRUE(std::isnan(g.fp4_tflops)) << g.name;
+    }
+  }
   EXPECT_EQ(db.resolve("H100-SXM").gemm_peak_tflops(DType::fp4), db.resolve("H100-SXM").bf16_tflops);
   EXPECT_EQ(db.resolve("A100-SXM4-80GB").gemm_peak_tflops(DType::fp8), 312);
   EXPECT_EQ(db.resolve("H100-SXM").gemm_peak_tflops(DType::fp8), db.resolve("H100-SXM").fp8_tflops);
