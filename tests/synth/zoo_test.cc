@@ -28,12 +28,21 @@ struct Published {
   double rel_tol;  // 0: exact
 };
 
+// Gemma 3 4B / 12B / 27B publish totals with their SigLIP vision tower (416,866,032 parameters, the
+// same in all three) and its projection into the language model (a 1152 x hidden matrix and a norm),
+// which synth leaves out: the language model is the total less those.
+constexpr double kGemma3Vision = 416866032;
+constexpr double gemma3_text(double total, double hidden) { return total - kGemma3Vision - (1152 * hidden + 1152); }
+
 // From the Hub model cards and reports (data/synth/README.md). Llama 4 Scout's 109B includes its
 // vision encoder, which synth leaves out.
 const std::map<std::string, Published> kPublished = {
     {"deepseek-v3", {671026419200.0, 0}},    {"deepseek-r1", {671026419200.0, 0}},    {"gemma-2-2b", {2614341888.0, 0}},
     {"gemma-2-9b", {9241705984.0, 0}},       {"gemma-2-27b", {27227128320.0, 0}},
     {"gemma-3-1b", {999885952.0, 0}},        {"gpt-oss-20b", {20914757184.0, 0}},
+    {"gemma-3-4b", {gemma3_text(4300079472.0, 2560), 0}},
+    {"gemma-3-12b", {gemma3_text(12187325040.0, 3840), 0}},
+    {"gemma-3-27b", {gemma3_text(27432406640.0, 5376), 0}},
     {"gpt-oss-120b", {116829156672.0, 0}},   {"llama3-70b", {70553706496.0, 0}},
     {"llama3.1-405b", {405853388800.0, 0}},  {"llama4-scout", {109e9, 0.015}},
     {"llama4-maverick", {400e9, 0.005}},     {"mistral-7b", {7241732096.0, 0}},
