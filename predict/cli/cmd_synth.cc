@@ -51,15 +51,17 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   return s;
 }
 
-// Decoding: how many sequences of this context the memory left beside everything else holds (the
-// serving question "what batch fits"), an upper bound since activations and workspace also need room.
-std::string kv_room(const Footprint& f, double room) {
-  if (f.kv_cache_bytes <= 0 || f.kv_sequences <= 0) return "";
-  const double per_sequence = f.kv_cache_bytes / f.kv_sequences;
-  const double n = room > 0 ? std::floor(room / per_sequence) : 0;
+// The largest batch that fits (the serving question "how many sequences", the training one "how big
+// a micro-batch"): the KV cache and the activations grow in proportion to the sequences, the weights,
+// gradients and optimizer state do not. `scaled` is the first, `need` the whole.
+std::string batch_room(const Footprint& f, const SynthOptions& o, double capacity, double need, double scaled) {
+  if (scaled <= 0 || f.batch_sequences <= 0) return "";
+  const double fixed = need - scaled;
+  const double n = capacity > fixed ? std::floor(f.batch_sequences * (capacity - fixed) / scaled) : 0;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "; room for the KV cache of at most %.0f sequence%s of this context (%.1f MB each; %g now)",
-                n, n == 1 ? "" : "s", per_sequence / 1e6, f.kv_sequences);
+  std::snprintf(buf, sizeof buf, "; at most %.0f sequence%s%s %s (%g now)", n, n == 1 ? "" : "s",
+                o.dp > 1 || o.microbatches > 1 ? " per micro-batch of a replica" : "", n == 1 ? "fits" : "fit",
+                f.batch_sequences);
   return buf;
 }
 
@@ -68,7 +70,7 @@ std::string kv_room(const Footprint& f, double room) {
 // necessary condition.
 // With pipeline stages the first stage, holding several micro-batches' activations, may need more
 // than the last (whose parameters the line counts; the first's are taken as the same).
-std::string fit_line(const Footprint& f, const GpuSpec& g) {
+std::string fit_line(const Footprint& f, const SynthOptions& o, const GpuSpec& g) {
   if (!known(g.memory_gb)) return "kcast synth: " + g.name + ": memory capacity unknown";
   const double first = f.total_bytes() - f.activation_bytes + f.first_stage_activation_bytes;
   const bool first_worse = f.first_stage_activation_bytes > f.activation_bytes;
@@ -79,7 +81,8 @@ std::string fit_line(const Footprint& f, const GpuSpec& g) {
                        : "fits, " + gigabytes(capacity - need) + " left for " +
                              (f.activation_bytes > 0 ? "workspace" : "activations and workspace") +
                              (first_worse ? " on its first pipeline stage" : "");
-  return s + kv_room(f, capacity - (need - f.kv_cache_bytes));
+  const double activations = first_worse ? f.first_stage_activation_bytes : f.activation_bytes;
+  return s + batch_room(f, o, capacity, need, f.kv_cache_bytes + activations);
 }
 
 template <class E>
@@ -229,7 +232,7 @@ int cmd_synth(int argc, char** argv) {
   for (const std::string& note : fp.notes)
     std::cerr << "kcast synth: " << (config.empty() ? model : config) << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";
-  for (const GpuSpec* g : fit_gpus) std::cerr << fit_line(fp, *g) << "\n";
+  for (const GpuSpec* g : fit_gpus) std::cerr << fit_line(fp, o, *g) << "\n";
   return 0;
 }
 

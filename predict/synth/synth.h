@@ -73,13 +73,15 @@ struct Footprint {
   double gradient_bytes = 0;   // train: one gradient per parameter, in its dtype
   double optimizer_bytes = 0;  // train: Adam's two moments in the parameter dtype; SGD (no momentum) none
   double kv_cache_bytes = 0;   // decode: K and V of batch x seq tokens, this GPU's layers and KV heads
-  double kv_sequences = 0;     // decode: the sequences that cache holds on this GPU (its replica's batch)
   // train: what autograd keeps from one micro-batch's forward for its backward (an estimate:
   // transformer_synth.cc, activation memory); 0 where not estimated (the ResNets).
   double activation_bytes = 0;
   // Inference: activation_bytes is instead the peak one layer's forward holds at once (freed as it
   // goes; transformer_synth.cc, transient memory).
   bool activations_transient = false;
+  // The sequences of one micro-batch of one replica (transformers; 0 where not estimated): the KV cache
+  // and the activations are proportional to them, the rest is not.
+  double batch_sequences = 0;
   // train with pipeline stages: the first stage's activations (it runs min(micro-batches, stages)
   // micro-batches' forwards before the first backward); the figures above are the last stage's.
   double first_stage_activation_bytes = 0;

@@ -219,10 +219,8 @@ class TransformerSynth {
     // Sliding-window layers keep only the window (HF's HybridCache, serving stacks' paged caches).
     const double local = local_stage_layers();
     const double cached_keys = (stage_layers() - local) * double(Sk_) + local * double(c_.sliding_window);
-    if (decode_) {
-      f.kv_sequences = double(B_) * double(o_.microbatches);
-      f.kv_cache_bytes = f.kv_sequences * cached_keys * per_token * e_;
-    }
+    if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * e_;
+    f.batch_sequences = double(B_);
     f.weight_bytes += absorbed_copy_bytes_;
     if (!train_) {
       f.activation_bytes = inference_peak_bytes();

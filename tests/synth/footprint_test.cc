@@ -84,14 +84,12 @@ TEST(SynthFootprint, GpuOptionSaysWhetherTheStepFits) {
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kcast synth: T4 (17.18 GB): does not fit, the step needs at least 84.80 GB"), std::string::npos)
       << r.out;
-  // Each sequence's cache is 32 layers x K,V x 8192 tokens x 8 heads x 128 x 2 bytes = 1 GiB, and the
-  // weights and activations 2 x 8030261248 + 17465344 bytes = 14.97 GiB: 80 - 14.97 GiB hold 65
-  // sequences, 16 - 14.97 GiB one.
-  EXPECT_NE(r.out.find("room for the KV cache of at most 65 sequences of this context (1073.7 MB each; 64 now)"),
+  // Each sequence's cache is 32 layers x K,V x 8192 tokens x 8 heads x 128 x 2 bytes = 1 GiB, beside
+  // the weights' 2 x 8030261248 bytes = 14.96 GiB: 80 GiB hold 65 sequences, 16 GiB one.
+  EXPECT_NE(r.out.find("fits, 1.10 GB left for workspace; at most 65 sequences fit (64 now)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("does not fit, the step needs at least 84.80 GB; at most 1 sequence fits (64 now)"),
             std::string::npos) << r.out;
-  EXPECT_NE(
-      r.out.find("does not fit, the step needs at least 84.80 GB; room for the KV cache of at most 1 sequence of"),
-      std::string::npos) << r.out;
   std::remove(out.c_str());
   const auto bad = run_kcast("synth llama3-8b --gpu H1000 -o '" + out + "'", true);
   EXPECT_EQ(bad.rc, 2);
@@ -135,6 +133,35 @@ TEST(SynthFootprint, TrainingLineCountsActivations) {
   char gb[32];
   std::snprintf(gb, sizeof gb, "activations %.2f GB", f.activation_bytes / 1e9);
   EXPECT_NE(r.out.find(gb), std::string::npos) << r.out;
+}
+
+// "At most N sequences fit": the KV cache and the activations grow with the sequences of a micro-batch,
+// the rest does not, so the step with N sequences fits the GPU and the step with N + 1 does not — for
+// serving, an eager prefill and a training step whose first pipeline stage decides.
+TEST(SynthFootprint, TheLargestBatchThatFitsIsNamed) {
+  const std::pair<std::string, std::string> steps[] = {
+      {"synth llama3-8b --mode decode --seq 8192 --attention flash --gpu H100-SXM", ""},
+      {"synth llama3-8b --mode generate --seq 2048 --new-tokens 512 --gpu L40S", ""},
+      {"synth llama3-8b --seq 4096 --gpu H100-SXM", ""},
+      {"synth llama3-8b --mode train --seq 4096 --attention flash --recompute full --gpu H100-SXM", ""},
+      {"synth llama3-70b --mode train --seq 4096 --attention flash --tp 8 --pp 4 --microbatches 8 --recompute full "
+       "--gpu H100-SXM",
+       " per micro-batch of a replica"}};
+  for (const auto& [step, per] : steps) {
+    const auto probe = run_kcast(step + " --batch 8 -o /dev/null", true);
+    ASSERT_EQ(probe.rc, 0) << probe.out;
+    const auto at = probe.out.find("; at most ");
+    ASSERT_NE(at, std::string::npos) << probe.out;
+    const int n = std::stoi(probe.out.substr(at + 10));
+    ASSERT_GT(n, 0) << probe.out;
+    EXPECT_NE(probe.out.find(per + " fit"), std::string::npos) << probe.out;
+    // With micro-batches the batch is the micro-batch's sequences times their count.
+    const int m = per.empty() ? 1 : 8;
+    const auto fits = run_kcast(step + " --batch " + std::to_string(n * m) + " -o /dev/null", true);
+    EXPECT_NE(fits.out.find("): fits"), std::string::npos) << step << " at " << n << ":\n" << fits.out;
+    const auto over = run_kcast(step + " --batch " + std::to_string((n + 1) * m) + " -o /dev/null", true);
+    EXPECT_NE(over.out.find("): does not fit"), std::string::npos) << step << " at " << n + 1 << ":\n" << over.out;
+  }
 }
 
 }  // namespace
