@@ -120,6 +120,8 @@ int cmd_synth(int argc, char** argv) {
       "sequence against a KV cache of --seq tokens) or generate (a prompt of --seq tokens, then --new-tokens "
       "decode steps)")(
       "new-tokens", po::value<int64_t>(), "generate: tokens to generate per sequence after the prompt")(
+      "decode-tokens", po::value<int64_t>(), "decode: tokens each sequence runs this step against its cache "
+      "(default 1; 1 + k verifies k draft tokens of speculative decoding)")(
       "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, fp8 or fp4 (transformer inference: FP8 / NVFP4 projections) (default: bf16 for llama models, fp32 otherwise)")(
       "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
       "optimizer", po::value(&optimizer)->default_value("adam"), "adam, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
@@ -155,6 +157,7 @@ int cmd_synth(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N]\n"
+                     "       [--decode-tokens Q]\n"
                      "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H]\n"
                      "       [--no-loss] [--recompute none|selective|full] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
@@ -196,6 +199,7 @@ int cmd_synth(int argc, char** argv) {
                        {"decode", Mode::decode},
                        {"generate", Mode::generate}});
   o.new_tokens = positive(vm, "new-tokens");
+  if (vm.count("decode-tokens")) o.decode_tokens = positive(vm, "decode-tokens");
   if (o.new_tokens && o.mode != Mode::generate)
     throw InputError("option '--new-tokens': only with --mode generate");
   o.attention = pick<AttentionImpl>("attention", attention, {{"eager", AttentionImpl::eager}, {"flash", AttentionImpl::flash}});

@@ -62,6 +62,10 @@ struct SynthOptions {
   // into a region and a reduce-scatter out of it.
   bool sequence_parallel = false;
   int64_t new_tokens = 0;  // generate: tokens generated per sequence after the prompt of `seq`
+  // decode: the tokens each sequence runs through the model this step, all against its cache: 1 for
+  // plain decoding; 1 + k to verify k draft tokens (speculative decoding: EAGLE, Medusa, a draft
+  // model, DeepSeek's multi-token prediction).
+  int64_t decode_tokens = 1;
 };
 
 // What one GPU holds for the step, exact for the synthesized model and options: its parameters as

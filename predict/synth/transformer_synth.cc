@@ -96,7 +96,7 @@ class TransformerSynth {
     B_ = (o.batch ? o.batch : 1) / (o.dp * o.microbatches);  // one micro-batch of one replica
     // Keys each query attends to; by default the context (one chunk of chunked attention).
     Sk_ = o.seq ? o.seq : c.attention_chunk > 0 ? std::min(c.max_positions, c.attention_chunk) : c.max_positions;
-    S_ = decode_ ? 1 : Sk_;                  // queries (new tokens) per sequence
+    S_ = decode_ ? o.decode_tokens : Sk_;    // queries (new tokens) per sequence
     T_ = double(B_) * double(S_);
     Tn_ = o.sequence_parallel ? T_ / double(o.tp) : T_;
     if (o.sequence_parallel && std::fmod(T_, double(o.tp)) != 0)
@@ -866,16 +866,17 @@ class TransformerSynth {
     }
     rotary(s, "attn.rotary_q", T_ * double(H_ * rope));
     rotary(s, "attn.rotary_k", T_ * double(rope));
-    s.op(gemm("attn.absorb_k aten::bmm (q_nope x W_UK)", dt_, H_, B_, kvl, nope));
+    const int64_t tokens = int64_t(T_);  // every sequence's new tokens (one; more when verifying drafts)
+    s.op(gemm("attn.absorb_k aten::bmm (q_nope x W_UK)", dt_, H_, tokens, kvl, nope));
     s.op(work("attn.kv_cache concat_and_cache_mla", EW, dt_, 0, 2 * T_ * double(lat) * e_));
     const double q_elems = T_ * double(H_ * lat), o_elems = T_ * double(H_ * kvl);
     s.op(pointwise("attn.q aten::cat (ql_nope|q_pe)", dt_, q_elems, 2, 0));
     // Every head of a sequence reads that sequence's Sk cached rows; the kernel reads them once.
     const double keys = double(B_) * double(Sk);
-    const double flops = 2.0 * double(B_ * H_) * double(Sk) * double(lat + kvl);
+    const double flops = 2.0 * T_ * double(H_) * double(Sk) * double(lat + kvl);
     s.op(work("attn.mla_decode (latent cache)", KernelClass::attention, dt_, flops,
-              (keys * double(lat) + q_elems + o_elems) * e_ + double(B_ * H_) * 4));
-    s.op(gemm("attn.absorb_v aten::bmm (o_latent x W_UV)", dt_, H_, B_, vhd_, kvl));
+              (keys * double(lat) + q_elems + o_elems) * e_ + T_ * double(H_) * 4));
+    s.op(gemm("attn.absorb_v aten::bmm (o_latent x W_UV)", dt_, H_, tokens, vhd_, kvl));
     linear(s, "attn.out_proj", T_, od_, d_, c_.bias);
     tp_all_reduce(s, "attn.out_proj", true);
   }
@@ -1364,6 +1365,11 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.sequence_parallel && opt.tp < 2)
     throw InputError("option '--sequence-parallel': splits the tokens over the tensor-parallel GPUs; "
                      "give --tp 2 or more");
+  if (opt.decode_tokens != 1 && opt.mode != Mode::decode)
+    throw InputError("option '--decode-tokens': only with --mode decode");
+  if (opt.decode_tokens < 1 || (opt.seq > 0 && opt.decode_tokens > opt.seq))
+    throw InputError("option '--decode-tokens': must be between 1 and --seq (got " +
+                     std::to_string(opt.decode_tokens) + ")");
   if ((opt.recompute || opt.selective_recompute) && opt.mode != Mode::train)
     throw InputError("option '--recompute': recomputation is of training's activations; use it with --mode train");
   if (opt.mode == Mode::generate)  // a sequence of steps: synthesize_generation() builds it from infer and decode
