@@ -111,7 +111,8 @@ TEST(Physics, DoublingAResourceOnKernelsWithoutWorkIsBetweenNoChangeAnd2x) {
 
 // Synthesized steps with kernels the fixtures lack: a mixture of experts under expert parallelism
 // (all-to-alls, the per-expert host syncs, gathers and scatter-adds), the same served in FP8 and FP4
-// (grouped GEMMs), DeepSeek-V3 (latent attention, eager and the serving path's latent decode), and a CNN
+// (grouped GEMMs), a speculative verification step, DeepSeek-V3 (latent attention, eager and the serving
+// path's latent decode), and a CNN
 // training step (convolutions, batch norm).
 TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   synth::SynthOptions train;
@@ -138,6 +139,10 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   expect_physical(synth::synthesize("mixtral-8x7b", serve));
   serve.dtype = DType::fp4;  // NVFP4: FP4 units on Blackwell, weight-only on the 16-bit ones elsewhere
   expect_physical(synth::synthesize("mixtral-8x7b", serve));
+  synth::SynthOptions verify = serve;  // speculative decoding's verification of 3 draft tokens
+  verify.dtype = DType::bf16;
+  verify.decode_tokens = 4;
+  expect_physical(synth::synthesize("llama3-8b", verify));
   serve.dtype = DType::fp8;
   synth::SynthOptions mla = serve;  // DeepSeek-V3's latent attention and group-limited router, FP8 and bf16
   mla.seq = 512;
