@@ -112,8 +112,7 @@ TEST(Physics, DoublingAResourceOnKernelsWithoutWorkIsBetweenNoChangeAnd2x) {
 // Synthesized steps with kernels the fixtures lack: a mixture of experts under expert parallelism
 // (all-to-alls, the per-expert host syncs, gathers and scatter-adds), the same served in FP8 and FP4
 // (grouped GEMMs), a speculative verification step, DeepSeek-V3 (latent attention, eager and the serving
-// path's latent decode), and a CNN
-// training step (convolutions, batch norm).
+// path's latent decode), and a CNN training step (convolutions, batch norm).
 TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   synth::SynthOptions train;
   train.mode = synth::Mode::train;
