@@ -59,6 +59,11 @@ std::string batch_room(const Footprint& f, const SynthOptions& o, double capacit
   const double fixed = need - scaled;
   const double n = capacity > fixed ? std::floor(f.batch_sequences * (capacity - fixed) / scaled) : 0;
   char buf[160];
+  if (n == 0) {
+    std::snprintf(buf, sizeof buf, "; not one sequence%s fits (%g now)",
+                  o.dp > 1 || o.microbatches > 1 ? " per micro-batch of a replica" : "", f.batch_sequences);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf, "; at most %.0f sequence%s%s %s (%g now)", n, n == 1 ? "" : "s",
                 o.dp > 1 || o.microbatches > 1 ? " per micro-batch of a replica" : "", n == 1 ? "fits" : "fit",
                 f.batch_sequences);
