@@ -35,7 +35,11 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   std::string s = std::string("kcast synth: memory per GPU") + (o.pp > 1 ? " (the last pipeline stage)" : "") + ": " +
                   params + " parameters, weights " + gigabytes(f.weight_bytes);
   if (f.gradient_bytes > 0) s += ", gradients " + gigabytes(f.gradient_bytes);
-  if (f.optimizer_bytes > 0) s += ", Adam state " + gigabytes(f.optimizer_bytes);
+  if (f.optimizer_bytes > 0)
+    s += std::string(o.master_weights ? o.optimizer == Optimizer::adam ? ", fp32 master weights and Adam state "
+                                                                        : ", fp32 master weights "
+                                      : ", Adam state ") +
+         gigabytes(f.optimizer_bytes);
   if (f.kv_cache_bytes > 0) s += ", KV cache " + gigabytes(f.kv_cache_bytes);
   if (f.activation_bytes > 0)
     s += ", activations " + gigabytes(f.activation_bytes) +
@@ -137,6 +141,8 @@ int cmd_synth(int argc, char** argv) {
       "none, selective or full: train with activation recomputation (full: each layer keeps its input and "
       "its forward runs again before its backward; selective: eager attention keeps no scores, its core "
       "runs again)")(
+      "master-weights", "train with a 16-bit --dtype in mixed precision: fp32 master weights and Adam state "
+      "(12 bytes per parameter) beside the 16-bit weights and gradients")(
       "config", po::value(&config), "Hugging Face config.json of a transformer (instead of MODEL)")(
       "layers", po::value<int64_t>(), "override the number of layers")(
       "hidden", po::value<int64_t>(), "override the hidden size")("heads", po::value<int64_t>(), "override the attention heads")(
@@ -164,7 +170,7 @@ int cmd_synth(int argc, char** argv) {
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N]\n"
                      "       [--decode-tokens Q]\n"
                      "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H]\n"
-                     "       [--no-loss] [--recompute none|selective|full] [--config FILE.json]\n"
+                     "       [--no-loss] [--recompute none|selective|full] [--master-weights] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
                      "       [--microbatches M] [--zero Z] [-o OUT.csv] [--gpu NAME[,...]] [--list]",
@@ -219,6 +225,7 @@ int cmd_synth(int argc, char** argv) {
   o.loss = !vm.count("no-loss");
   if (vm.count("zero")) o.zero = vm["zero"].as<int>();
   o.sequence_parallel = vm.count("sequence-parallel") > 0;
+  o.master_weights = vm.count("master-weights") > 0;
   enum class Recompute { none, selective, full };
   const Recompute r = pick<Recompute>("recompute", recompute,
                                       {{"none", Recompute::none}, {"selective", Recompute::selective},

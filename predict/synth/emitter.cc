@@ -117,7 +117,12 @@ Footprint Tape::footprint(const SynthOptions& o, DType param_dtype, double narro
   const double dp = double(o.dp), edp = double(o.dp / o.ep);
   const double sharded = dense / dp + experts / edp;
   f.gradient_bytes = (o.zero >= 2 ? sharded : f.params) * e;
-  f.optimizer_bytes = o.optimizer == Optimizer::adam ? 2 * (o.zero >= 1 ? sharded : f.params) * e : 0;
+  // Adam's two moments in the weights' dtype, or with fp32 master weights the master copy and both
+  // moments in fp32 (SGD without momentum: the master copy alone).
+  const double state = o.master_weights ? 4.0 * (1 + (o.optimizer == Optimizer::adam ? 2 : 0))
+                       : o.optimizer == Optimizer::adam ? 2 * e
+                                                        : 0.0;
+  f.optimizer_bytes = o.optimizer == Optimizer::none ? 0 : state * (o.zero >= 1 ? sharded : f.params);
   if (o.zero >= 3) {
     // Held sharded, but a section's parameters are gathered whole while it runs, and FSDP prefetches
     // the next one in backward: two sections' worth at a time.
@@ -136,6 +141,9 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
     k.count *= s.count;
     out.push_back(std::move(k));
   };
+  if (o.master_weights && dtype_bytes(param_dtype) != 2)
+    throw InputError("option '--master-weights': fp32 master copies of 16-bit weights; this step trains in " +
+                     std::string(to_string(param_dtype)) + " (give --dtype bf16 or fp16)");
   const int64_t dp = o.dp, edp = o.dp / o.ep;
   const bool full_shard = o.mode == Mode::train && o.zero >= 3 && dp > 1;
   const double w = dtype_bytes(param_dtype);
@@ -190,7 +198,7 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   std::vector<int64_t> updated = o.zero >= 1 ? shards(params, dp) : params;
   const std::vector<int64_t> updated_experts = o.zero >= 1 ? shards(experts, edp) : experts;
   updated.insert(updated.end(), updated_experts.begin(), updated_experts.end());
-  for (auto& k : optimizer_rows(o.optimizer, updated, param_dtype)) out.push_back(std::move(k));
+  for (auto& k : optimizer_rows(o.optimizer, updated, param_dtype, o.master_weights)) out.push_back(std::move(k));
   if (o.zero >= 1 && !full_shard) {
     for (auto& k : sharded_gradient_collectives(params, param_dtype, dp, "all_gather (updated parameters)"))
       out.push_back(k);
@@ -210,6 +218,8 @@ void check_parallelism(const SynthOptions& opt) {
     throw InputError("option '--zero': shards training state (optimizer, gradients, parameters); use --mode train");
   if (opt.zero > 0 && opt.dp < 2)
     throw InputError("option '--zero': shards over the data-parallel replicas; give --dp 2 or more");
+  if (opt.master_weights && opt.mode != Mode::train)
+    throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
   if (opt.dp % opt.ep != 0)
     throw InputError("option '--ep': " + std::to_string(opt.ep) + " expert-parallel GPUs do not divide the " +
                      std::to_string(opt.dp) + " data-parallel replicas (--dp) they are drawn from");
@@ -267,11 +277,12 @@ int64_t multi_tensor_launches(const std::vector<int64_t>& numels, int max_tensor
   return launches;
 }
 
-std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& numels, DType dt) {
+std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& numels, DType dt,
+                                   bool master_weights) {
   if (opt == Optimizer::none || numels.empty()) return {};
   double params = 0;
   for (int64_t n : numels) params += double(n);
-  const DType pdt = dt == DType::tf32 ? DType::fp32 : dt;
+  const DType pdt = dt == DType::tf32 || master_weights ? DType::fp32 : dt;
   struct Step {
     const char* op;
     double tensors;  // full-size tensors read + written per parameter
@@ -292,17 +303,23 @@ std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& nu
   static const Step kSgd[] = {{"aten::_foreach_add_ (param)", 3, 2, 64}};
   std::vector<Kernel> out;
   const char* name = opt == Optimizer::adam ? "optimizer.adam " : "optimizer.sgd ";
-  auto emit = [&](const Step& s) {
-    const double launches = double(multi_tensor_launches(numels, s.max_tensors));
-    Kernel k = work(std::string(name) + s.op, KernelClass::optimizer, pdt, params * s.flops / launches,
-                    params * s.tensors * dtype_bytes(pdt) / launches);
+  // A multi-tensor launch series over every parameter: `bytes` per parameter read + written.
+  auto emit_bytes = [&](const std::string& op, DType kdt, double flops, double bytes, int max_tensors) {
+    const double launches = double(multi_tensor_launches(numels, max_tensors));
+    Kernel k = work(std::string(name) + op, KernelClass::optimizer, kdt, params * flops / launches,
+                    params * bytes / launches);
     k.count = launches;
     out.push_back(std::move(k));
   };
+  auto emit = [&](const Step& s) { emit_bytes(s.op, pdt, s.flops, s.tensors * dtype_bytes(pdt), s.max_tensors); };
+  // _foreach_copy_ between the 16-bit tensors and their fp32 copies (two tensors per launch list).
+  const double cast_bytes = dtype_bytes(dt) + 4;
+  if (master_weights) emit_bytes("aten::_foreach_copy_ (gradients to fp32)", pdt, 0, cast_bytes, 110);
   if (opt == Optimizer::adam)
     for (const auto& s : kAdam) emit(s);
   else
     for (const auto& s : kSgd) emit(s);
+  if (master_weights) emit_bytes("aten::_foreach_copy_ (fp32 master to weights)", dt, 0, cast_bytes, 110);
   return out;
 }
 

@@ -66,6 +66,11 @@ struct SynthOptions {
   // plain decoding; 1 + k to verify k draft tokens (speculative decoding: EAGLE, Medusa, a draft
   // model, DeepSeek's multi-token prediction).
   int64_t decode_tokens = 1;
+  // train only, 16-bit dtypes: mixed-precision training's fp32 master weights (Megatron-LM's and
+  // DeepSpeed's 16-bit optimizers, FSDP with fp32 parameters): the optimizer state is an fp32 copy of
+  // the weights and Adam's fp32 moments (12 bytes per parameter, ZeRO's K = 12); each step casts the
+  // 16-bit gradients to fp32, updates the master copy, and writes the 16-bit weights back.
+  bool master_weights = false;
 };
 
 // What one GPU holds for the step, exact for the synthesized model and options: its parameters as
