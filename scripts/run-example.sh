@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command (1): set up, build, and run the main job on a built-in example: synthesize a
-# BERT-large FP16 mixed-precision training step (fp32 master weights), predict it on five GPUs, and run the "walls" what-if study on an H100.
+# BERT-large FP16 mixed-precision training step (fp32 master weights), predict it on five GPUs, and
+# run the "walls" what-if study on an H100.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
