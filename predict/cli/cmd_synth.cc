@@ -129,6 +129,8 @@ int cmd_synth(int argc, char** argv) {
       "sequence against a KV cache of --seq tokens) or generate (a prompt of --seq tokens, then --new-tokens "
       "decode steps)")(
       "new-tokens", po::value<int64_t>(), "generate: tokens to generate per sequence after the prompt")(
+      "kv-cache-dtype", po::value<std::string>(), "decode / generate with --attention flash: the KV cache's "
+      "dtype (fp8, fp4, bf16, fp16; default the model's), as serving stacks quantize it")(
       "decode-tokens", po::value<int64_t>(), "decode: tokens each sequence runs this step against its cache "
       "(default 1; 1 + k verifies k draft tokens of speculative decoding)")(
       "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, fp8 or fp4 (transformer inference: FP8 / NVFP4 projections) (default: bf16 for llama models, fp32 otherwise)")(
@@ -168,7 +170,7 @@ int cmd_synth(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N]\n"
-                     "       [--decode-tokens Q]\n"
+                     "       [--decode-tokens Q] [--kv-cache-dtype DT]\n"
                      "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H]\n"
                      "       [--no-loss] [--recompute none|selective|full] [--master-weights] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
@@ -232,6 +234,11 @@ int cmd_synth(int argc, char** argv) {
                                        {"full", Recompute::full}});
   o.recompute = r == Recompute::full;
   o.selective_recompute = r == Recompute::selective;
+  if (vm.count("kv-cache-dtype")) {
+    const std::string kv = vm["kv-cache-dtype"].as<std::string>();
+    o.kv_cache_dtype = parse_dtype(kv);
+    if (!o.kv_cache_dtype) throw InputError("option '--kv-cache-dtype': unknown dtype '" + kv + "'");
+  }
   if (!dtype.empty()) {
     auto d = parse_dtype(dtype);
     if (!d) throw InputError("option '--dtype': unknown dtype '" + dtype + "'");

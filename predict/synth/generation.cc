@@ -19,10 +19,12 @@ std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOpti
   };
   SynthOptions o = opt;
   o.mode = Mode::infer;
+  o.kv_cache_dtype.reset();  // the prompt's forward reads no cache
   Footprint prefill;
   std::vector<Kernel> out = prefixed(step(o, fp ? &prefill : nullptr), "prefill.", 1);
   // Step t (1-based) adds the token at position seq + t, which attends to seq + t keys.
   o.mode = Mode::decode;
+  o.kv_cache_dtype = opt.kv_cache_dtype;
   const int64_t n = opt.new_tokens, groups = std::min(n, kGenerationGroups);
   std::string contexts;  // each group's, for the note
   for (int64_t g = 0; g < groups; ++g) {

@@ -71,6 +71,10 @@ struct SynthOptions {
   // the weights and Adam's fp32 moments (12 bytes per parameter, ZeRO's K = 12); each step casts the
   // 16-bit gradients to fp32, updates the master copy, and writes the 16-bit weights back.
   bool master_weights = false;
+  // decode / generate with a fused attention kernel: the KV cache's dtype (empty: the model's), e.g.
+  // fp8 as serving stacks quantize it (vLLM's --kv-cache-dtype fp8): the cache's bytes and the
+  // attention kernel's reads of it.
+  std::optional<DType> kv_cache_dtype;
 };
 
 // What one GPU holds for the step, exact for the synthesized model and options: its parameters as

@@ -92,6 +92,7 @@ class TransformerSynth {
     if (dt_ == DType::fp4) quant_ = &kFp4Kernels;
     if (quant_) dt_ = DType::bf16;
     e_ = dtype_bytes(dt_);
+    kv_e_ = o.kv_cache_dtype ? dtype_bytes(*o.kv_cache_dtype) : e_;
     tp_ = o.tp;
     B_ = (o.batch ? o.batch : 1) / (o.dp * o.microbatches);  // one micro-batch of one replica
     // Keys each query attends to; by default the context (one chunk of chunked attention).
@@ -173,6 +174,7 @@ class TransformerSynth {
   bool train_, decode_;
   DType dt_;
   double e_;
+  double kv_e_;  // bytes per element of the KV cache a decode step reads (e_ unless --kv-cache-dtype)
   int64_t B_, S_, Sk_;
   double T_;
   double Tn_;  // tokens of the ops outside the tensor-parallel regions (T_ / tp under sequence parallelism)
@@ -219,7 +221,7 @@ class TransformerSynth {
     // Sliding-window layers keep only the window (HF's HybridCache, serving stacks' paged caches).
     const double local = local_stage_layers();
     const double cached_keys = (stage_layers() - local) * double(Sk_) + local * double(c_.sliding_window);
-    if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * e_;
+    if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * kv_e_;
     f.batch_sequences = double(B_);
     f.weight_bytes += absorbed_copy_bytes_;
     if (!train_) {
@@ -696,9 +698,12 @@ class TransformerSynth {
     if (decode_) {
       // This step's keys and values into the cache (index_copy_ of one token per sequence).
       if (mla)
-        s.op(work("attn.kv_cache aten::index_copy_ (k|v)", EW, dt_, 0, 2 * (k_elems + v_elems) * e_));
-      else
+        s.op(work("attn.kv_cache aten::index_copy_ (k|v)", EW, dt_, 0, (k_elems + v_elems) * (e_ + kv_e_)));
+      else if (kv_e_ == e_)
         s.op(times(pointwise("attn.kv_cache aten::index_copy_", dt_, kv_elems, 2, 0), 2));
+      else  // quantized into the cache as it is written (vLLM's reshape_and_cache with a scale)
+        s.op(times(work("attn.kv_cache reshape_and_cache (quantized)", EW, dt_, kv_elems, kv_elems * (e_ + kv_e_)),
+                   2));
     }
     const double BH = double(B_) * double(H_), SS = double(S_) * double(Sk), N = BH * SS;
     if (flash_) {
@@ -710,12 +715,14 @@ class TransformerSynth {
       const bool windowed = window > 0 && !decode_ && window < S_ && c_.causal;
       const double attended = windowed ? double(S_) * w - w * w / 2 : SS * causal;
       double fl = 4.0 * BH * attended * double(hd_);
-      double io = (2 * q_elems + 2 * kv_read) * e_;
+      // Decoding reads K and V from the cache, in its dtype.
+      double io = kv_e_ == e_ ? (2 * q_elems + 2 * kv_read) * e_ : 2 * q_elems * e_ + 2 * kv_read * kv_e_;
       double bwd_io = (3 * q_elems + 2 * kv_elems + q_elems + 2 * kv_elems) * e_;
       if (mla) {  // q.k and p.v over different head widths; K and V read from the cache when decoding
         const double per_key = double(B_) * double(Sk) * double(H_);
         fl = 2.0 * BH * attended * double(qkhd_ + vhd_);
-        io = (q_elems + o_elems + per_key * double(qkhd_ + vhd_)) * e_;
+        io = kv_e_ == e_ ? (q_elems + o_elems + per_key * double(qkhd_ + vhd_)) * e_
+                         : (q_elems + o_elems) * e_ + per_key * double(qkhd_ + vhd_) * kv_e_;
         bwd_io = (2 * q_elems + 2 * o_elems + 2 * (k_elems + v_elems) + o_elems) * e_;
       }
       s.op(work("attn.flash aten::_scaled_dot_product_flash_attention", KernelClass::attention, dt_, fl,
@@ -868,14 +875,16 @@ class TransformerSynth {
     rotary(s, "attn.rotary_k", T_ * double(rope));
     const int64_t tokens = int64_t(T_);  // every sequence's new tokens (one; more when verifying drafts)
     s.op(gemm("attn.absorb_k aten::bmm (q_nope x W_UK)", dt_, H_, tokens, kvl, nope));
-    s.op(work("attn.kv_cache concat_and_cache_mla", EW, dt_, 0, 2 * T_ * double(lat) * e_));
+    s.op(work("attn.kv_cache concat_and_cache_mla", EW, dt_, 0, T_ * double(lat) * (e_ + kv_e_)));
     const double q_elems = T_ * double(H_ * lat), o_elems = T_ * double(H_ * kvl);
     s.op(pointwise("attn.q aten::cat (ql_nope|q_pe)", dt_, q_elems, 2, 0));
     // Every head of a sequence reads that sequence's Sk cached rows; the kernel reads them once.
     const double keys = double(B_) * double(Sk);
     const double flops = 2.0 * T_ * double(H_) * double(Sk) * double(lat + kvl);
     s.op(work("attn.mla_decode (latent cache)", KernelClass::attention, dt_, flops,
-              (keys * double(lat) + q_elems + o_elems) * e_ + T_ * double(H_) * 4));
+              (kv_e_ == e_ ? (keys * double(lat) + q_elems + o_elems) * e_
+                           : keys * double(lat) * kv_e_ + (q_elems + o_elems) * e_) +
+                  T_ * double(H_) * 4));
     s.op(gemm("attn.absorb_v aten::bmm (o_latent x W_UV)", dt_, H_, tokens, vhd_, kvl));
     linear(s, "attn.out_proj", T_, od_, d_, c_.bias);
     tp_all_reduce(s, "attn.out_proj", true);
@@ -1365,6 +1374,17 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.sequence_parallel && opt.tp < 2)
     throw InputError("option '--sequence-parallel': splits the tokens over the tensor-parallel GPUs; "
                      "give --tp 2 or more");
+  if (opt.kv_cache_dtype) {
+    if (opt.mode != Mode::decode && opt.mode != Mode::generate)
+      throw InputError("option '--kv-cache-dtype': the KV cache is decoding's; use --mode decode or generate");
+    if (opt.attention != AttentionImpl::flash)
+      throw InputError("option '--kv-cache-dtype': a quantized cache is read by fused attention kernels; add "
+                       "--attention flash (eager attention reads the cache in the model's dtype)");
+    const DType kv = *opt.kv_cache_dtype;
+    if (kv != DType::fp8 && kv != DType::fp4 && kv != DType::bf16 && kv != DType::fp16)
+      throw InputError("option '--kv-cache-dtype': " + std::string(to_string(kv)) +
+                       " is not a KV cache dtype (fp8, fp4, bf16, fp16)");
+  }
   if (opt.decode_tokens != 1 && opt.mode != Mode::decode)
     throw InputError("option '--decode-tokens': only with --mode decode");
   if (opt.decode_tokens < 1 || (opt.seq > 0 && opt.decode_tokens > opt.seq))

@@ -142,6 +142,9 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   verify.dtype = DType::bf16;
   verify.decode_tokens = 4;
   expect_physical(synth::synthesize("llama3-8b", verify));
+  verify.attention = synth::AttentionImpl::flash;  // and reading an FP8 KV cache
+  verify.kv_cache_dtype = DType::fp8;
+  expect_physical(synth::synthesize("llama3-8b", verify));
   serve.dtype = DType::fp8;
   synth::SynthOptions mla = serve;  // DeepSeek-V3's latent attention and group-limited router, FP8 and bf16
   mla.seq = 512;

@@ -141,6 +141,7 @@ TEST(SynthFootprint, TrainingLineCountsActivations) {
 TEST(SynthFootprint, TheLargestBatchThatFitsIsNamed) {
   const std::pair<std::string, std::string> steps[] = {
       {"synth llama3-8b --mode decode --seq 8192 --attention flash --gpu H100-SXM", ""},
+      {"synth llama3-70b --mode decode --seq 8192 --attention flash --tp 8 --kv-cache-dtype fp8 --gpu H100-SXM", ""},
       {"synth llama3-8b --mode generate --seq 2048 --new-tokens 512 --gpu L40S", ""},
       {"synth llama3-8b --seq 4096 --gpu H100-SXM", ""},
       {"synth llama3-8b --mode train --seq 4096 --attention flash --recompute full --gpu H100-SXM", ""},
