@@ -44,6 +44,8 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   if (f.activation_bytes > 0)
     s += ", activations " + gigabytes(f.activation_bytes) +
          (f.activations_transient ? " (one layer's peak, estimate)" : " (estimate)");
+  if (f.loss_transient_bytes > 0)
+    s += ", the loss's backward " + gigabytes(f.loss_transient_bytes) + " more at its peak";
   s += "; " + gigabytes(f.total_bytes()) +
        (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
   if (f.first_stage_activation_bytes > 0) {
@@ -81,8 +83,9 @@ std::string batch_room(const Footprint& f, const SynthOptions& o, double capacit
 // than the last (whose parameters the line counts; the first's are taken as the same).
 std::string fit_line(const Footprint& f, const SynthOptions& o, const GpuSpec& g) {
   if (!known(g.memory_gb)) return "kcast synth: " + g.name + ": memory capacity unknown";
-  const double first = f.total_bytes() - f.activation_bytes + f.first_stage_activation_bytes;
-  const bool first_worse = f.first_stage_activation_bytes > f.activation_bytes;
+  // (The first stage holds no loss.)
+  const double first = f.total_bytes() - f.activation_bytes - f.loss_transient_bytes + f.first_stage_activation_bytes;
+  const bool first_worse = f.first_stage_activation_bytes > f.activation_bytes + f.loss_transient_bytes;
   const double capacity = g.memory_gb * 1073741824.0, need = first_worse ? first : f.total_bytes();
   std::string s = "kcast synth: " + g.name + " (" + gigabytes(capacity) + "): ";
   const std::string who = first_worse ? "its first pipeline stage" : "the step";
@@ -90,7 +93,8 @@ std::string fit_line(const Footprint& f, const SynthOptions& o, const GpuSpec& g
                        : "fits, " + gigabytes(capacity - need) + " left for " +
                              (f.activation_bytes > 0 ? "workspace" : "activations and workspace") +
                              (first_worse ? " on its first pipeline stage" : "");
-  const double activations = first_worse ? f.first_stage_activation_bytes : f.activation_bytes;
+  const double activations =
+      first_worse ? f.first_stage_activation_bytes : f.activation_bytes + f.loss_transient_bytes;
   return s + batch_room(f, o, capacity, need, f.kv_cache_bytes + activations);
 }
 

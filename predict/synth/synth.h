@@ -99,8 +99,12 @@ struct Footprint {
   // micro-batches' forwards before the first backward); the figures above are the last stage's.
   double first_stage_activation_bytes = 0;
   double first_stage_microbatches = 0;  // the micro-batches those are (fractional when interleaved)
+  // train: what the loss's backward allocates beside the kept activations, the step's peak for a
+  // large vocabulary (the fp32 gradients of the log-probabilities and of the logits); on the last
+  // pipeline stage only.
+  double loss_transient_bytes = 0;
   double total_bytes() const {
-    return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes;
+    return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes + loss_transient_bytes;
   }
   // What the user should know about the list's scope, one line each: parts of the config not
   // synthesized (a multimodal model's encoders: neither their kernels nor their weights are in the

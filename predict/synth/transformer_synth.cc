@@ -231,6 +231,7 @@ class TransformerSynth {
     if (train_) {
       f.activation_bytes = activation_bytes();
       f.first_stage_activation_bytes = first_stage_activation_bytes();
+      f.loss_transient_bytes = loss_transient_bytes();
       if (o_.pp > 1) f.first_stage_microbatches = first_stage_microbatches();
     }
     return f;
@@ -352,6 +353,15 @@ class TransformerSynth {
     }
     if (o_.loss && (head_ == HeadKind::lm || head_ == HeadKind::pretraining)) a += T * V * 4;
     return a;
+  }
+
+  // The loss's backward over the vocabulary: nll_loss's gradient of the fp32 log-probabilities and
+  // log_softmax's gradient of the fp32 logits, both [tokens, vocabulary] and alive together beside
+  // the kept log-probabilities (head_activation_bytes): 8 bytes per logit. (The cast of that gradient
+  // back to 16 bits comes after the first is freed: 6.)
+  double loss_transient_bytes() const {
+    if (!o_.loss || (head_ != HeadKind::lm && head_ != HeadKind::pretraining)) return 0;
+    return 8 * T_ * double(V_);
   }
 
   // This GPU's figure: with pipeline stages the last one's (its layers and the head; 1F1B runs one

@@ -142,8 +142,27 @@ TEST(ActivationMemory, ScopeFollowsModeAndParallelism) {
   synthesize("llama3-8b", o, &pp4);
   EXPECT_DOUBLE_EQ(pp4.first_stage_activation_bytes, 2 * pp.first_stage_activation_bytes);
   EXPECT_DOUBLE_EQ(pp4.activation_bytes, pp.activation_bytes);
-  EXPECT_DOUBLE_EQ(whole.total_bytes(),
-                   whole.weight_bytes + whole.gradient_bytes + whole.optimizer_bytes + whole.activation_bytes);
+  EXPECT_DOUBLE_EQ(whole.total_bytes(), whole.weight_bytes + whole.gradient_bytes + whole.optimizer_bytes +
+                                            whole.activation_bytes + whole.loss_transient_bytes);
+}
+
+// The loss's backward over the vocabulary allocates the fp32 gradients of the log-probabilities and
+// of the logits together: 8 bytes per logit, beside the kept activations (Llama 3 8B, 1 x 1024 tokens,
+// 128256 logits each; an eighth of the vocabulary per GPU under --tp 8; nothing without a loss).
+TEST(ActivationMemory, TheLossBackwardsTransientGradients) {
+  Footprint f;
+  SynthOptions o = with_mode(Mode::train, 1, 1024);
+  synthesize("llama3-8b", o, &f);
+  EXPECT_DOUBLE_EQ(f.loss_transient_bytes, 8 * 1024.0 * 128256);
+  o.tp = 8;
+  synthesize("llama3-8b", o, &f);
+  EXPECT_DOUBLE_EQ(f.loss_transient_bytes, 8 * 1024.0 * (128256 / 8));
+  o.tp = 1;
+  o.loss = false;
+  synthesize("llama3-8b", o, &f);
+  EXPECT_DOUBLE_EQ(f.loss_transient_bytes, 0);
+  synthesize("llama3-8b", with_mode(Mode::infer, 1, 1024), &f);
+  EXPECT_DOUBLE_EQ(f.loss_transient_bytes, 0);
 }
 
 // Full recomputation: a layer keeps only its input (2 s b h bytes in 16 bits), so one more layer
