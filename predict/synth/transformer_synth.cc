@@ -38,6 +38,7 @@
 #include <string>
 
 #include "model/error.h"
+#include "predict/synth/activation_memory.h"
 #include "predict/synth/emitter.h"
 #include "predict/synth/transformer_config.h"
 
@@ -224,203 +225,29 @@ class TransformerSynth {
     if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * kv_e_;
     f.batch_sequences = double(B_);
     f.weight_bytes += absorbed_copy_bytes_;
+    const ActivationMemory activations(c_, o_, shape());
     if (!train_) {
-      f.activation_bytes = inference_peak_bytes();
+      f.activation_bytes = activations.inference_peak_bytes();
       f.activations_transient = true;
     }
     if (train_) {
-      f.activation_bytes = activation_bytes();
-      f.first_stage_activation_bytes = first_stage_activation_bytes();
-      f.loss_transient_bytes = loss_transient_bytes();
-      if (o_.pp > 1) f.first_stage_microbatches = first_stage_microbatches();
+      f.activation_bytes = activations.activation_bytes();
+      f.first_stage_activation_bytes = activations.first_stage_activation_bytes();
+      f.loss_transient_bytes = activations.loss_transient_bytes();
+      if (o_.pp > 1) f.first_stage_microbatches = activations.first_stage_microbatches();
     }
     return f;
   }
 
  private:
-  // ---- activation memory (training) ------------------------------------------------------
-  // What autograd keeps from the forward for the backward, for one micro-batch on this GPU (the
-  // last pipeline stage's layers and head: 1F1B runs one micro-batch there at a time), counted as
-  // Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models") count
-  // it, tensor by tensor, for the ops synth emits: every GEMM's activation input, the inputs or
-  // outputs each non-GEMM op's backward reads, one byte per element of a dropout mask. A GPT layer
-  // with fused GELU in 16 bits gives their 34 s b h + 5 a s^2 b (plus the norms' fp32 statistics,
-  // which they leave out); tensor parallelism splits what they split (10 s b h + 24 s b h / t + ...).
-  // Not counted: allocator fragmentation, workspaces, transient forward buffers.
-  double norm_saved(double rows, double width) const {
-    // LayerNorm: its input and fp32 mean / rstd. HF's eager RMSNorm: x in fp32 (pow and mul), rstd,
-    // and the normalized x that the weight multiplies.
-    if (c_.norm == NormKind::layer) return rows * width * e_ + 8 * rows;
-    return rows * width * (4 + e_) + 4 * rows;
-  }
-
-  double attention_saved() const {
-    const double T = T_, d = double(d_), H = double(H_), Hkv = double(Hkv_);
-    const double kv_heads = flash_ ? Hkv : H;  // eager attention repeats k and v to every head
-    const double q_w = H * double(qkhd_), k_w = kv_heads * double(qkhd_), v_w = kv_heads * double(vhd_);
-    // The input norm and the projections' input (its output; under sequence parallelism the shard,
-    // gathered again in backward); both on Tn_ tokens, like the dropout masks and sandwich norms.
-    const double Tn = Tn_;
-    double a = norm_saved(Tn, d) + Tn * d * e_;
-    if (c_.mla()) {  // the latent path: q_a / kv_a outputs through their norms into q_b / kv_b
-      if (c_.q_lora_rank > 0) a += norm_saved(T, double(c_.q_lora_rank)) + T * double(c_.q_lora_rank) * e_;
-      a += norm_saved(T, double(c_.kv_lora_rank)) + T * double(c_.kv_lora_rank) * e_;
-    }
-    if (c_.qk_norm != TransformerConfig::QkNorm::none)
-      a += norm_saved(T, double(qd_)) + norm_saved(T, Hkv * double(hd_));
-    // Rotary (q cos + rotate_half(q) sin): its two products keep q and rotate_half(q), likewise k,
-    // over the rotary width (latent attention: each head's rope part of q, one shared rope key).
-    const double rotary_k = c_.mla() ? double(hd_) : Hkv * double(hd_);
-    if (c_.positions == PositionKind::rotary) a += 2 * T * (H * double(hd_) + rotary_k) * c_.rope_fraction * e_;
-    a += T * (q_w + k_w + v_w) * e_;  // q, k and v as attention reads them
-    const double P = double(B_) * H * double(S_) * double(Sk_);  // eager: every score is materialized
-    if (flash_) {
-      a += T * double(od_) * e_ + double(B_) * H * double(S_) * 4;  // its output and log-sum-exp
-    } else {
-      const bool upcast = softmax_upcast();
-      const bool drop = c_.attention_dropout > 0;
-      // Selective recomputation keeps none of the scores (q, k and v above are its inputs).
-      const double kept = o_.selective_recompute ? 0 : P;
-      if (c_.attn_softcap > 0) a += kept * e_;       // tanh keeps its output
-      a += kept * (upcast ? 4 : e_);                 // softmax keeps its output
-      if (upcast || drop) a += kept * e_;            // the probabilities p.v reads (cast, dropped out)
-      if (drop) a += kept;                           // dropout's mask
-      a += T * double(od_) * e_;                     // out_proj's input
-    }
-    if (c_.hidden_dropout > 0) a += Tn * d;       // the residual dropout's mask
-    if (c_.sandwich_norm) a += norm_saved(Tn, d);
-    return a;
-  }
-
-  // A gated MLP of width F over `rows` tokens: gate's output (the activation's input), the activation
-  // and up outputs (the product's inputs), the product (down's input).
-  double gated_saved(double rows, double F) const { return 4 * rows * F * e_; }
-
-  double mlp_saved(bool dense_mlp) const {
-    const double T = T_, d = double(d_);
-    const double Tn = Tn_;
-    double a = norm_saved(Tn, d) + Tn * d * e_;  // the post-attention norm and the MLP's input
-    if (c_.experts > 0 && !dense_mlp) {
-      const double E = double(c_.experts), Fe = double(c_.expert_ffn / tp_);
-      using X = TransformerConfig::EagerExperts;
-      const bool all = c_.eager_experts == X::all;  // every expert on every token
-      const double Tk = all ? T * E : T * double(c_.experts_per_token);
-      a += T * E * 4;                               // the router's fp32 probabilities
-      a += Tk * d * e_ + gated_saved(Tk, Fe);       // each routed token's gathered input and its expert
-      a += Tk * d * e_;                             // the expert outputs the routing weights multiply
-      if (c_.shared_expert_ffn > 0) a += gated_saved(T, double(c_.shared_expert_ffn / tp_)) + 4 * T;
-    } else if (c_.gated_mlp) {
-      a += gated_saved(T, double(F_));
-    } else {
-      // fc1's output (the activation's input) and the activation's output (fc2's input); HF's
-      // op-by-op gelu_new keeps x, tanh's output, 0.5 x and 1 + tanh (four tensors) and writes a fifth.
-      a += T * double(F_) * e_ * (c_.act == Activation::gelu_new ? 5 : 2);
-    }
-    if (c_.hidden_dropout > 0) a += Tn * d;
-    if (c_.sandwich_norm) a += norm_saved(Tn, d);
-    return a;
-  }
-
-  // One micro-batch's layers on this stage (with full recomputation: their inputs, plus the whole
-  // activations of the one layer being recomputed).
-  double layer_activation_bytes() const {
-    const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
-    const double expert_layer = attention_saved() + mlp_saved(false);
-    const double dense_layer = attention_saved() + mlp_saved(true);
-    if (o_.recompute)
-      return stage_layers() * Tn_ * double(d_) * e_ + (dense < stage_layers() ? expert_layer : dense_layer);
-    // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
-    return (stage_layers() - dense) * expert_layer + dense * dense_layer;
-  }
-
-  // Embeddings: BERT's LayerNorm, the embedding dropout's mask (GPT-2, BERT).
-  double embedding_activation_bytes() const {
-    double a = 0;
-    if (c_.family == Family::bert) a += norm_saved(Tn_, double(d_));
-    if (c_.hidden_dropout > 0 && (c_.family == Family::bert || c_.family == Family::gpt2)) a += Tn_ * double(d_);
-    return a;
-  }
-
-  // Head: the final norm, the LM head's (or MLM decoder's) input, and the loss's fp32 log-probabilities.
-  double head_activation_bytes() const {
-    const double T = T_, d = double(d_), V = double(V_);
-    double a = c_.family != Family::bert ? norm_saved(Tn_, d) : 0;
-    if (head_ == HeadKind::lm) {
-      a += T * d * e_;
-      if (c_.final_softcap > 0) a += T * V * e_;
-    } else if (head_ == HeadKind::pretraining) {
-      a += 3 * T * d * e_ + norm_saved(T, d);  // transform dense and GELU inputs, decoder input; its LayerNorm
-    }
-    if (o_.loss && (head_ == HeadKind::lm || head_ == HeadKind::pretraining)) a += T * V * 4;
-    return a;
-  }
-
-  // The loss's backward over the vocabulary: nll_loss's gradient of the fp32 log-probabilities and
-  // log_softmax's gradient of the fp32 logits, both [tokens, vocabulary] and alive together beside
-  // the kept log-probabilities (head_activation_bytes): 8 bytes per logit. (The cast of that gradient
-  // back to 16 bits comes after the first is freed: 6.)
-  double loss_transient_bytes() const {
-    if (!o_.loss || (head_ != HeadKind::lm && head_ != HeadKind::pretraining)) return 0;
-    return 8 * T_ * double(V_);
-  }
-
-  // This GPU's figure: with pipeline stages the last one's (its layers and the head; 1F1B runs one
-  // micro-batch there at a time).
-  double activation_bytes() const {
-    return layer_activation_bytes() + head_activation_bytes() + (o_.pp > 1 ? 0 : embedding_activation_bytes());
-  }
-
-  // The micro-batches whose activations the first of several pipeline stages holds at once: 1F1B
-  // starts min(micro-batches, stages) forwards there before the first backward returns; interleaved,
-  // Megatron-LM's warm-up starts (v pp + pp - 1) chunk forwards (Korthikanti et al. 2022: 1 + (pp - 1)
-  // / (pp v) times the pp micro-batches of plain 1F1B).
-  double first_stage_microbatches() const {
-    const double v = double(o_.virtual_stages), m = double(o_.microbatches), pp = double(o_.pp);
-    return v > 1 ? std::min(m * v, v * pp + pp - 1) / v : std::min(m, pp);
-  }
-
-  // The first of several pipeline stages: those micro-batches' layers, and it holds the embeddings.
-  double first_stage_activation_bytes() const {
-    if (o_.pp <= 1) return 0;
-    const double in_flight = first_stage_microbatches();
-    if (o_.recompute) {
-      const double inputs = stage_layers() * Tn_ * double(d_) * e_;
-      return in_flight * (inputs + embedding_activation_bytes()) + (layer_activation_bytes() - inputs);
-    }
-    return in_flight * (layer_activation_bytes() + embedding_activation_bytes());
-  }
-
-  // ---- transient memory (inference) -------------------------------------------------------
-  // Without autograd PyTorch frees each tensor with its last reference, so a forward's activations
-  // are what one layer holds at its busiest op, not a sum over layers: the residual stream and the
-  // norm's output beside the largest of eager attention at its softmax (q, k, v — k and v copied to
-  // every head where GQA shares them, HF's repeat_kv — and the scores in and out, HF's fp32 copy and
-  // result where it upcasts), a fused attention's output, the MLP at its product (act(gate), up and
-  // the product; fc1's and the activation's outputs, GELU-new's op-by-op temporaries; a mixture's
-  // routed tokens as the fused MoE kernels' intermediate buffers hold them), an eager RMSNorm's fp32
-  // copies, and the head's logits. Decoding, k and v come from the cache (counted apart) and only
-  // their per-head copies are new. An estimate: the caching allocator's fragmentation and cuBLAS /
-  // attention workspaces are not counted.
-  double inference_peak_bytes() const {
-    const double T = T_, d = double(d_), H = double(H_), Hkv = double(Hkv_), e = e_;
-    const double keys = double(B_) * double(Sk_), kv_w = double(qkhd_ + vhd_);
-    const double stream = 2 * T * d * e;
-    double kv = decode_ ? 0 : keys * Hkv * kv_w * e;          // the k and v projections' outputs
-    if (!flash_ && H != Hkv) kv += keys * H * kv_w * e;       // repeat_kv's per-head copies
-    const double q = T * H * double(qkhd_) * e;
-    const double P = double(B_) * H * double(S_) * double(Sk_);
-    const double attention = q + kv + (flash_ ? T * double(od_) * e : P * (softmax_upcast() ? e + 8 : 2 * e));
-    double mlp = 0;
-    if (c_.experts > 0) {
-      const double Tk = T * double(c_.eager_experts == TransformerConfig::EagerExperts::loop ? c_.experts_per_token
-                                                                                               : c_.experts);
-      mlp = T * double(c_.experts) * 4 + Tk * d * e + 3 * Tk * double(c_.expert_ffn / tp_) * e;
-    }
-    const double dense_act = c_.gated_mlp ? 3 : c_.act == Activation::gelu_new ? 3 : 2;
-    if (c_.experts == 0 || c_.dense_layers > 0) mlp = std::max(mlp, dense_act * T * double(F_) * e);
-    const double norm = c_.norm == NormKind::layer ? 0 : 8 * T * d;
-    const double head = head_ == HeadKind::lm ? T * double(V_) * e * (c_.final_softcap > 0 ? 2 : 1) : 0;
-    return stream + std::max({attention, mlp, norm, head});
+  // This GPU's shapes, for the activation estimates (activation_memory.h).
+  StepShape shape() const {
+    StepShape s;
+    s.B = B_, s.S = S_, s.Sk = Sk_, s.T = T_, s.Tn = Tn_, s.tp = tp_, s.d = d_;
+    s.qd = qd_, s.H = H_, s.Hkv = Hkv_, s.hd = hd_, s.qkhd = qkhd_, s.vhd = vhd_, s.od = od_, s.F = F_, s.V = V_;
+    s.e = e_, s.flash = flash_, s.decode = decode_, s.softmax_upcast = softmax_upcast(), s.head = head_;
+    s.stage_layers = stage_layers();
+    return s;
   }
 
   // ---- building blocks -------------------------------------------------------------------
