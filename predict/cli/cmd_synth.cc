@@ -9,9 +9,11 @@
 
 #include "calibrate/gpu_database_csv.h"
 #include "calibrate/kernel_list_csv.h"
+#include "calibrate/atomic_file.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
+#include "predict/cli/synth_memory_report.h"
 #include "predict/synth/synth.h"
 
 namespace kcast::cli {
@@ -19,84 +21,6 @@ namespace kcast::cli {
 namespace {
 
 using namespace kcast::synth;
-
-std::string gigabytes(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
-  return buf;
-}
-
-// One line on stderr: what the step holds in one GPU's memory (stdout stays the kernel list).
-std::string footprint_line(const Footprint& f, const SynthOptions& o) {
-  char params[32];
-  // Billions from what rounds to 1.00B at three digits (999.9M would print as "1e+03M").
-  if (f.params >= 0.9995e9) std::snprintf(params, sizeof params, "%.3gB", f.params / 1e9);
-  else std::snprintf(params, sizeof params, "%.3gM", f.params / 1e6);
-  std::string s = std::string("kcast synth: memory per GPU") + (o.pp > 1 ? " (the last pipeline stage)" : "") + ": " +
-                  params + " parameters, weights " + gigabytes(f.weight_bytes);
-  if (f.gradient_bytes > 0) s += ", gradients " + gigabytes(f.gradient_bytes);
-  if (f.optimizer_bytes > 0)
-    s += std::string(o.master_weights ? o.optimizer == Optimizer::adam ? ", fp32 master weights and Adam state "
-                                                                        : ", fp32 master weights "
-                                      : ", Adam state ") +
-         gigabytes(f.optimizer_bytes);
-  if (f.kv_cache_bytes > 0) s += ", KV cache " + gigabytes(f.kv_cache_bytes);
-  if (f.activation_bytes > 0)
-    s += ", activations " + gigabytes(f.activation_bytes) +
-         (f.activations_transient ? " (one layer's peak, estimate)" : " (estimate)");
-  if (f.loss_transient_bytes > 0)
-    s += ", the loss's backward " + gigabytes(f.loss_transient_bytes) + " more at its peak";
-  s += "; " + gigabytes(f.total_bytes()) +
-       (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
-  if (f.first_stage_activation_bytes > 0) {
-    char in_flight[32];
-    std::snprintf(in_flight, sizeof in_flight, "%g", f.first_stage_microbatches);
-    s += " (the first stage's activations: " + gigabytes(f.first_stage_activation_bytes) + ", " + in_flight +
-         " micro-batches in flight)";
-  }
-  return s;
-}
-
-// The largest batch that fits (the serving question "how many sequences", the training one "how big
-// a micro-batch"): the KV cache and the activations grow in proportion to the sequences, the weights,
-// gradients and optimizer state do not. `scaled` is the first, `need` the whole.
-std::string batch_room(const Footprint& f, const SynthOptions& o, double capacity, double need, double scaled) {
-  if (scaled <= 0 || f.batch_sequences <= 0) return "";
-  const double fixed = need - scaled;
-  const double n = capacity > fixed ? std::floor(f.batch_sequences * (capacity - fixed) / scaled) : 0;
-  char buf[160];
-  if (n == 0) {
-    std::snprintf(buf, sizeof buf, "; not one sequence%s fits (%g now)",
-                  o.dp > 1 || o.microbatches > 1 ? " per micro-batch of a replica" : "", f.batch_sequences);
-    return buf;
-  }
-  std::snprintf(buf, sizeof buf, "; at most %.0f sequence%s%s %s (%g now)", n, n == 1 ? "" : "s",
-                o.dp > 1 || o.microbatches > 1 ? " per micro-batch of a replica" : "", n == 1 ? "fits" : "fit",
-                f.batch_sequences);
-  return buf;
-}
-
-// Whether the step's memory fits on `g`: the datasheet's GB are binary (an "80 GB" board has 80 GiB),
-// and the step's figure leaves out workspace (and outside training, activations), so a fit is a
-// necessary condition.
-// With pipeline stages the first stage, holding several micro-batches' activations, may need more
-// than the last (whose parameters the line counts; the first's are taken as the same).
-std::string fit_line(const Footprint& f, const SynthOptions& o, const GpuSpec& g) {
-  if (!known(g.memory_gb)) return "kcast synth: " + g.name + ": memory capacity unknown";
-  // (The first stage holds no loss.)
-  const double first = f.total_bytes() - f.activation_bytes - f.loss_transient_bytes + f.first_stage_activation_bytes;
-  const bool first_worse = f.first_stage_activation_bytes > f.activation_bytes + f.loss_transient_bytes;
-  const double capacity = g.memory_gb * 1073741824.0, need = first_worse ? first : f.total_bytes();
-  std::string s = "kcast synth: " + g.name + " (" + gigabytes(capacity) + "): ";
-  const std::string who = first_worse ? "its first pipeline stage" : "the step";
-  s += need > capacity ? "does not fit, " + who + " needs at least " + gigabytes(need)
-                       : "fits, " + gigabytes(capacity - need) + " left for " +
-                             (f.activation_bytes > 0 ? "workspace" : "activations and workspace") +
-                             (first_worse ? " on its first pipeline stage" : "");
-  const double activations =
-      first_worse ? f.first_stage_activation_bytes : f.activation_bytes + f.loss_transient_bytes;
-  return s + batch_room(f, o, capacity, need, f.kv_cache_bytes + activations);
-}
 
 template <class E>
 E pick(const std::string& option, const std::string& value,
@@ -123,7 +47,7 @@ int64_t positive(const po::variables_map& vm, const char* option) {
 int cmd_synth(int argc, char** argv) {
   po::options_description opts("kcast synth options");
   std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out, gpus,
-      recompute = "none";
+      recompute = "none", memory_json;
   opts.add_options()("model", po::value(&model), "a built-in or zoo model's name (positional; see --list)")(
       "list", "list the built-in and zoo models")("batch", po::value<int64_t>(), "batch size (default 1)")(
       "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
@@ -168,7 +92,8 @@ int cmd_synth(int argc, char** argv) {
       "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
       "accumulation; default 1)")(
       "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout")(
-      "gpu", po::value(&gpus), "also say whether the step's memory fits on these GPUs: NAME[,NAME...]");
+      "gpu", po::value(&gpus), "also say whether the step's memory fits on these GPUs: NAME[,NAME...]")(
+      "memory-json", po::value(&memory_json), "also write the memory report (and each --gpu's fit) as JSON here");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -179,7 +104,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--no-loss] [--recompute none|selective|full] [--master-weights] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
-                     "       [--microbatches M] [--zero Z] [-o OUT.csv] [--gpu NAME[,...]] [--list]",
+                     "       [--microbatches M] [--zero Z] [-o OUT.csv] [--gpu NAME[,...]] [--memory-json OUT.json] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -254,12 +179,17 @@ int cmd_synth(int argc, char** argv) {
       gpus.empty() ? std::vector<const GpuSpec*>{} : resolve_gpu_list(default_gpu_database(), gpus);
   Footprint fp;
   const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o, &fp) : synthesize_config_file(config, o, &fp);
+  std::vector<MemoryFit> fits;
+  for (const GpuSpec* g : fit_gpus) fits.push_back(memory_fit(fp, *g));
+  // The report before the list: a report that cannot be written fails the run before -o is replaced.
+  if (!memory_json.empty())
+    write_file_atomically(memory_json, [&](std::ostream& os) { write_memory_json(os, fp, o, fits); });
   if (out.empty()) write_kernel_list(kernels, std::cout);
   else write_kernel_list_file(kernels, out);
   for (const std::string& note : fp.notes)
     std::cerr << "kcast synth: " << (config.empty() ? model : config) << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";
-  for (const GpuSpec* g : fit_gpus) std::cerr << fit_line(fp, o, *g) << "\n";
+  for (const MemoryFit& fit : fits) std::cerr << fit_line(fp, o, fit) << "\n";
   return 0;
 }
 

@@ -1,0 +1,70 @@
+// `kcast synth --memory-json FILE`: the memory report as JSON, the same values as the stderr lines and
+// as synth::Footprint; a report that cannot be written fails the run before the kernel list is replaced.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "predict/synth/synth.h"
+#include "tests/predict/predict_fixture.h"
+#include "tests/synth/synth_options.h"
+
+namespace kcast::synth {
+namespace {
+
+using kcast::testing::run_kcast;
+using testing::with_mode;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(SynthMemoryJson, CarriesTheFootprintAndEachFit) {
+  const std::string json = ::testing::TempDir() + "/memory.json";
+  std::remove(json.c_str());
+  const auto r = run_kcast("synth llama3-8b --mode decode --batch 64 --seq 8192 --attention flash "
+                           "--gpu H100-SXM,T4 --memory-json '" + json + "' -o /dev/null",
+                           true);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  SynthOptions o = with_mode(Mode::decode, 64, 8192);
+  o.attention = AttentionImpl::flash;
+  Footprint f;
+  synthesize("llama3-8b", o, &f);
+  EXPECT_DOUBLE_EQ(j["params"].get<double>(), f.params);
+  EXPECT_DOUBLE_EQ(j["kv_cache_bytes"].get<double>(), f.kv_cache_bytes);
+  EXPECT_DOUBLE_EQ(j["activation_bytes"].get<double>(), f.activation_bytes);
+  EXPECT_EQ(j["activations"], "peak");
+  EXPECT_DOUBLE_EQ(j["total_bytes"].get<double>(), f.total_bytes());
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  const auto& h100 = j["gpus"][0];
+  EXPECT_EQ(h100["gpu"], "H100-SXM");
+  EXPECT_TRUE(h100["fits"].get<bool>());
+  EXPECT_DOUBLE_EQ(h100["capacity_bytes"].get<double>(), 80.0 * 1073741824);
+  EXPECT_DOUBLE_EQ(h100["need_bytes"].get<double>(), f.total_bytes());
+  EXPECT_EQ(h100["largest_batch"].get<double>(), 65);  // as the stderr line says
+  EXPECT_NE(r.out.find("at most 65 sequences fit"), std::string::npos) << r.out;
+  EXPECT_FALSE(j["gpus"][1]["fits"].get<bool>());
+  EXPECT_EQ(j["gpus"][1]["largest_batch"].get<double>(), 1);
+  std::remove(json.c_str());
+}
+
+TEST(SynthMemoryJson, AnUnwritableReportLeavesTheKernelListAlone) {
+  const std::string list = ::testing::TempDir() + "/kept.csv";
+  std::ofstream(list) << "precious\n";
+  const auto r =
+      run_kcast("synth llama3-8b --memory-json /no/such/dir/m.json -o '" + list + "'", true);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("/no/such/dir/m.json"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(list), "precious\n");
+  std::remove(list.c_str());
+}
+
+}  // namespace
+}  // namespace kcast::synth
