@@ -104,7 +104,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--no-loss] [--recompute none|selective|full] [--master-weights] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
-                     "       [--microbatches M] [--zero Z] [-o OUT.csv] [--gpu NAME[,...]] [--memory-json OUT.json] [--list]",
+                     "       [--microbatches M] [--zero Z] [-o OUT.csv] [--gpu NAME[,...]] [--memory-json OUT.json]\n"
+                     "       [--list]",
                      opts, pos, vm))
     return 0;
 
