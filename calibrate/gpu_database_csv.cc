@@ -9,7 +9,7 @@
 namespace kcast {
 
 GpuDatabase parse_gpu_database(const std::string& text, const std::string& file) {
-  using Reader = io::CSVReader<25, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
+  using Reader = io::CSVReader<26, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
   std::vector<GpuSpec> gpus;
   try {
     Reader in(file, std::make_unique<MemoryByteSource>(text));
@@ -17,14 +17,14 @@ GpuDatabase parse_gpu_database(const std::string& text, const std::string& file)
                    "arch", "compute_capability", "release_year", "sm_count", "boost_clock_mhz",
                    "memory_gb", "dram_bw_gbps", "l2_mb", "fp64_tflops", "fp32_tflops", "tf32_tflops",
                    "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "tensor_cores", "tdp_w",
-                   "link_gbps", "host_gbps", "source", "uncertain", "fp4_tflops");
+                   "link_gbps", "host_gbps", "source", "uncertain", "fp4_tflops", "net_gbps");
     if (!in.has_column("name")) throw InputError(file + ":1: missing column 'name'");
     char *name, *aliases, *vendor, *arch, *cc, *year, *sms, *clock, *mem, *bw, *l2, *f64, *f32,
-        *tf32, *f16, *bf16, *f8, *i8, *tc, *tdp, *link, *host, *source, *uncertain, *f4;
+        *tf32, *f16, *bf16, *f8, *i8, *tc, *tdp, *link, *host, *source, *uncertain, *f4, *net;
     name = aliases = vendor = arch = cc = year = sms = clock = mem = bw = l2 = f64 = f32 = tf32 =
-        f16 = bf16 = f8 = i8 = tc = tdp = link = host = source = uncertain = f4 = nullptr;
+        f16 = bf16 = f8 = i8 = tc = tdp = link = host = source = uncertain = f4 = net = nullptr;
     while (in.read_row(name, aliases, vendor, arch, cc, year, sms, clock, mem, bw, l2, f64, f32, tf32,
-                       f16, bf16, f8, i8, tc, tdp, link, host, source, uncertain, f4)) {
+                       f16, bf16, f8, i8, tc, tdp, link, host, source, uncertain, f4, net)) {
       const unsigned line = in.get_file_line();
       auto num = [&](const char* t, const char* col, double& out) {
         parse_double_cell(t, CellRef{file, line, col}, out);
@@ -58,7 +58,9 @@ GpuDatabase parse_gpu_database(const std::string& text, const std::string& file)
       num(tdp, "tdp_w", g.tdp_w);
       num(link, "link_gbps", g.link_gbps);
       num(host, "host_gbps", g.host_gbps);
-      for (const auto& [v, col] : {std::pair{g.link_gbps, "link_gbps"}, std::pair{g.host_gbps, "host_gbps"}})
+      num(net, "net_gbps", g.net_gbps);
+      for (const auto& [v, col] : {std::pair{g.link_gbps, "link_gbps"}, std::pair{g.host_gbps, "host_gbps"},
+                                   std::pair{g.net_gbps, "net_gbps"}})
         if (known(v) && !(v > 0)) throw InputError(CellRef{file, line, col}.where() + ": must be > 0 (or empty)");
       if (parse_int_cell(tc, CellRef{file, line, "tensor_cores"}, iv)) g.tensor_cores = iv != 0;
       if (!known(g.dram_bw_gbps) || !known(g.fp32_tflops) || !known(g.boost_clock_mhz))

@@ -17,8 +17,8 @@ namespace kcast {
 const char* const kKernelListColumns[] = {
     "name",    "class",   "dtype",   "batch",     "m",         "n",         "k",        "flops",
     "bytes",   "grid_x",  "grid_y",  "grid_z",    "block_x",   "block_y",   "block_z",  "registers",
-    "shared_bytes", "count", "duration_us", "gpu", "start_us", "stream", "context", "l2"};
-constexpr int kNumColumns = 24;
+    "shared_bytes", "count", "duration_us", "gpu", "start_us", "stream", "context", "l2", "net_bytes"};
+constexpr int kNumColumns = 25;
 
 namespace {
 
@@ -28,13 +28,13 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
   in.read_header(io::ignore_extra_column | io::ignore_missing_column, "name", "class", "dtype",
                  "batch", "m", "n", "k", "flops", "bytes", "grid_x", "grid_y", "grid_z", "block_x",
                  "block_y", "block_z", "registers", "shared_bytes", "count", "duration_us", "gpu",
-                 "start_us", "stream", "context", "l2");
+                 "start_us", "stream", "context", "l2", "net_bytes");
   if (!in.has_column("name")) throw InputError(file + ":1: missing required column 'name'");
   char* c[kNumColumns] = {};
   std::vector<Kernel> out;
   std::string last_gpu_in, last_gpu_out;  // traces repeat one GPU: resolve it once
   while (in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12],
-                     c[13], c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23])) {
+                     c[13], c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23], c[24])) {
     const unsigned line = in.get_file_line();
     auto at = [&](int col) { return CellRef{file, line, kKernelListColumns[col]}; };
     Kernel k;
@@ -107,6 +107,12 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
       if (l2 != "cold" && l2 != "warm")
         throw InputError(at(23).where() + ": l2 must be 'cold' or 'warm' (got '" + std::string(c[23]) + "')");
       k.l2_cold = l2 == "cold";
+    }
+    if (c[24] && *c[24]) {
+      parse_double_cell(c[24], at(24), k.net_bytes);
+      if (!(k.net_bytes >= 0) || (known(k.bytes) && k.net_bytes > k.bytes))
+        throw InputError(at(24).where() + ": net_bytes must be between 0 and the row's bytes (got '" +
+                         std::string(c[24]) + "')");
     }
     k.derive_from_shape();
     out.push_back(std::move(k));
@@ -184,6 +190,8 @@ void write_kernel_list(const std::vector<Kernel>& kernels, std::ostream& o) {
     o << ',';
     write_csv_field(o, k.context);
     o << ',' << (k.l2_cold ? "cold" : "");
+    o << ',';
+    if (k.net_bytes > 0) put_num(o, k.net_bytes);
     o << '\n';
   }
 }

@@ -305,9 +305,12 @@ KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double
   return floored(g, 0.0, t_m, params_[kFloorBlend], k.bytes > 0 ? g.mem_latency_us : 0.0, terms);
 }
 
-KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps, KernelTerms* terms) const {
+KernelPrediction CostModel::over_link(const Kernel& k, const GpuCaps& g, double link_gbps, KernelTerms* terms,
+                                      double net_bytes, double net_gbps) const {
   if (!(link_gbps > 0) || !known(k.bytes)) return streaming(k, g, 0, terms);
-  const double t_m = k.bytes / (link_gbps * 1e3) + g.mem_latency_us;
+  double t_link = k.bytes / (link_gbps * 1e3);
+  if (net_bytes > 0 && net_gbps > 0) t_link = std::max(t_link, net_bytes / (net_gbps * 1e3));
+  const double t_m = t_link + g.mem_latency_us;
   // The link holds these bytes however few: no latency bound of their own.
   KernelPrediction r = floored(g, 0.0, t_m, params_[kFloorBlend], 0.0, terms);
   if (r.bound == Bound::memory) r.bound = Bound::link;  // the bytes cross the link, not DRAM
@@ -360,8 +363,9 @@ KernelPrediction CostModel::predict(const Kernel& k, const GpuCaps& g, KernelTer
       return row_kernel(k, g, k.row_read_once ? 0.0 : p[kNormPasses], terms);
     case KernelClass::communication:
       // A collective moves its `bytes` (what each GPU sends, the bus bytes of NCCL's accounting)
-      // over the GPU-to-GPU link, not through DRAM; without a link figure, as any streaming kernel.
-      return over_link(k, g, g.link_gbps, terms);
+      // over the GPU-to-GPU link, not through DRAM, and its `net_bytes` over the network between
+      // nodes; without a link figure, as any streaming kernel (without a network figure, the link's).
+      return over_link(k, g, g.link_gbps, terms, k.net_bytes, g.net_gbps);
     case KernelClass::memcpy:
       // A copy to or from the host crosses the host link, a peer copy the GPU-to-GPU link
       // (model/copy_kind.h); a device-to-device copy streams through DRAM.

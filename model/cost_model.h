@@ -76,7 +76,10 @@ class CostModel {
   // A kernel given by FLOPs and bytes only, its math at the dtype's GEMM rate times `rate_scale`.
   KernelPrediction at_gemm_rate(const Kernel& k, const GpuCaps& g, double rate_scale, KernelTerms* terms) const;
   // `bytes` over a link of `link_gbps` (sustained, GB/s) plus the floor; 0 = no link figure: streaming.
-  KernelPrediction over_link(const Kernel& k, const GpuCaps& g, double link_gbps, KernelTerms* terms) const;
+  // `net_bytes` of them also cross the scale-out network at `net_gbps` (a collective spanning nodes):
+  // the slower of the two paths bounds it.
+  KernelPrediction over_link(const Kernel& k, const GpuCaps& g, double link_gbps, KernelTerms* terms,
+                             double net_bytes = 0, double net_gbps = 0) const;
   // A row kernel (norm, softmax) of `extra_passes` reads of its input beyond the first read and one
   // write; the extra reads find its resident rows in L2 (cost_model.cc, reread_time).
   KernelPrediction row_kernel(const Kernel& k, const GpuCaps& g, double extra_passes, KernelTerms* terms) const;

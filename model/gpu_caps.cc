@@ -38,6 +38,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   c.mem_latency_us = p[kMemLatencyCycles] / c.clock_mhz;  // a latency in cycles: a slower clock, a longer wait
   c.context_scale = known(g.measured_context_scale) ? g.measured_context_scale : 1.0;
   c.link_gbps = known(g.link_gbps) ? g.link_gbps * kLinkEff : 0.0;
+  c.net_gbps = known(g.net_gbps) ? g.net_gbps * kNetEff : 0.0;
   c.host_gbps = known(g.host_gbps) ? g.host_gbps * kHostLinkEff : 0.0;
   // Power limit: the clock a board can hold under dense math when its power budget per SM is
   // below what an SM draws at boost. Measured rates already include it.

@@ -19,6 +19,10 @@ inline constexpr double kLinkEff = 0.7;
 // 12.35 GB/s over PCIe Gen3 x16's 15.75 (te42kyfo/gpu-benches cuda-memcpy, in
 // ../shared/data/microbench-reference.csv).
 inline constexpr double kHostLinkEff = 0.78;
+// The share of a NIC's line rate NCCL sustains between nodes: two DGX A100 (eight 200 Gb/s HDR
+// adapters each, 25 GB/s per GPU) reach an all-reduce bus bandwidth of ~186 GB/s of the 200 their NICs
+// carry together. A documented default, not a measurement of any board here.
+inline constexpr double kNetEff = 0.9;
 
 struct GpuCaps {
   std::string name;
@@ -40,6 +44,7 @@ struct GpuCaps {
   // mem_latency_cycles at clock_mhz, a DRAM round trip plus the kernel's ramp-up.
   double mem_latency_us = 0;
   double link_gbps = 0;          // sustained GPU-to-GPU bandwidth per direction for collectives; 0 = unknown
+  double net_gbps = 0;           // the same over the scale-out network, for collectives spanning nodes; 0 = unknown
   double host_gbps = 0;          // sustained host-link bandwidth per direction for copies; 0 = unknown
   double context_scale = 1;      // the measurement rig's context floors vs the typical rig's
   double simt_conv_scale = 1;    // CUDA-core convolutions' rate relative to the SIMT GEMM rate

@@ -34,6 +34,9 @@ struct GpuSpec {
   double link_gbps = kUnknown;
   // Host link in one direction, GB/s: the PCIe x16 slot (a GB200's NVLink-C2C to its Grace CPU).
   double host_gbps = kUnknown;
+  // Scale-out network in one direction, GB/s, this GPU's share of its node's NICs (a DGX H100: eight
+  // 400 Gb/s ConnectX-7, one per GPU: 50): what a collective whose group spans nodes crosses.
+  double net_gbps = kUnknown;
   std::string source;     // where the datasheet numbers come from
   std::string uncertain;  // columns not confirmed by two sources (see data/gpus.md)
 

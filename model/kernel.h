@@ -52,6 +52,9 @@ struct Kernel {
   bool mma_sync = false;
   // memcpy rows: the link the copy crosses, from its name (model/copy_kind.h).
   CopyKind copy = CopyKind::device;
+  // communication rows, extension column `net_bytes`: of the bytes this GPU sends, those that leave its
+  // node through its NIC (a collective whose group spans nodes); 0 = none, all over the GPU's own links.
+  double net_bytes = 0;
 
   bool has_shape() const { return m > 0 && n > 0 && k > 0; }
   double gemm_flops() const { return 2.0 * double(batch) * double(m) * double(n) * double(k); }

@@ -30,7 +30,7 @@ constexpr Field kNumbers[] = {
     {"link_gbps", &GpuSpec::link_gbps}, {"host_gbps", &GpuSpec::host_gbps}};
 // Columns added since: the csv writes them after `uncertain`, so a script reading the older columns
 // by position still finds them where they were.
-constexpr Field kAppended[] = {{"fp4_tflops", &GpuSpec::fp4_tflops}};
+constexpr Field kAppended[] = {{"fp4_tflops", &GpuSpec::fp4_tflops}, {"net_gbps", &GpuSpec::net_gbps}};
 
 std::string num(double v) {
   if (!known(v)) return "";

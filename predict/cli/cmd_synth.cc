@@ -89,6 +89,9 @@ int cmd_synth(int argc, char** argv) {
       "seq / tp tokens; all-gathers and reduce-scatters instead of all-reduces)")(
       "zero", po::value<int>(), "train: ZeRO stage over the --dp replicas (1: optimizer state sharded; 2: and "
       "gradients; 3: and parameters, i.e. FSDP full sharding; default 0, plain DDP)")(
+      "gpus-per-node", po::value<int64_t>(), "GPUs per node (default 8): collectives whose group spans nodes send "
+      "part of their bytes through the NICs (the kernel list's net_bytes), ranks placed tensor-parallel innermost, "
+      "then data / expert parallel, then pipeline stages")(
       "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
       "accumulation; default 1)")(
       "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout")(
@@ -104,8 +107,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--no-loss] [--recompute none|selective|full] [--master-weights] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
-                     "       [--microbatches M] [--zero Z] [-o OUT.csv] [--gpu NAME[,...]] [--memory-json OUT.json]\n"
-                     "       [--list]",
+                     "       [--microbatches M] [--zero Z] [--gpus-per-node G] [-o OUT.csv] [--gpu NAME[,...]]\n"
+                     "       [--memory-json OUT.json] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -133,7 +136,8 @@ int cmd_synth(int argc, char** argv) {
   o.vocab = positive(vm, "vocab");
   for (auto [option, degree] : {std::pair{"tp", &o.tp}, std::pair{"pp", &o.pp}, std::pair{"dp", &o.dp},
                                 std::pair{"ep", &o.ep}, std::pair{"microbatches", &o.microbatches},
-                                std::pair{"virtual-stages", &o.virtual_stages}})
+                                std::pair{"virtual-stages", &o.virtual_stages},
+                                std::pair{"gpus-per-node", &o.gpus_per_node}})
     if (vm.count(option)) *degree = positive(vm, option);
   o.mode = pick<Mode>("mode", mode,
                       {{"infer", Mode::infer},

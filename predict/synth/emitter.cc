@@ -45,6 +45,37 @@ Kernel collective(const std::string& name, DType dt, double bus_bytes) {
   return work(name, KernelClass::communication, dt, 0, bus_bytes);
 }
 
+namespace {
+// Members of a group of `group` GPUs, `stride` ranks apart, that share one node of `per_node`.
+int64_t members_per_node(int64_t group, int64_t stride, int64_t per_node) {
+  return std::clamp<int64_t>(per_node / std::max<int64_t>(stride, 1), 1, std::max<int64_t>(group, 1));
+}
+}  // namespace
+
+double ring_net_share(int64_t group, int64_t stride, int64_t per_node) {
+  const int64_t m = members_per_node(group, stride, per_node);
+  return group <= m ? 0.0 : 1.0 / double(m);
+}
+
+double all_to_all_net_share(int64_t group, int64_t stride, int64_t per_node) {
+  const int64_t m = members_per_node(group, stride, per_node);
+  return group <= m ? 0.0 : double(group - m) / double(group - 1);
+}
+
+double stage_boundary_net_share(int64_t pp, int64_t stride, int64_t per_node) {
+  if (pp <= 1) return 0.0;
+  if (stride >= per_node) return 1.0;  // every stage on nodes of its own
+  const int64_t stages_per_node = per_node / stride;
+  if (pp <= stages_per_node) return 0.0;
+  const int64_t nodes = (pp + stages_per_node - 1) / stages_per_node;
+  return double(nodes - 1) / double(pp - 1);
+}
+
+Kernel over_network(Kernel k, double share) {
+  if (share > 0 && known(k.bytes)) k.net_bytes = share * k.bytes;
+  return k;
+}
+
 Kernel all_reduce(const std::string& name, DType dt, double elems, int64_t ranks) {
   const double w = dtype_bytes(dt);
   return collective(name, dt, 2.0 * double(ranks - 1) / double(ranks) * elems * w);
@@ -146,6 +177,12 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
                      std::string(to_string(param_dtype)) + " (give --dtype bf16 or fp16)");
   const int64_t dp = o.dp, edp = o.dp / o.ep;
   const bool full_shard = o.mode == Mode::train && o.zero >= 3 && dp > 1;
+  // Data-parallel groups: replicas tp ranks apart; the expert replicas holding the same experts tp x ep.
+  const double dp_net = ring_net_share(dp, o.tp, o.gpus_per_node);
+  const double edp_net = ring_net_share(edp, o.tp * o.ep, o.gpus_per_node);
+  auto put_net = [&](std::vector<Kernel> ks, double share, double n = 1) {
+    for (auto& k : ks) out.push_back(times(over_network(std::move(k), share), n));
+  };
   const double w = dtype_bytes(param_dtype);
   // ZeRO-3 / FSDP FULL_SHARD: a section's parameters are all-gathered from the replicas before its
   // forward and again before its backward, and its gradients reduce-scattered after it, every run
@@ -156,8 +193,11 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
     for (const auto& [numels, ranks, kind] : units) {
       const double elems = sum(*numels);
       if (elems <= 0 || ranks <= 1) continue;
-      put(s, collective("fsdp nccl:" + what + " (" + kind + (what == "reduce_scatter" ? "gradients)" : "parameters)"),
-                        param_dtype, double(ranks - 1) / double(ranks) * elems * w));
+      const double net = ranks == dp ? dp_net : edp_net;
+      put(s, over_network(collective("fsdp nccl:" + what + " (" + kind +
+                                         (what == "reduce_scatter" ? "gradients)" : "parameters)"),
+                                     param_dtype, double(ranks - 1) / double(ranks) * elems * w),
+                          net));
     }
   };
   for (const auto& s : sections_) {
@@ -182,17 +222,16 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   std::vector<int64_t> params = parameter_tensors(false);
   const std::vector<int64_t> experts = parameter_tensors(true);
   if (o.zero == 0) {
-    for (auto& k : gradient_all_reduce(params, param_dtype, dp)) out.push_back(std::move(k));
-    for (auto& k : gradient_all_reduce(experts, param_dtype, edp, "expert gradients, ")) out.push_back(std::move(k));
+    put_net(gradient_all_reduce(params, param_dtype, dp), dp_net);
+    put_net(gradient_all_reduce(experts, param_dtype, edp, "expert gradients, "), edp_net);
   } else if (!full_shard) {
     // ZeRO-1/2: the gradients reduce-scattered (each replica keeps its shard's sum), then the updated
     // shards all-gathered: an all-reduce's bytes in two halves around the optimizer step.
     // ZeRO-2 keeps no whole gradients, so each micro-batch's are reduce-scattered as they come.
     const double per_step = o.zero == 2 ? double(o.microbatches) : 1.0;
-    for (auto& k : sharded_gradient_collectives(params, param_dtype, dp, "reduce_scatter (gradients)"))
-      out.push_back(times(k, per_step));
-    for (auto& k : sharded_gradient_collectives(experts, param_dtype, edp, "reduce_scatter (expert gradients)"))
-      out.push_back(times(k, per_step));
+    put_net(sharded_gradient_collectives(params, param_dtype, dp, "reduce_scatter (gradients)"), dp_net, per_step);
+    put_net(sharded_gradient_collectives(experts, param_dtype, edp, "reduce_scatter (expert gradients)"), edp_net,
+            per_step);
   }
   // The optimizer updates this replica's shard under ZeRO, everything otherwise.
   std::vector<int64_t> updated = o.zero >= 1 ? shards(params, dp) : params;
@@ -200,10 +239,9 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   updated.insert(updated.end(), updated_experts.begin(), updated_experts.end());
   for (auto& k : optimizer_rows(o.optimizer, updated, param_dtype, o.master_weights)) out.push_back(std::move(k));
   if (o.zero >= 1 && !full_shard) {
-    for (auto& k : sharded_gradient_collectives(params, param_dtype, dp, "all_gather (updated parameters)"))
-      out.push_back(k);
-    for (auto& k : sharded_gradient_collectives(experts, param_dtype, edp, "all_gather (updated expert parameters)"))
-      out.push_back(k);
+    put_net(sharded_gradient_collectives(params, param_dtype, dp, "all_gather (updated parameters)"), dp_net);
+    put_net(sharded_gradient_collectives(experts, param_dtype, edp, "all_gather (updated expert parameters)"),
+            edp_net);
   }
   return out;
 }
@@ -218,6 +256,7 @@ void check_parallelism(const SynthOptions& opt) {
     throw InputError("option '--zero': shards training state (optimizer, gradients, parameters); use --mode train");
   if (opt.zero > 0 && opt.dp < 2)
     throw InputError("option '--zero': shards over the data-parallel replicas; give --dp 2 or more");
+  if (opt.gpus_per_node < 1) throw InputError("option '--gpus-per-node': must be at least 1");
   if (opt.master_weights && opt.mode != Mode::train)
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
   if (opt.dp % opt.ep != 0)

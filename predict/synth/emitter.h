@@ -27,6 +27,18 @@ Kernel pointwise(const std::string& name, DType dt, double elems, double tensors
 Kernel collective(const std::string& name, DType dt, double bus_bytes);
 // A ring all-reduce of `elems` elements over `ranks` GPUs: each sends 2 (ranks - 1) / ranks of them.
 Kernel all_reduce(const std::string& name, DType dt, double elems, int64_t ranks);
+// The share of a collective's bus bytes that leave the node, for a group of `group` GPUs whose members
+// sit `stride` ranks apart on nodes of `per_node` GPUs (0 when the group fits in one node). A ring
+// (all-reduce, reduce-scatter, all-gather) runs one channel per member of the group on a node, each
+// through its own NIC, so a member's NIC carries 1 / (members per node) of its bus bytes; an
+// all-to-all sends each peer its share, and the peers off the node are (group - members) / (group - 1)
+// of them.
+double ring_net_share(int64_t group, int64_t stride, int64_t per_node);
+double all_to_all_net_share(int64_t group, int64_t stride, int64_t per_node);
+// Pipeline stages `stride` ranks apart: the share of the pp - 1 stage boundaries that cross nodes.
+double stage_boundary_net_share(int64_t pp, int64_t stride, int64_t per_node);
+// The row with `share` of its bytes sent over the network.
+Kernel over_network(Kernel k, double share);
 // The same row standing for `n` identical launches.
 Kernel times(Kernel k, double n);
 // A row-wise reduction (softmax): m = rows, n = the length each row is reduced over

@@ -75,6 +75,10 @@ struct SynthOptions {
   // fp8 as serving stacks quantize it (vLLM's --kv-cache-dtype fp8): the cache's bytes and the
   // attention kernel's reads of it.
   std::optional<DType> kv_cache_dtype;
+  // GPUs per node: a collective whose group spans nodes sends part of its bytes through the NICs
+  // (Kernel::net_bytes), placed in Megatron-LM's rank order (tensor parallel innermost, then data /
+  // expert parallel, then pipeline stages).
+  int64_t gpus_per_node = 8;
 };
 
 // What one GPU holds for the step, exact for the synthesized model and options: its parameters as

@@ -284,8 +284,9 @@ class TransformerSynth {
   void all_to_all(Section& s, const std::string& name, double rows) {
     if (o_.ep <= 1) return;
     const double bytes = rows * double(d_) * e_ * double(o_.ep - 1) / double(o_.ep);
-    s.op(collective(name + " nccl:all_to_all (expert parallel)", dt_, bytes),
-         {collective(name + " nccl:all_to_all (expert parallel, backward)", dt_, bytes)});
+    const double net = all_to_all_net_share(o_.ep, tp_, o_.gpus_per_node);  // experts tp ranks apart
+    s.op(over_network(collective(name + " nccl:all_to_all (expert parallel)", dt_, bytes), net),
+         {over_network(collective(name + " nccl:all_to_all (expert parallel, backward)", dt_, bytes), net)});
   }
 
   // The all-reduce of a [tokens, hidden] activation (or its gradient) over the tensor-parallel group.
@@ -295,14 +296,17 @@ class TransformerSynth {
   // keeping only its shard) and its output reduce-scattered (its gradient all-gathered).
   void tp_all_reduce(Section& s, const std::string& name, bool forward) {
     if (tp_ <= 1) return;
+    const double net = ring_net_share(tp_, 1, o_.gpus_per_node);
     if (!o_.sequence_parallel) {
-      Kernel k = all_reduce(name + " nccl:all_reduce (tensor parallel)", dt_, T_ * d_, tp_);
+      Kernel k = over_network(all_reduce(name + " nccl:all_reduce (tensor parallel)", dt_, T_ * d_, tp_), net);
       if (forward) s.op(std::move(k));
       else s.backward_only({std::move(k)});
       return;
     }
     const double bus = double(tp_ - 1) / double(tp_) * T_ * d_ * e_;
-    auto c = [&](const char* op) { return collective(name + " nccl:" + op + " (sequence parallel)", dt_, bus); };
+    auto c = [&](const char* op) {
+      return over_network(collective(name + " nccl:" + op + " (sequence parallel)", dt_, bus), net);
+    };
     if (forward) s.op(c("reduce_scatter"), {c("all_gather")});
     else s.op(c("all_gather"), {c("reduce_scatter"), c("all_gather (input again)")});
   }
@@ -310,8 +314,10 @@ class TransformerSynth {
   // One stage boundary crossed by a micro-batch: its activations forward, their gradient back.
   void stage_sends(Section& s) {
     s.weights = 0;
-    s.op(collective("send_recv nccl:send (pipeline activations)", dt_, T_ * d_ * e_),
-         {collective("send_recv nccl:send (pipeline gradients)", dt_, T_ * d_ * e_)});
+    // Neighbouring stages sit tp x dp ranks apart.
+    const double net = stage_boundary_net_share(o_.pp, tp_ * o_.dp, o_.gpus_per_node);
+    s.op(over_network(collective("send_recv nccl:send (pipeline activations)", dt_, T_ * d_ * e_), net),
+         {over_network(collective("send_recv nccl:send (pipeline gradients)", dt_, T_ * d_ * e_), net)});
   }
 
   Kernel accumulate(const std::string& name, double elems, double n = 1) {
@@ -1171,7 +1177,10 @@ class TransformerSynth {
   void cross_entropy(Section& s, const std::string& name, double rows, double classes, bool vocab_parallel = false) {
     const double n = rows * classes;
     if (vocab_parallel)
-      s.op(times(all_reduce(name + " nccl:all_reduce (vocab-parallel max|target|sum)", DType::fp32, rows, tp_), 3));
+      s.op(times(over_network(all_reduce(name + " nccl:all_reduce (vocab-parallel max|target|sum)", DType::fp32, rows,
+                                         tp_),
+                              ring_net_share(tp_, 1, o_.gpus_per_node)),
+                 3));
     const bool cast = e_ != 4;
     if (cast)  // logits.float()
       s.op(work(name + " aten::_to_copy (fp32)", EW, dt_, 0, n * (e_ + 4)),

@@ -12,7 +12,8 @@ const std::vector<KnobInfo> kKnobs = {
     {Knob::l2_size, "l2_size", "MB"},             {Knob::tensor_flops, "tensor_flops", "TFLOP/s"},
     {Knob::vector_flops, "vector_flops", "TFLOP/s"}, {Knob::sm_count, "sm_count", "SMs"},
     {Knob::clock, "clock", "MHz"},                {Knob::launch_overhead, "launch_overhead", "us"},
-    {Knob::link_bw, "link_bw", "GB/s"},           {Knob::mem_latency, "mem_latency", "us"}};
+    {Knob::link_bw, "link_bw", "GB/s"},           {Knob::mem_latency, "mem_latency", "us"},
+    {Knob::net_bw, "net_bw", "GB/s"}};
 
 std::string_view to_string(Knob k) {
   for (const auto& i : kKnobs)
@@ -90,6 +91,7 @@ double knob_value(const GpuCaps& c, Knob k) {
     case Knob::launch_overhead: return c.launch_floor_us;
     case Knob::link_bw: return c.link_gbps;
     case Knob::mem_latency: return c.mem_latency_us;
+    case Knob::net_bw: return c.net_gbps;
   }
   return 0;
 }
@@ -99,6 +101,8 @@ void set_knob(GpuCaps& c, Knob k, double v, const std::string& option) {
     throw InputError("option '" + option + "': " + c.name + " has no tensor cores; use vector_flops");
   if (k == Knob::link_bw && !(c.link_gbps > 0))
     throw InputError("option '" + option + "': " + c.name + " has no link_gbps in the GPU database");
+  if (k == Knob::net_bw && !(c.net_gbps > 0))
+    throw InputError("option '" + option + "': " + c.name + " has no net_gbps in the GPU database");
   // l2_size, launch_overhead and mem_latency may be zero (no L2, no launch cost, no latency); the
   // rest must be positive.
   if (k == Knob::l2_size || k == Knob::launch_overhead || k == Knob::mem_latency) {
@@ -137,6 +141,7 @@ void set_knob(GpuCaps& c, Knob k, double v, const std::string& option) {
     case Knob::launch_overhead: c.launch_floor_us = v; return;
     case Knob::link_bw: c.link_gbps = v; return;
     case Knob::mem_latency: c.mem_latency_us = v; return;
+    case Knob::net_bw: c.net_gbps = v; return;
   }
 }
 

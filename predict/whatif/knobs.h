@@ -22,6 +22,8 @@
 //                             the model calls latency-bound. The clock knob scales it too (it is
 //                             fitted in cycles).
 //   link_bw          GB/s     caps.link_gbps: the GPU-to-GPU bandwidth collectives sustain, one direction.
+//   net_bw           GB/s     caps.net_gbps: the same between nodes, over this GPU's NIC (the share of a
+//                             collective's bytes that leave the node: the kernel list's net_bytes).
 #pragma once
 #include <string>
 #include <string_view>
@@ -42,7 +44,8 @@ enum class Knob {
   clock,
   launch_overhead,
   link_bw,
-  mem_latency
+  mem_latency,
+  net_bw
 };
 
 struct KnobInfo {

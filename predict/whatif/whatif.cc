@@ -127,7 +127,8 @@ WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const Gp
     if (collectives && base.link_gbps > 0) {
       GpuCaps link = base;
       link.link_gbps *= 2;
-      r.walls.push_back({"link_2x", "2x GPU-to-GPU link bandwidth (collectives)", {}});
+      link.net_gbps *= 2;  // and between nodes (0 stays 0: no network figure)
+      r.walls.push_back({"link_2x", "2x GPU-to-GPU link bandwidth (collectives; within and between nodes)", {}});
       r.walls.back().pred = evaluate_target(w, r.gpu, base, predict_unique(w, link));
     }
   }

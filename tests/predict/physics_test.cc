@@ -39,7 +39,7 @@ std::vector<Kernel> transformer_like() {
 
 const std::vector<Knob> kKnobsChecked = {Knob::dram_bw,      Knob::l2_bw,    Knob::l2_size, Knob::tensor_flops,
                                          Knob::vector_flops, Knob::sm_count, Knob::clock,   Knob::launch_overhead,
-                                         Knob::link_bw,      Knob::mem_latency};
+                                         Knob::link_bw,      Knob::mem_latency, Knob::net_bw};
 
 // Checks the bound on the workload total and on every distinct kernel; returns readable violations.
 std::vector<std::string> check(const std::vector<Kernel>& rows, const std::string& gpu, PredictMode mode) {
@@ -54,7 +54,8 @@ std::vector<std::string> check(const std::vector<Kernel>& rows, const std::strin
   for (const auto& info : kKnobs) {
     if (std::find(kKnobsChecked.begin(), kKnobsChecked.end(), info.knob) == kKnobsChecked.end()) continue;
     if (info.knob == Knob::tensor_flops && knob_value(base, info.knob) <= 0) continue;  // no tensor cores
-    if (info.knob == Knob::link_bw && knob_value(base, info.knob) <= 0) continue;       // no link figure
+    if ((info.knob == Knob::link_bw || info.knob == Knob::net_bw) && knob_value(base, info.knob) <= 0)
+      continue;  // no link / network figure
     GpuCaps c = base;
     const double factor = info.knob == Knob::launch_overhead || info.knob == Knob::mem_latency ? 0.5 : 2.0;
     scale_knob(c, info.knob, factor, "--scale");
@@ -124,6 +125,9 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   fsdp.ep = 1;
   fsdp.zero = 3;
   expect_physical(synth::synthesize("llama3-8b", fsdp));
+  synth::SynthOptions nodes = fsdp;  // the same over nodes of 4 GPUs: half of each ring through the NICs
+  nodes.gpus_per_node = 4;
+  expect_physical(synth::synthesize("llama3-8b", nodes));
   synth::SynthOptions sp = fsdp;  // Megatron sequence parallelism: all-gathers and reduce-scatters
   sp.zero = 0;
   sp.dp = 1;

@@ -1,0 +1,89 @@
+// Collectives whose group spans nodes (SynthOptions::gpus_per_node, Kernel::net_bytes): the share of
+// their bytes that leaves a node through its NICs, in Megatron-LM's rank order, and what the cost
+// model makes of it (the slower of the GPU's links and its NIC, GpuSpec::net_gbps).
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "calibrate/kernel_list_csv.h"
+#include "model/error.h"
+#include "predict/synth/emitter.h"
+#include "predict/synth/synth.h"
+#include "tests/predict/predict_fixture.h"
+#include "tests/synth/synth_options.h"
+#include "tests/synth/synth_rows.h"
+
+namespace kcast::synth {
+namespace {
+
+using testing::with_mode;
+
+TEST(MultiNode, ShareOfTheBytesThatLeavesTheNode) {
+  // A ring over 64 replicas, 8 to a node: each node's 8 channels use its 8 NICs, an eighth each.
+  EXPECT_DOUBLE_EQ(ring_net_share(64, 1, 8), 1.0 / 8);
+  // Replicas 8 ranks apart (tensor parallel 8 inside each node): one per node, all of it leaves.
+  EXPECT_DOUBLE_EQ(ring_net_share(8, 8, 8), 1.0);
+  EXPECT_DOUBLE_EQ(ring_net_share(8, 1, 8), 0.0);  // a group inside one node
+  EXPECT_DOUBLE_EQ(ring_net_share(4, 2, 8), 0.0);
+  // An all-to-all over 16 GPUs, 8 to a node: 8 of each GPU's 15 peers are elsewhere.
+  EXPECT_DOUBLE_EQ(all_to_all_net_share(16, 1, 8), 8.0 / 15);
+  EXPECT_DOUBLE_EQ(all_to_all_net_share(8, 1, 8), 0.0);
+  // Pipeline stages: 8 ranks apart on 8-GPU nodes, every boundary crosses; 2 apart, 4 stages to a
+  // node, 1 of 7 boundaries.
+  EXPECT_DOUBLE_EQ(stage_boundary_net_share(4, 8, 8), 1.0);
+  EXPECT_DOUBLE_EQ(stage_boundary_net_share(8, 2, 8), 1.0 / 7);
+  EXPECT_DOUBLE_EQ(stage_boundary_net_share(4, 2, 8), 0.0);
+}
+
+double net_share_of(const std::vector<Kernel>& ks, const std::string& part) {
+  double bytes = 0, net = 0;
+  for (const Kernel& k : ks)
+    if (k.name.find(part) != std::string::npos) bytes += k.count * k.bytes, net += k.count * k.net_bytes;
+  return bytes > 0 ? net / bytes : -1;
+}
+
+// Llama 3 70B with tensor parallelism 8 and 8 replicas: the tensor-parallel collectives stay inside a
+// node, the gradient all-reduce crosses nodes whole; on one 64-GPU node nothing leaves it.
+TEST(MultiNode, SynthMarksTheCollectivesThatCrossNodes) {
+  SynthOptions o = with_mode(Mode::train, 16, 512);
+  o.tp = 8;
+  o.dp = 8;
+  o.layers = 2;
+  const auto ks = synthesize("llama3-70b", o);
+  EXPECT_DOUBLE_EQ(net_share_of(ks, "(tensor parallel)"), 0.0);
+  EXPECT_DOUBLE_EQ(net_share_of(ks, "dp.grad"), 1.0);
+  o.gpus_per_node = 64;
+  EXPECT_DOUBLE_EQ(net_share_of(synthesize("llama3-70b", o), "dp.grad"), 0.0);
+  o.gpus_per_node = 0;
+  EXPECT_THROW(synthesize("llama3-70b", o), InputError);
+}
+
+// The cost model: the slower of the link and the NIC. An all-reduce of 1 GB whose 0.5 GB leave the node
+// on an H100 (NVLink 450 GB/s, NIC 50 GB/s each way, at their NCCL efficiencies) is NIC-bound; on a GPU
+// without a network figure it keeps the link's time.
+TEST(MultiNode, TheNicBoundsACollectiveThatCrossesNodes) {
+  const std::string csv =
+      "name,class,dtype,bytes,net_bytes\n"
+      "ar,communication,bf16,1e9,\n"
+      "ar_net,communication,bf16,1e9,5e8\n";
+  const auto ks = parse_kernel_list(csv, "multi_node.csv", KernelListOptions{});
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_DOUBLE_EQ(ks[1].net_bytes, 5e8);
+  const auto& m = kcast::testing::model();
+  const GpuCaps h100 = m.caps_for(kcast::testing::db().resolve("H100-SXM"));
+  EXPECT_NEAR(m.model.predict(ks[0], h100).time_us - h100.mem_latency_us, 1e9 / (450 * 0.7 * 1e3), 1e-6);
+  EXPECT_NEAR(m.model.predict(ks[1], h100).time_us - h100.mem_latency_us, 5e8 / (50 * 0.9 * 1e3), 1e-6);
+  const GpuCaps v100 = m.caps_for(kcast::testing::db().resolve("V100-SXM2-32GB"));  // no network figure
+  EXPECT_DOUBLE_EQ(m.model.predict(ks[1], v100).time_us, m.model.predict(ks[0], v100).time_us);
+  // The column round-trips and refuses what cannot be.
+  std::ostringstream out;
+  write_kernel_list(ks, out);
+  EXPECT_DOUBLE_EQ(parse_kernel_list(out.str(), "back.csv", KernelListOptions{})[1].net_bytes, 5e8);
+  EXPECT_THROW(parse_kernel_list("name,class,bytes,net_bytes\nx,communication,100,200\n", "bad.csv",
+                                 KernelListOptions{}),
+               InputError);
+}
+
+}  // namespace
+}  // namespace kcast::synth
