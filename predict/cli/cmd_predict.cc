@@ -52,6 +52,9 @@ int cmd_predict(int argc, char** argv) {
     std::cerr << "kcast predict: warning: " << warn << "\n";
   std::vector<Target> targets;
   for (const GpuSpec* s : specs) targets.push_back({s->name, lm.caps_for(*s)});
+  for (const Target& t : targets)
+    if (const std::string warn = missing_network_warning(w, kernels, t.caps); !warn.empty())
+      std::cerr << "kcast predict: warning: " << warn << "\n";
   const std::vector<GpuPrediction> preds = predict_targets(w, targets);
 
   if (!per_kernel.empty()) {

@@ -70,6 +70,8 @@ int cmd_whatif(int argc, char** argv) {
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
   if (const std::string warn = unknown_work_warning(w, kernels); !warn.empty())
     std::cerr << "kcast whatif: warning: " << warn << "\n";
+  if (const std::string warn = missing_network_warning(w, kernels, base); !warn.empty())
+    std::cerr << "kcast whatif: warning: " << warn << "\n";
   const WhatifResult r = run_whatif(w, *spec, base, ws);
   const WhatifValues v = make_whatif_values(r, ws, kernels, lm.path.empty() ? "<default>" : lm.path);
   if (!html.empty()) write_file_atomically(html, [&](std::ostream& o) { o << whatif_html(v); });

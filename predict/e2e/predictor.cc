@@ -223,6 +223,15 @@ std::string unknown_work_warning(const PreparedWorkload& w, const std::string& f
          "): they are predicted at the launch floor";
 }
 
+std::string missing_network_warning(const PreparedWorkload& w, const std::string& file, const GpuCaps& gpu) {
+  if (gpu.net_gbps > 0) return "";
+  size_t rows = 0;
+  for (const Kernel& k : *w.rows) rows += k.net_bytes > 0;
+  if (rows == 0) return "";
+  return file + ": " + std::to_string(rows) + " collective rows send bytes between nodes (net_bytes) and " +
+         gpu.name + " has no net_gbps in the GPU database: they are timed on its GPU-to-GPU link alone";
+}
+
 std::vector<KernelPrediction> predict_unique(const PreparedWorkload& w, const GpuCaps& caps) {
   std::vector<KernelPrediction> out(w.uniq.rep.size());
   for (size_t u = 0; u < out.size(); ++u) out[u] = w.model->predict(w.kernels[u], caps);

@@ -54,6 +54,9 @@ struct PreparedWorkload {
 
 // A warning naming `file`, the count and the first such row, or "" when every row has work.
 std::string unknown_work_warning(const PreparedWorkload& w, const std::string& file);
+// Empty, or a warning that the workload has collectives crossing nodes (net_bytes) and `gpu` has no
+// network figure, so the link alone times them.
+std::string missing_network_warning(const PreparedWorkload& w, const std::string& file, const GpuCaps& gpu);
 
 // Throws InputError (naming `file` and the row) when transfer mode meets an unmeasured row, or when
 // a row's gpu does not resolve.

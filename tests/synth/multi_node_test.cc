@@ -3,6 +3,7 @@
 // model makes of it (the slower of the GPU's links and its NIC, GpuSpec::net_gbps).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <sstream>
 #include <string>
 
@@ -83,6 +84,19 @@ TEST(MultiNode, TheNicBoundsACollectiveThatCrossesNodes) {
   EXPECT_THROW(parse_kernel_list("name,class,bytes,net_bytes\nx,communication,100,200\n", "bad.csv",
                                  KernelListOptions{}),
                InputError);
+}
+
+// predict says so when a GPU without a network figure times rows that cross nodes.
+TEST(MultiNode, PredictWarnsWhereTheGpuHasNoNetworkFigure) {
+  const std::string list = ::testing::TempDir() + "/nodes.csv";
+  const auto synth = kcast::testing::run_kcast(
+      "synth llama3-8b --mode train --batch 16 --seq 256 --layers 2 --dp 16 -o '" + list + "'", true);
+  ASSERT_EQ(synth.rc, 0) << synth.out;
+  const auto v100 = kcast::testing::run_kcast("predict --kernels '" + list + "' --gpu V100-SXM2-32GB,H100-SXM", true);
+  EXPECT_EQ(v100.rc, 0) << v100.out;
+  EXPECT_NE(v100.out.find("V100-SXM2-32GB has no net_gbps"), std::string::npos) << v100.out;
+  EXPECT_EQ(v100.out.find("H100-SXM has no net_gbps"), std::string::npos) << v100.out;
+  std::remove(list.c_str());
 }
 
 }  // namespace
