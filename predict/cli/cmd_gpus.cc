@@ -73,6 +73,9 @@ nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
   j["l2_bw_gbps"] = c.l2_bw_gbps;
   j["launch_floor_us"] = c.launch_floor_us;
   j["mem_latency_us"] = c.mem_latency_us;  // the what-if knob mem_latency's baseline
+  // What collectives sustain over the GPU's own links and, between nodes, its NIC (null: no figure).
+  j["link_gbps"] = c.link_gbps > 0 ? nlohmann::json(c.link_gbps) : nlohmann::json();
+  j["net_gbps"] = c.net_gbps > 0 ? nlohmann::json(c.net_gbps) : nlohmann::json();
   nlohmann::json rate = nlohmann::json::object(), clock = nlohmann::json::object();
   for (DType d : kAllDTypes) {
     if (!(c.tensor_tflops[int(d)] > 0)) continue;
@@ -109,6 +112,11 @@ void print_model_view(const nlohmann::json& v) {
               v["measured_source"].get<std::string>().empty() ? "" : "; measured: ",
               v["measured_source"].get<std::string>().c_str());
   std::printf("  DRAM bandwidth from: %s\n", v["dram_bw_from"].get<std::string>().c_str());
+  if (!v["link_gbps"].is_null()) {
+    std::printf("  collectives: GPU-to-GPU link %.0f GB/s", v["link_gbps"].get<double>());
+    if (!v["net_gbps"].is_null()) std::printf(", between nodes (its NIC) %.0f GB/s", v["net_gbps"].get<double>());
+    std::printf(" per direction\n");
+  }
   std::printf("  GEMM rate at boost, TFLOP/s (x clock fraction a long GEMM settles at under the power limit):\n   ");
   for (const auto& [d, r] : v["gemm_tflops_at_boost"].items())
     std::printf(" %s %.4g (x%.2f)", d.c_str(), r.get<double>(), v["dense_math_clock_fraction"][d].get<double>());
