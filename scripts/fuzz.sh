@@ -51,7 +51,7 @@ for f in "$DATA"/*.sql; do
   fi
 done
 seed hf_config_fuzz tests/data/synth/*.json data/synth/*.json
-seed kernel_list_csv_fuzz tests/data/fuzz/*.csv tests/data/predict/*.csv
+seed kernel_list_csv_fuzz tests/data/fuzz/*.csv
 mkdir -p "$CORPUS/detect_format_fuzz"
 for d in "$CORPUS"/*_fuzz; do [ "$d" = "$CORPUS/hf_config_fuzz" ] || cp "$d"/* "$CORPUS/detect_format_fuzz/" 2>/dev/null || true; done
 cp "$DATA"/*.csv "$CORPUS/detect_format_fuzz/"
