@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -96,6 +97,26 @@ TEST(MultiNode, PredictWarnsWhereTheGpuHasNoNetworkFigure) {
   EXPECT_EQ(v100.rc, 0) << v100.out;
   EXPECT_NE(v100.out.find("V100-SXM2-32GB has no net_gbps"), std::string::npos) << v100.out;
   EXPECT_EQ(v100.out.find("H100-SXM has no net_gbps"), std::string::npos) << v100.out;
+  std::remove(list.c_str());
+}
+
+// The walls study tells the NICs from the GPU's own links: doubling the network alone speeds an
+// expert-parallel step across two nodes up, by no more than doubling both.
+TEST(MultiNode, WallsSeparateTheNetwork) {
+  const std::string list = ::testing::TempDir() + "/ep_nodes.csv";
+  const auto synth = kcast::testing::run_kcast(
+      "synth qwen3-30b-a3b --mode train --batch 16 --seq 1024 --layers 2 --dp 16 --ep 16 -o '" + list + "'", true);
+  ASSERT_EQ(synth.rc, 0) << synth.out;
+  const auto r = kcast::testing::run_kcast("whatif --kernels '" + list + "' --gpu H100-SXM --walls --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  double link = 0, net = 0;
+  for (const auto& w : j["walls"]) {
+    if (w["name"] == "link_2x") link = w["speedup"].get<double>();
+    if (w["name"] == "net_2x") net = w["speedup"].get<double>();
+  }
+  EXPECT_GT(net, 1.0);
+  EXPECT_LE(net, link + 1e-12);
   std::remove(list.c_str());
 }
 
