@@ -108,7 +108,9 @@ class TransformerSynth {
     d_ = c.hidden;
     qd_ = c.q_width() / tp_;
     H_ = c.heads / tp_;
-    Hkv_ = c.kv_heads / tp_;
+    // Serving stacks replicate the key/value heads when the tensor-parallel GPUs outnumber them (vLLM:
+    // each GPU holds one; the check below allows it outside training).
+    Hkv_ = c.kv_heads >= tp_ ? c.kv_heads / tp_ : 1;
     hd_ = c.head_dim();
     qkhd_ = vhd_ = hd_;
     od_ = qd_;
@@ -1256,7 +1258,15 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
                        std::to_string(what) + ") of " + cfg.name);
   };
   divides(cfg.heads, "attention heads");
-  divides(cfg.kv_heads, "key/value heads");
+  // More tensor-parallel GPUs than key/value heads: at inference each GPU holds a replica of one (as
+  // vLLM and SGLang serve such models); Megatron-LM's training splits them and needs tp to divide.
+  const bool replicated_kv = opt.tp > cfg.kv_heads && opt.tp % cfg.kv_heads == 0 && opt.mode != Mode::train;
+  if (!replicated_kv && cfg.kv_heads % opt.tp != 0)
+    throw InputError("option '--tp': " + std::to_string(opt.tp) + " does not divide the key/value heads (" +
+                     std::to_string(cfg.kv_heads) + ") of " + cfg.name +
+                     (opt.mode == Mode::train && opt.tp % cfg.kv_heads == 0
+                          ? " (serving replicates them over more GPUs; training splits them)"
+                          : ""));
   if (cfg.experts == 0) divides(cfg.ffn, "MLP size");  // a mixture has no dense MLP
   if (cfg.experts > 0) {
     divides(cfg.expert_ffn, "expert MLP size");
