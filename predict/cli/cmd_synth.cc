@@ -63,7 +63,7 @@ int cmd_synth(int argc, char** argv) {
       "(default 1; 1 + k verifies k draft tokens of speculative decoding)")(
       "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, fp8 or fp4 (transformer inference: FP8 / NVFP4 projections) (default: bf16 for llama models, fp32 otherwise)")(
       "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
-      "optimizer", po::value(&optimizer)->default_value("adam"), "adam, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
+      "optimizer", po::value(&optimizer)->default_value("adam"), "adam, adamw, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
       "head", po::value(&head)->default_value("auto"),
       "auto, lm, classifier, pretraining or none (auto: LM for decoders; BERT: classifier in infer, "
       "pretraining in train)")("no-loss", "train: leave out the loss and its backward")(
@@ -103,7 +103,7 @@ int cmd_synth(int argc, char** argv) {
   if (!parse_options(argc, argv,
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N]\n"
                      "       [--decode-tokens Q] [--kv-cache-dtype DT]\n"
-                     "       [--dtype DT] [--attention eager|flash] [--optimizer adam|sgd|none] [--head H]\n"
+                     "       [--dtype DT] [--attention eager|flash] [--optimizer adam|adamw|sgd|none] [--head H]\n"
                      "       [--no-loss] [--recompute none|selective|full] [--master-weights] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
@@ -151,7 +151,10 @@ int cmd_synth(int argc, char** argv) {
     throw InputError("option '--new-tokens': only with --mode generate");
   o.attention = pick<AttentionImpl>("attention", attention, {{"eager", AttentionImpl::eager}, {"flash", AttentionImpl::flash}});
   o.optimizer = pick<Optimizer>("optimizer", optimizer,
-                                {{"adam", Optimizer::adam}, {"sgd", Optimizer::sgd}, {"none", Optimizer::none}});
+                                {{"adam", Optimizer::adam},
+                                 {"adamw", Optimizer::adamw},
+                                 {"sgd", Optimizer::sgd},
+                                 {"none", Optimizer::none}});
   o.head = pick<HeadKind>("head", head,
                           {{"auto", HeadKind::automatic},
                            {"lm", HeadKind::lm},

@@ -59,7 +59,7 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
                   params + " parameters, weights " + gigabytes(f.weight_bytes);
   if (f.gradient_bytes > 0) s += ", gradients " + gigabytes(f.gradient_bytes);
   if (f.optimizer_bytes > 0)
-    s += std::string(o.master_weights ? o.optimizer == Optimizer::adam ? ", fp32 master weights and Adam state "
+    s += std::string(o.master_weights ? synth::keeps_moments(o.optimizer) ? ", fp32 master weights and Adam state "
                                                                         : ", fp32 master weights "
                                       : ", Adam state ") +
          gigabytes(f.optimizer_bytes);

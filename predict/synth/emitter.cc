@@ -150,8 +150,8 @@ Footprint Tape::footprint(const SynthOptions& o, DType param_dtype, double narro
   f.gradient_bytes = (o.zero >= 2 ? sharded : f.params) * e;
   // Adam's two moments in the weights' dtype, or with fp32 master weights the master copy and both
   // moments in fp32 (SGD without momentum: the master copy alone).
-  const double state = o.master_weights ? 4.0 * (1 + (o.optimizer == Optimizer::adam ? 2 : 0))
-                       : o.optimizer == Optimizer::adam ? 2 * e
+  const double state = o.master_weights ? 4.0 * (1 + (keeps_moments(o.optimizer) ? 2 : 0))
+                       : keeps_moments(o.optimizer) ? 2 * e
                                                         : 0.0;
   f.optimizer_bytes = o.optimizer == Optimizer::none ? 0 : state * (o.zero >= 1 ? sharded : f.params);
   if (o.zero >= 3) {
@@ -341,7 +341,9 @@ std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& nu
   // torch.optim.SGD(foreach=True), no momentum: p.add_(g, alpha=-lr).
   static const Step kSgd[] = {{"aten::_foreach_add_ (param)", 3, 2, 64}};
   std::vector<Kernel> out;
-  const char* name = opt == Optimizer::adam ? "optimizer.adam " : "optimizer.sgd ";
+  const char* name = opt == Optimizer::adam    ? "optimizer.adam "
+                     : opt == Optimizer::adamw ? "optimizer.adamw "
+                                               : "optimizer.sgd ";
   // A multi-tensor launch series over every parameter: `bytes` per parameter read + written.
   auto emit_bytes = [&](const std::string& op, DType kdt, double flops, double bytes, int max_tensors) {
     const double launches = double(multi_tensor_launches(numels, max_tensors));
@@ -354,7 +356,9 @@ std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& nu
   // _foreach_copy_ between the 16-bit tensors and their fp32 copies (two tensors per launch list).
   const double cast_bytes = dtype_bytes(dt) + 4;
   if (master_weights) emit_bytes("aten::_foreach_copy_ (gradients to fp32)", pdt, 0, cast_bytes, 110);
-  if (opt == Optimizer::adam)
+  // torch.optim.AdamW(foreach=True) first decays the parameters, p.mul_(1 - lr * weight_decay).
+  if (opt == Optimizer::adamw) emit({"aten::_foreach_mul_ (decoupled weight decay)", 2, 1, 110});
+  if (keeps_moments(opt))
     for (const auto& s : kAdam) emit(s);
   else
     for (const auto& s : kSgd) emit(s);

@@ -19,7 +19,10 @@ namespace kcast::synth {
 // prompt and the tokens before it (rows prefixed `decode@CTX.`, grouped: generation.h).
 enum class Mode { infer, train, decode, generate };
 enum class AttentionImpl { eager, flash };
-enum class Optimizer { adam, sgd, none };
+// adamw: torch.optim.AdamW, Adam's step after a decoupled weight decay of the parameters.
+enum class Optimizer { adam, adamw, sgd, none };
+// Whether the optimizer keeps Adam's two moments per parameter.
+inline bool keeps_moments(Optimizer o) { return o == Optimizer::adam || o == Optimizer::adamw; }
 // Which output head a transformer carries. `automatic`: decoders get the LM head; encoders (BERT)
 // get the sequence-classification head (pooler + classifier) in inference and the pre-training
 // heads (MLM + next-sentence) in training — what the NeuSight measurements ran.

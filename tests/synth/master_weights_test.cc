@@ -11,6 +11,7 @@
 #include "predict/synth/synth.h"
 #include "tests/input_error_of.h"
 #include "tests/synth/synth_options.h"
+#include "tests/synth/synth_rows.h"
 
 namespace kcast::synth {
 namespace {
@@ -69,6 +70,24 @@ TEST(MasterWeights, TheOptimizerStepsTheFp32Copy) {
   size_t plain_other = 0;
   for (const Kernel& k : plain) plain_other += k.cls != KernelClass::optimizer;
   EXPECT_EQ(other_rows, plain_other);
+}
+
+// torch.optim.AdamW: Adam's passes after a decoupled weight decay (p.mul_: one read, one write per
+// parameter), the same state as Adam.
+TEST(MasterWeights, AdamWDecaysTheWeightsFirst) {
+  auto optimizer_bytes = [](const std::vector<Kernel>& ks) {
+    double b = 0;
+    for (const Kernel& k : ks) b += k.cls == KernelClass::optimizer ? k.count * k.bytes : 0;
+    return b;
+  };
+  SynthOptions o = with_mode(Mode::train, 64, 512);
+  Footprint adam, adamw;
+  const double a = optimizer_bytes(synthesize("llama3-8b", o, &adam));
+  o.optimizer = Optimizer::adamw;
+  const auto ks = synthesize("llama3-8b", o, &adamw);
+  EXPECT_DOUBLE_EQ(optimizer_bytes(ks) - a, 2 * 2 * adam.params);  // bf16
+  EXPECT_DOUBLE_EQ(adamw.optimizer_bytes, adam.optimizer_bytes);
+  EXPECT_NE(testing::find(ks, "optimizer.adamw aten::_foreach_mul_ (decoupled weight decay)"), nullptr);
 }
 
 TEST(MasterWeights, OnlySixteenBitTraining) {
