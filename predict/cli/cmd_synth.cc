@@ -81,6 +81,8 @@ int cmd_synth(int argc, char** argv) {
       "tp", po::value<int64_t>(), "tensor-parallel GPUs (Megatron-LM: heads, MLP and vocabulary split; default 1)")(
       "pp", po::value<int64_t>(), "pipeline stages (layers / pp per GPU; default 1)")(
       "dp", po::value<int64_t>(), "data-parallel replicas: each runs batch / dp, gradients all-reduced (default 1)")(
+      "cp", po::value<int64_t>(), "context-parallel GPUs (Megatron-LM's ring attention: seq / cp tokens of each "
+      "sequence per GPU; --attention flash; default 1)")(
       "ep", po::value<int64_t>(), "expert-parallel GPUs (mixtures of experts: experts / ep per GPU, tokens "
       "exchanged by all-to-all; ep divides dp; default 1)")(
       "virtual-stages", po::value<int64_t>(), "with --pp: layer chunks per pipeline GPU (Megatron-LM's interleaved "
@@ -106,7 +108,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--dtype DT] [--attention eager|flash] [--optimizer adam|adamw|sgd|none] [--head H]\n"
                      "       [--no-loss] [--recompute none|selective|full] [--master-weights] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
-                     "       [--tp N] [--sequence-parallel] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
+                     "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
                      "       [--microbatches M] [--zero Z] [--gpus-per-node G] [-o OUT.csv] [--gpu NAME[,...]]\n"
                      "       [--memory-json OUT.json] [--list]",
                      opts, pos, vm))
@@ -135,7 +137,8 @@ int cmd_synth(int argc, char** argv) {
   o.ffn = positive(vm, "ffn");
   o.vocab = positive(vm, "vocab");
   for (auto [option, degree] : {std::pair{"tp", &o.tp}, std::pair{"pp", &o.pp}, std::pair{"dp", &o.dp},
-                                std::pair{"ep", &o.ep}, std::pair{"microbatches", &o.microbatches},
+                                std::pair{"ep", &o.ep}, std::pair{"cp", &o.cp},
+                                std::pair{"microbatches", &o.microbatches},
                                 std::pair{"virtual-stages", &o.virtual_stages},
                                 std::pair{"gpus-per-node", &o.gpus_per_node}})
     if (vm.count(option)) *degree = positive(vm, option);

@@ -145,7 +145,9 @@ Footprint Tape::footprint(const SynthOptions& o, DType param_dtype, double narro
   if (o.mode != Mode::train) return f;
   // ZeRO: the dense parameters' state is sharded over the dp replicas, the experts' over the dp / ep
   // replicas that hold the same experts.
-  const double dp = double(o.dp), edp = double(o.dp / o.ep);
+  // Context-parallel GPUs hold the same weights: their state is sharded and their gradients reduced
+  // over dp x cp.
+  const double dp = double(o.dp * o.cp), edp = double(o.dp * o.cp / o.ep);
   const double sharded = dense / dp + experts / edp;
   f.gradient_bytes = (o.zero >= 2 ? sharded : f.params) * e;
   // Adam's two moments in the weights' dtype, or with fp32 master weights the master copy and both
@@ -175,7 +177,7 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   if (o.master_weights && dtype_bytes(param_dtype) != 2)
     throw InputError("option '--master-weights': fp32 master copies of 16-bit weights; this step trains in " +
                      std::string(to_string(param_dtype)) + " (give --dtype bf16 or fp16)");
-  const int64_t dp = o.dp, edp = o.dp / o.ep;
+  const int64_t dp = o.dp * o.cp, edp = o.dp * o.cp / o.ep;  // the weights' replicas (context parallel too)
   const bool full_shard = o.mode == Mode::train && o.zero >= 3 && dp > 1;
   // Data-parallel groups: replicas tp ranks apart; the expert replicas holding the same experts tp x ep.
   const double dp_net = ring_net_share(dp, o.tp, o.gpus_per_node);
@@ -254,9 +256,11 @@ void check_parallelism(const SynthOptions& opt) {
   if (opt.zero < 0 || opt.zero > 3) throw InputError("option '--zero': a ZeRO stage, 0 to 3");
   if (opt.zero > 0 && opt.mode != Mode::train)
     throw InputError("option '--zero': shards training state (optimizer, gradients, parameters); use --mode train");
-  if (opt.zero > 0 && opt.dp < 2)
+  if (opt.zero > 0 && opt.dp * opt.cp < 2)
     throw InputError("option '--zero': shards over the data-parallel replicas; give --dp 2 or more");
   if (opt.gpus_per_node < 1) throw InputError("option '--gpus-per-node': must be at least 1");
+  if (opt.cp < 1) throw InputError("option '--cp': must be at least 1");
+  if (opt.cp > 1 && opt.ep > 1) throw InputError("option '--cp': not synthesized with expert parallelism (--ep)");
   if (opt.master_weights && opt.mode != Mode::train)
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
   if (opt.dp % opt.ep != 0)

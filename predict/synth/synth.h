@@ -82,6 +82,10 @@ struct SynthOptions {
   // (Kernel::net_bytes), placed in Megatron-LM's rank order (tensor parallel innermost, then data /
   // expert parallel, then pipeline stages).
   int64_t gpus_per_node = 8;
+  // Context parallelism (Megatron-LM's, ring attention as Transformer Engine runs it): each of `cp`
+  // GPUs holds seq / cp of every sequence's tokens; attention's keys and values pass around the ring;
+  // the weights' gradients are reduced over dp x cp. Fused attention only, no decoding.
+  int64_t cp = 1;
 };
 
 // What one GPU holds for the step, exact for the synthesized model and options: its parameters as

@@ -98,7 +98,7 @@ class TransformerSynth {
     B_ = (o.batch ? o.batch : 1) / (o.dp * o.microbatches);  // one micro-batch of one replica
     // Keys each query attends to; by default the context (one chunk of chunked attention).
     Sk_ = o.seq ? o.seq : c.attention_chunk > 0 ? std::min(c.max_positions, c.attention_chunk) : c.max_positions;
-    S_ = decode_ ? o.decode_tokens : Sk_;    // queries (new tokens) per sequence
+    S_ = decode_ ? o.decode_tokens : Sk_ / o.cp;  // queries (new tokens) per sequence on this GPU
     T_ = double(B_) * double(S_);
     Tn_ = o.sequence_parallel ? T_ / double(o.tp) : T_;
     if (o.sequence_parallel && std::fmod(T_, double(o.tp)) != 0)
@@ -317,7 +317,7 @@ class TransformerSynth {
   void stage_sends(Section& s) {
     s.weights = 0;
     // Neighbouring stages sit tp x dp ranks apart.
-    const double net = stage_boundary_net_share(o_.pp, tp_ * o_.dp, o_.gpus_per_node);
+    const double net = stage_boundary_net_share(o_.pp, tp_ * o_.cp * o_.dp, o_.gpus_per_node);
     s.op(over_network(collective("send_recv nccl:send (pipeline activations)", dt_, T_ * d_ * e_), net),
          {over_network(collective("send_recv nccl:send (pipeline gradients)", dt_, T_ * d_ * e_), net)});
   }
@@ -569,6 +569,17 @@ class TransformerSynth {
         io = kv_e_ == e_ ? (q_elems + o_elems + per_key * double(qkhd_ + vhd_)) * e_
                          : (q_elems + o_elems) * e_ + per_key * double(qkhd_ + vhd_) * kv_e_;
         bwd_io = (2 * q_elems + 2 * o_elems + 2 * (k_elems + v_elems) + o_elems) * e_;
+      }
+      if (o_.cp > 1) {
+        // Ring attention: the other cp - 1 GPUs' K and V chunks pass by, one per step (their attention
+        // FLOPs are above: this GPU's queries against every key); in backward K and V again with their
+        // gradients. Transformer Engine overlaps the steps with the chunks' attention; shown exposed.
+        const double chunk = (k_elems + v_elems) * e_, steps = double(o_.cp - 1);
+        const double net = ring_net_share(o_.cp, tp_, o_.gpus_per_node);
+        s.op(over_network(collective("attn.cp nccl:send_recv (context-parallel K|V ring)", dt_, steps * chunk), net),
+             {over_network(collective("attn.cp nccl:send_recv (context-parallel K|V and dK|dV ring, backward)", dt_,
+                                      2 * steps * chunk),
+                           net)});
       }
       s.op(work("attn.flash aten::_scaled_dot_product_flash_attention", KernelClass::attention, dt_, fl,
                 io + BH * double(S_) * 4),
@@ -1232,6 +1243,14 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
     if (kv != DType::fp8 && kv != DType::fp4 && kv != DType::bf16 && kv != DType::fp16)
       throw InputError("option '--kv-cache-dtype': " + std::string(to_string(kv)) +
                        " is not a KV cache dtype (fp8, fp4, bf16, fp16)");
+  }
+  if (opt.cp > 1) {
+    if (opt.mode == Mode::decode || opt.mode == Mode::generate)
+      throw InputError("option '--cp': context parallelism splits whole sequences (train or infer), not decoding");
+    if (opt.attention != AttentionImpl::flash)
+      throw InputError("option '--cp': ring attention is a fused kernel's; add --attention flash");
+    if (opt.seq <= 0 || opt.seq % opt.cp != 0)
+      throw InputError("option '--cp': give a --seq that splits into " + std::to_string(opt.cp) + " chunks");
   }
   if (opt.decode_tokens != 1 && opt.mode != Mode::decode)
     throw InputError("option '--decode-tokens': only with --mode decode");

@@ -128,6 +128,10 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   synth::SynthOptions nodes = fsdp;  // the same over nodes of 4 GPUs: half of each ring through the NICs
   nodes.gpus_per_node = 4;
   expect_physical(synth::synthesize("llama3-8b", nodes));
+  synth::SynthOptions ring = train;  // context parallelism: ring attention's K|V exchanges
+  ring.dp = 2, ring.ep = 1, ring.cp = 4;
+  ring.attention = synth::AttentionImpl::flash;
+  expect_physical(synth::synthesize("llama3-8b", ring));
   synth::SynthOptions sp = fsdp;  // Megatron sequence parallelism: all-gathers and reduce-scatters
   sp.zero = 0;
   sp.dp = 1;
