@@ -557,8 +557,9 @@ class TransformerSynth {
       // min(i + 1, w) keys: S w - w^2 / 2 pairs per head (S^2 / 2 at w = S, as without).
       const double causal = c_.causal && !decode_ ? 0.5 : 1.0;
       const double w = double(window);
-      const bool windowed = window > 0 && !decode_ && window < S_ && c_.causal;
-      const double attended = windowed ? double(S_) * w - w * w / 2 : SS * causal;
+      // (Under context parallelism each GPU does 1 / cp of the whole sequence's pairs: S_ is its share.)
+      const bool windowed = window > 0 && !decode_ && window < Sk_ && c_.causal;
+      const double attended = windowed ? (double(Sk_) * w - w * w / 2) / double(o_.cp) : SS * causal;
       double fl = 4.0 * BH * attended * double(hd_);
       // Decoding reads K and V from the cache, in its dtype.
       double io = kv_e_ == e_ ? (2 * q_elems + 2 * kv_read) * e_ : 2 * q_elems * e_ + 2 * kv_read * kv_e_;

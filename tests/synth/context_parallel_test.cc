@@ -54,6 +54,18 @@ TEST(ContextParallel, EachGpuDoesItsShareOfTheSequence) {
   EXPECT_NEAR(f2.activation_bytes / f1.activation_bytes, 0.5, 0.01);
 }
 
+// Sliding-window layers: each GPU does 1 / cp of the sequence's windowed pairs (S w - w^2 / 2).
+TEST(ContextParallel, WindowedLayersShareTheirPairs) {
+  SynthOptions o = ring(1);
+  const auto one = synthesize("gemma-3-27b", o);
+  o.cp = 4;
+  const auto four = synthesize("gemma-3-27b", o);
+  const std::string row = "local_layer.attn.flash aten::_scaled_dot_product_flash_attention";
+  ASSERT_NE(find(one, row), nullptr);
+  ASSERT_NE(find(four, row), nullptr);
+  EXPECT_DOUBLE_EQ(find(four, row)->flops, find(one, row)->flops / 4);
+}
+
 TEST(ContextParallel, OnlyWholeSequencesWithFusedAttention) {
   SynthOptions eager = ring(2);
   eager.attention = AttentionImpl::eager;
