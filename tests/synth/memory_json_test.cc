@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
+#include "calibrate/atomic_file.h"
 #include "predict/synth/synth.h"
 #include "tests/predict/predict_fixture.h"
 #include "tests/synth/synth_options.h"
@@ -18,13 +18,6 @@ namespace {
 using kcast::testing::run_kcast;
 using testing::with_mode;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(SynthMemoryJson, CarriesTheFootprintAndEachFit) {
   const std::string json = ::testing::TempDir() + "/memory.json";
   std::remove(json.c_str());
@@ -32,7 +25,7 @@ TEST(SynthMemoryJson, CarriesTheFootprintAndEachFit) {
                            "--gpu H100-SXM,T4 --memory-json '" + json + "' -o /dev/null",
                            true);
   ASSERT_EQ(r.rc, 0) << r.out;
-  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  const nlohmann::json j = nlohmann::json::parse(kcast::read_file(json));
   SynthOptions o = with_mode(Mode::decode, 64, 8192);
   o.attention = AttentionImpl::flash;
   Footprint f;
@@ -62,7 +55,7 @@ TEST(SynthMemoryJson, AnUnwritableReportLeavesTheKernelListAlone) {
       run_kcast("synth llama3-8b --memory-json /no/such/dir/m.json -o '" + list + "'", true);
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("/no/such/dir/m.json"), std::string::npos) << r.out;
-  EXPECT_EQ(slurp(list), "precious\n");
+  EXPECT_EQ(kcast::read_file(list), "precious\n");
   std::remove(list.c_str());
 }
 
