@@ -175,6 +175,7 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
         w.kernels.push_back(inferred ? buckets[size_t(bucket_of[r])].inferred : rows[r]);
       }
       w.uniq.of_row[r] = uint32_t(group_id[g]);
+      w.network_rows += rows[r].net_bytes > 0;
       if (inferred) {
         ++w.inferred_work_rows;
       } else if (lacks_work(rows[r]) && w.source_of_row[r] < 0) {
@@ -224,11 +225,8 @@ std::string unknown_work_warning(const PreparedWorkload& w, const std::string& f
 }
 
 std::string missing_network_warning(const PreparedWorkload& w, const std::string& file, const GpuCaps& gpu) {
-  if (gpu.net_gbps > 0) return "";
-  size_t rows = 0;
-  for (const Kernel& k : *w.rows) rows += k.net_bytes > 0;
-  if (rows == 0) return "";
-  return file + ": " + std::to_string(rows) + " collective rows send bytes between nodes (net_bytes) and " +
+  if (gpu.net_gbps > 0 || w.network_rows == 0) return "";
+  return file + ": " + std::to_string(w.network_rows) + " collective rows send bytes between nodes (net_bytes) and " +
          gpu.name + " has no net_gbps in the GPU database: they are timed on its GPU-to-GPU link alone";
 }
 

@@ -50,6 +50,8 @@ struct PreparedWorkload {
   // Rows predicted without any work (no shape, FLOPs or bytes, and no measurement to infer it from):
   // the model can only put them at the launch floor.
   size_t unknown_work_rows = 0, first_unknown_work_row = 0;
+  // Collective rows that send bytes between nodes (Kernel::net_bytes > 0).
+  size_t network_rows = 0;
 };
 
 // A warning naming `file`, the count and the first such row, or "" when every row has work.

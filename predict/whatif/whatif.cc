@@ -132,9 +132,7 @@ WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const Gp
       r.walls.back().pred = evaluate_target(w, r.gpu, base, predict_unique(w, link));
       // Collectives crossing nodes on a GPU with a network figure: the NICs alone, to tell them
       // from the GPU's own links.
-      const bool crosses =
-          std::any_of(w.kernels.begin(), w.kernels.end(), [](const Kernel& k) { return k.net_bytes > 0; });
-      if (crosses && base.net_gbps > 0) {
+      if (w.network_rows > 0 && base.net_gbps > 0) {
         GpuCaps net = base;
         net.net_gbps *= 2;
         r.walls.push_back({"net_2x", "2x network bandwidth between nodes only (collectives spanning nodes)", {}});
