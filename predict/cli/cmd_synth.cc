@@ -1,7 +1,6 @@
 // `kcast synth MODEL [options]` (CLI.md): the kernel list PyTorch eager launches for one step of a
 // built-in model or a Hugging Face config.json, written as a kcast-csv kernel list.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -31,6 +30,13 @@ E pick(const std::string& option, const std::string& value,
     names += (names.empty() ? "" : ", ") + std::string(name);
   }
   throw InputError("option '--" + option + "': '" + value + "' is not one of " + names);
+}
+
+// The dtype a dtype option names; an unknown name is an error naming the option.
+DType dtype_named(const char* option, const std::string& name) {
+  const std::optional<DType> d = parse_dtype(name);
+  if (!d) throw InputError(std::string("option '--") + option + "': unknown dtype '" + name + "'");
+  return *d;
 }
 
 int64_t positive(const po::variables_map& vm, const char* option) {
@@ -174,16 +180,9 @@ int cmd_synth(int argc, char** argv) {
                                        {"full", Recompute::full}});
   o.recompute = r == Recompute::full;
   o.selective_recompute = r == Recompute::selective;
-  if (vm.count("kv-cache-dtype")) {
-    const std::string kv = vm["kv-cache-dtype"].as<std::string>();
-    o.kv_cache_dtype = parse_dtype(kv);
-    if (!o.kv_cache_dtype) throw InputError("option '--kv-cache-dtype': unknown dtype '" + kv + "'");
-  }
-  if (!dtype.empty()) {
-    auto d = parse_dtype(dtype);
-    if (!d) throw InputError("option '--dtype': unknown dtype '" + dtype + "'");
-    o.dtype = *d;
-  }
+  if (vm.count("kv-cache-dtype"))
+    o.kv_cache_dtype = dtype_named("kv-cache-dtype", vm["kv-cache-dtype"].as<std::string>());
+  if (!dtype.empty()) o.dtype = dtype_named("dtype", dtype);
 
   // Resolved before synthesis, so a misspelt GPU fails before any output is written.
   const std::vector<const GpuSpec*> fit_gpus =

@@ -191,11 +191,11 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   // of the section (count), each on (ranks - 1) / ranks of the bytes.
   auto unit_collective = [&](const Section& s, const std::string& what) {
     if (s.weights <= 0) return;  // parameters another GPU holds (the embedding on a later pipeline stage)
-    const auto units = {std::tuple{&s.params, dp, ""}, std::tuple{&s.expert_params, edp, "expert "}};
-    for (const auto& [numels, ranks, kind] : units) {
+    const auto units = {std::tuple{&s.params, dp, dp_net, ""},
+                        std::tuple{&s.expert_params, edp, edp_net, "expert "}};
+    for (const auto& [numels, ranks, net, kind] : units) {
       const double elems = sum(*numels);
       if (elems <= 0 || ranks <= 1) continue;
-      const double net = ranks == dp ? dp_net : edp_net;
       put(s, over_network(collective("fsdp nccl:" + what + " (" + kind +
                                          (what == "reduce_scatter" ? "gradients)" : "parameters)"),
                                      param_dtype, double(ranks - 1) / double(ranks) * elems * w),

@@ -98,10 +98,10 @@ struct Footprint {
   double optimizer_bytes = 0;  // train: Adam's two moments in the parameter dtype; SGD (no momentum) none
   double kv_cache_bytes = 0;   // decode: K and V of batch x seq tokens, this GPU's layers and KV heads
   // train: what autograd keeps from one micro-batch's forward for its backward (an estimate:
-  // transformer_synth.cc, activation memory); 0 where not estimated (the ResNets).
+  // activation_memory.h); 0 where not estimated (the ResNets).
   double activation_bytes = 0;
   // Inference: activation_bytes is instead the peak one layer's forward holds at once (freed as it
-  // goes; transformer_synth.cc, transient memory).
+  // goes; activation_memory.h).
   bool activations_transient = false;
   // The sequences of one micro-batch of one replica (transformers; 0 where not estimated): the KV cache
   // and the activations are proportional to them, the rest is not.

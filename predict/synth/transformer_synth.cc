@@ -291,6 +291,9 @@ class TransformerSynth {
          {over_network(collective(name + " nccl:all_to_all (expert parallel, backward)", dt_, bytes), net)});
   }
 
+  // The share of a tensor-parallel collective's bytes that leaves the node (adjacent ranks).
+  double tp_net_share() const { return ring_net_share(tp_, 1, o_.gpus_per_node); }
+
   // The all-reduce of a [tokens, hidden] activation (or its gradient) over the tensor-parallel group.
   // `forward`: the all-reduce of a row-parallel output (forward); else of a column-parallel input's
   // gradient (backward). Under sequence parallelism a region's input is all-gathered (forward; its
@@ -298,7 +301,7 @@ class TransformerSynth {
   // keeping only its shard) and its output reduce-scattered (its gradient all-gathered).
   void tp_all_reduce(Section& s, const std::string& name, bool forward) {
     if (tp_ <= 1) return;
-    const double net = ring_net_share(tp_, 1, o_.gpus_per_node);
+    const double net = tp_net_share();
     if (!o_.sequence_parallel) {
       Kernel k = over_network(all_reduce(name + " nccl:all_reduce (tensor parallel)", dt_, T_ * d_, tp_), net);
       if (forward) s.op(std::move(k));
@@ -316,7 +319,7 @@ class TransformerSynth {
   // One stage boundary crossed by a micro-batch: its activations forward, their gradient back.
   void stage_sends(Section& s) {
     s.weights = 0;
-    // Neighbouring stages sit tp x dp ranks apart.
+    // Neighbouring stages sit tp x cp x dp ranks apart.
     const double net = stage_boundary_net_share(o_.pp, tp_ * o_.cp * o_.dp, o_.gpus_per_node);
     s.op(over_network(collective("send_recv nccl:send (pipeline activations)", dt_, T_ * d_ * e_), net),
          {over_network(collective("send_recv nccl:send (pipeline gradients)", dt_, T_ * d_ * e_), net)});
@@ -562,13 +565,12 @@ class TransformerSynth {
       const double attended = windowed ? (double(Sk_) * w - w * w / 2) / double(o_.cp) : SS * causal;
       double fl = 4.0 * BH * attended * double(hd_);
       // Decoding reads K and V from the cache, in its dtype.
-      double io = kv_e_ == e_ ? (2 * q_elems + 2 * kv_read) * e_ : 2 * q_elems * e_ + 2 * kv_read * kv_e_;
+      double io = 2 * q_elems * e_ + 2 * kv_read * kv_e_;
       double bwd_io = (3 * q_elems + 2 * kv_elems + q_elems + 2 * kv_elems) * e_;
       if (mla) {  // q.k and p.v over different head widths; K and V read from the cache when decoding
         const double per_key = double(B_) * double(Sk) * double(H_);
         fl = 2.0 * BH * attended * double(qkhd_ + vhd_);
-        io = kv_e_ == e_ ? (q_elems + o_elems + per_key * double(qkhd_ + vhd_)) * e_
-                         : (q_elems + o_elems) * e_ + per_key * double(qkhd_ + vhd_) * kv_e_;
+        io = (q_elems + o_elems) * e_ + per_key * double(qkhd_ + vhd_) * kv_e_;
         bwd_io = (2 * q_elems + 2 * o_elems + 2 * (k_elems + v_elems) + o_elems) * e_;
       }
       if (o_.cp > 1) {
@@ -739,9 +741,7 @@ class TransformerSynth {
     const double keys = double(B_) * double(Sk);
     const double flops = 2.0 * T_ * double(H_) * double(Sk) * double(lat + kvl);
     s.op(work("attn.mla_decode (latent cache)", KernelClass::attention, dt_, flops,
-              (kv_e_ == e_ ? (keys * double(lat) + q_elems + o_elems) * e_
-                           : keys * double(lat) * kv_e_ + (q_elems + o_elems) * e_) +
-                  T_ * double(H_) * 4));
+              keys * double(lat) * kv_e_ + (q_elems + o_elems) * e_ + T_ * double(H_) * 4));
     s.op(gemm("attn.absorb_v aten::bmm (o_latent x W_UV)", dt_, H_, tokens, vhd_, kvl));
     linear(s, "attn.out_proj", T_, od_, d_, c_.bias);
     tp_all_reduce(s, "attn.out_proj", true);
@@ -1193,7 +1193,7 @@ class TransformerSynth {
     if (vocab_parallel)
       s.op(times(over_network(all_reduce(name + " nccl:all_reduce (vocab-parallel max|target|sum)", DType::fp32, rows,
                                          tp_),
-                              ring_net_share(tp_, 1, o_.gpus_per_node)),
+                              tp_net_share()),
                  3));
     const bool cast = e_ != 4;
     if (cast)  // logits.float()
