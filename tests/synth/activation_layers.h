@@ -22,6 +22,16 @@ inline TransformerConfig gpt_with_fused_gelu() {
   return c;
 }
 
+// The paper's setting: 16-bit training, 4 sequences of 2048 tokens.
+inline SynthOptions gpt_training() {
+  SynthOptions o;
+  o.mode = Mode::train;
+  o.batch = 4;
+  o.seq = 2048;
+  o.dtype = DType::fp16;
+  return o;
+}
+
 inline double one_layer(const TransformerConfig& cfg, SynthOptions o) {
   Footprint two, one;
   o.layers = 2;

@@ -18,16 +18,10 @@
 namespace kcast::synth {
 namespace {
 
+using testing::gpt_training;
 using testing::gpt_with_fused_gelu;
 using testing::one_layer;
 using testing::with_mode;
-
-// The paper's setting: 16-bit training, 4 sequences of 2048 tokens.
-SynthOptions gpt_training() {
-  SynthOptions o = with_mode(Mode::train, 4, 2048);
-  o.dtype = DType::fp16;
-  return o;
-}
 
 TEST(ActivationMemory, GptLayerIsKorthikantisCount) {
   const TransformerConfig gpt = gpt_with_fused_gelu();

@@ -15,13 +15,13 @@
 namespace kcast::synth {
 namespace {
 
+using testing::gpt_training;
 using testing::gpt_with_fused_gelu;
 using testing::one_layer;
 using testing::with_mode;
 
 SynthOptions selective_training() {
-  SynthOptions o = with_mode(Mode::train, 4, 2048);
-  o.dtype = DType::fp16;
+  SynthOptions o = gpt_training();
   o.selective_recompute = true;
   return o;
 }
