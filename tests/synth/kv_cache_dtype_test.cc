@@ -28,11 +28,7 @@ SynthOptions serving(std::optional<DType> kv, Mode mode = Mode::decode) {
 TEST(KvCacheDtype, TheModelsOwnDtypeChangesNothing) {
   const auto plain = synthesize("llama3-8b", serving(std::nullopt));
   const auto same = synthesize("llama3-8b", serving(DType::bf16));
-  ASSERT_EQ(plain.size(), same.size());
-  for (size_t i = 0; i < plain.size(); ++i) {
-    EXPECT_EQ(plain[i].name, same[i].name);
-    EXPECT_EQ(plain[i].bytes, same[i].bytes) << plain[i].name;
-  }
+  testing::expect_same_rows(plain, same);
 }
 
 // Llama 3 8B, 8 sequences at 4096 keys: the cache holds 32 layers x 2 (K, V) x 8 x 4096 x 8 heads x

@@ -27,12 +27,7 @@ SynthOptions verify(int64_t q, AttentionImpl a = AttentionImpl::flash) {
 TEST(SpeculativeDecode, OneTokenIsPlainDecoding) {
   const auto plain = synthesize("llama3-8b", with_mode(Mode::decode, 4, 1024));
   const auto one = synthesize("llama3-8b", verify(1, AttentionImpl::eager));
-  ASSERT_EQ(plain.size(), one.size());
-  for (size_t i = 0; i < plain.size(); ++i) {
-    EXPECT_EQ(plain[i].name, one[i].name);
-    EXPECT_EQ(plain[i].flops, one[i].flops) << plain[i].name;
-    EXPECT_EQ(plain[i].bytes, one[i].bytes) << plain[i].name;
-  }
+  testing::expect_same_rows(plain, one);
 }
 
 TEST(SpeculativeDecode, VerifyingDraftsMultipliesRowsNotTheCacheRead) {

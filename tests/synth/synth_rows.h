@@ -1,6 +1,8 @@
-// Helpers of the synth tests: a synthesized row by name, a temporary file to hand the config
-// readers (removed by the caller), and a config of the zoo (data/synth/) by model name.
+// Helpers of the synth tests: a synthesized row by name, two lists compared row for row, a temporary
+// file to hand the config readers (removed by the caller), and a config of the zoo (data/synth/) by
+// model name.
 #pragma once
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -25,6 +27,17 @@ inline double bus_bytes(const std::vector<Kernel>& ks, const std::string& part) 
   for (const auto& k : ks)
     if (k.name.find(part) != std::string::npos) b += k.count * k.bytes;
   return b;
+}
+
+// Two kernel lists row for row the same: names, work and counts.
+inline void expect_same_rows(const std::vector<Kernel>& a, const std::vector<Kernel>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(a[i].flops, b[i].flops) << a[i].name;
+    EXPECT_EQ(a[i].bytes, b[i].bytes) << a[i].name;
+    EXPECT_EQ(a[i].count, b[i].count) << a[i].name;
+  }
 }
 
 inline std::string write_temp(const std::string& name, const std::string& text) {
