@@ -9,10 +9,12 @@
 #include "calibrate/gpu_database_csv.h"
 #include "calibrate/kernel_list_csv.h"
 #include "calibrate/atomic_file.h"
+#include "calibrate/model_file.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
 #include "predict/cli/synth_memory_report.h"
+#include "predict/cli/synth_time_report.h"
 #include "predict/synth/synth.h"
 
 namespace kcast::cli {
@@ -53,7 +55,7 @@ int64_t positive(const po::variables_map& vm, const char* option) {
 int cmd_synth(int argc, char** argv) {
   po::options_description opts("kcast synth options");
   std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out, gpus,
-      recompute = "none", memory_json;
+      recompute = "none", memory_json, cost_model_file;
   opts.add_options()("model", po::value(&model), "a built-in or zoo model's name (positional; see --list)")(
       "list", "list the built-in and zoo models")("batch", po::value<int64_t>(), "batch size (default 1)")(
       "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
@@ -103,7 +105,12 @@ int cmd_synth(int argc, char** argv) {
       "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
       "accumulation; default 1)")(
       "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout")(
-      "gpu", po::value(&gpus), "also say whether the step's memory fits on these GPUs: NAME[,NAME...]")(
+      "gpu", po::value(&gpus), "also say whether the step's memory fits on these GPUs and predict its time there "
+      "(as 'kcast predict --mode absolute' predicts the list; with tokens/s, MFU, a generation's time to first "
+      "and per output token, a decode's MBU): NAME[,NAME...]")(
+      "cost-model", po::value(&cost_model_file),
+      "with --gpu: the model.json to predict with (default: the shipped model)")(
+      "cuda-graph", "with --gpu: predict the step replayed as CUDA graphs (as serving stacks replay decode steps)")(
       "memory-json", po::value(&memory_json), "also write the memory report (and each --gpu's fit) as JSON here");
   po::positional_options_description pos;
   pos.add("model", 1);
@@ -116,7 +123,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
                      "       [--microbatches M] [--zero Z] [--gpus-per-node G] [-o OUT.csv] [--gpu NAME[,...]]\n"
-                     "       [--memory-json OUT.json] [--list]",
+                     "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -184,22 +191,35 @@ int cmd_synth(int argc, char** argv) {
     o.kv_cache_dtype = dtype_named("kv-cache-dtype", vm["kv-cache-dtype"].as<std::string>());
   if (!dtype.empty()) o.dtype = dtype_named("dtype", dtype);
 
-  // Resolved before synthesis, so a misspelt GPU fails before any output is written.
+  const bool cuda_graph = vm.count("cuda-graph") > 0;
+  if ((cuda_graph || !cost_model_file.empty()) && gpus.empty())
+    throw InputError(std::string("option '--") + (cuda_graph ? "cuda-graph" : "cost-model") +
+                     "': only with --gpu, whose predictions it sets");
+  // Resolved before synthesis, so a misspelt GPU or a bad model fails before any output is written.
+  const GpuDatabase& db = default_gpu_database();
   const std::vector<const GpuSpec*> fit_gpus =
-      gpus.empty() ? std::vector<const GpuSpec*>{} : resolve_gpu_list(default_gpu_database(), gpus);
+      gpus.empty() ? std::vector<const GpuSpec*>{} : resolve_gpu_list(db, gpus);
+  std::optional<LoadedModel> lm;
+  if (!fit_gpus.empty()) lm = model_or_default(cost_model_file);
   Footprint fp;
   const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o, &fp) : synthesize_config_file(config, o, &fp);
   std::vector<MemoryFit> fits;
   for (const GpuSpec* g : fit_gpus) fits.push_back(memory_fit(fp, *g));
+  const std::vector<SynthTiming> times =
+      fit_gpus.empty() ? std::vector<SynthTiming>{} : time_synth_step(kernels, fp, o, fit_gpus, *lm, db, cuda_graph);
   // The report before the list: a report that cannot be written fails the run before -o is replaced.
-  if (!memory_json.empty())
-    write_file_atomically(memory_json, [&](std::ostream& os) { write_memory_json(os, fp, o, fits); });
+  if (!memory_json.empty()) {
+    nlohmann::json j = memory_json_of(fp, o, fits);
+    for (size_t i = 0; i < times.size(); ++i) j["gpus"][i]["predicted"] = timing_json(times[i]);
+    write_file_atomically(memory_json, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+  }
   if (out.empty()) write_kernel_list(kernels, std::cout);
   else write_kernel_list_file(kernels, out);
   for (const std::string& note : fp.notes)
     std::cerr << "kcast synth: " << (config.empty() ? model : config) << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";
-  for (const MemoryFit& fit : fits) std::cerr << fit_line(fp, o, fit) << "\n";
+  for (size_t i = 0; i < fits.size(); ++i)
+    std::cerr << fit_line(fp, o, fits[i]) << "\n" << timing_line(times[i], o, cuda_graph) << "\n";
   return 0;
 }
 

@@ -100,8 +100,7 @@ std::string fit_line(const Footprint& f, const SynthOptions& o, const MemoryFit&
   return s + buf;
 }
 
-void write_memory_json(std::ostream& out, const Footprint& f, const SynthOptions& o,
-                       const std::vector<MemoryFit>& fits) {
+nlohmann::json memory_json_of(const Footprint& f, const SynthOptions& o, const std::vector<MemoryFit>& fits) {
   nlohmann::json j;
   j["params"] = f.params;
   j["weight_bytes"] = f.weight_bytes;
@@ -110,7 +109,9 @@ void write_memory_json(std::ostream& out, const Footprint& f, const SynthOptions
   j["master_weights"] = o.master_weights;
   j["kv_cache_bytes"] = f.kv_cache_bytes;
   j["activation_bytes"] = f.activation_bytes;
-  j["activations"] = f.activation_bytes > 0 ? (f.activations_transient ? "peak" : "kept") : nullptr;
+  // A json null where nothing is estimated (the ResNets): a null char* would not be one.
+  j["activations"] =
+      f.activation_bytes > 0 ? nlohmann::json(f.activations_transient ? "peak" : "kept") : nlohmann::json();
   j["loss_transient_bytes"] = f.loss_transient_bytes;
   j["first_stage_activation_bytes"] = f.first_stage_activation_bytes;
   j["first_stage_microbatches"] = f.first_stage_microbatches;
@@ -134,7 +135,7 @@ void write_memory_json(std::ostream& out, const Footprint& f, const SynthOptions
     gpus.push_back(std::move(g));
   }
   j["gpus"] = std::move(gpus);
-  out << j.dump(2) << "\n";
+  return j;
 }
 
 }  // namespace kcast::cli

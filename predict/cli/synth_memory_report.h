@@ -2,9 +2,10 @@
 // fits each `--gpu`, and the largest batch that would; rendered as the stderr lines and, with
 // `--memory-json`, as JSON, both from the same values.
 #pragma once
-#include <iosfwd>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "model/gpu_spec.h"
 #include "predict/synth/synth.h"
@@ -33,8 +34,8 @@ MemoryFit memory_fit(const synth::Footprint& f, const GpuSpec& g);
 std::string footprint_line(const synth::Footprint& f, const synth::SynthOptions& o);
 std::string fit_line(const synth::Footprint& f, const synth::SynthOptions& o, const MemoryFit& fit);
 
-// The same as one JSON object (docs/CLI-EXTENSIONS.md, `synth --memory-json`).
-void write_memory_json(std::ostream& out, const synth::Footprint& f, const synth::SynthOptions& o,
-                       const std::vector<MemoryFit>& fits);
+// The same as one JSON object (docs/CLI-EXTENSIONS.md, `synth --memory-json`): `gpus` in `fits` order.
+nlohmann::json memory_json_of(const synth::Footprint& f, const synth::SynthOptions& o,
+                              const std::vector<MemoryFit>& fits);
 
 }  // namespace kcast::cli

@@ -38,6 +38,7 @@ std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOpti
   if (fp) {
     o.seq = opt.seq + n;
     step(o, fp);
+    fp->step_tokens *= double(n);  // one token per sequence and decode step
     // The prompt's forward holds far more at once than a decode step (every token's scores and logits).
     fp->activation_bytes = std::max(fp->activation_bytes, prefill.activation_bytes);
     fp->notes.push_back("generation: the prompt of " + std::to_string(opt.seq) + " tokens (rows prefill.), then " +

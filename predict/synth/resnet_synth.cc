@@ -69,7 +69,12 @@ class ResNetSynth {
     return tape_.assemble(o_, dt_);
   }
 
-  Footprint footprint() const { return tape_.footprint(o_, dt_, 0, dt_); }
+  Footprint footprint() const {
+    Footprint f = tape_.footprint(o_, dt_, 0, dt_);
+    f.step_tokens = double(N_) * double(o_.dp);
+    f.step_unit = "images";
+    return f;
+  }
 
  private:
   const ResNetConfig& cfg_;

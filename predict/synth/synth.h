@@ -114,6 +114,11 @@ struct Footprint {
   // large vocabulary (the fp32 gradients of the log-probabilities and of the logits); on the last
   // pipeline stage only.
   double loss_transient_bytes = 0;
+  // What the whole run (every replica) processes in one step, for its rates: tokens (`step_unit`;
+  // ResNets: images). Training and prefill: batch x seq; decoding: batch x the tokens each sequence
+  // runs (speculative verification counts every draft); a generation: batch x new tokens.
+  double step_tokens = 0;
+  std::string step_unit = "tokens";
   double total_bytes() const {
     return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes + loss_transient_bytes;
   }

@@ -226,6 +226,7 @@ class TransformerSynth {
     const double cached_keys = (stage_layers() - local) * double(Sk_) + local * double(c_.sliding_window);
     if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * kv_e_;
     f.batch_sequences = double(B_);
+    f.step_tokens = double(B_) * double(o_.microbatches) * double(o_.dp) * double(decode_ ? S_ : Sk_);
     f.weight_bytes += absorbed_copy_bytes_;
     const ActivationMemory activations(c_, o_, shape());
     if (!train_) {

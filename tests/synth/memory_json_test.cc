@@ -48,6 +48,17 @@ TEST(SynthMemoryJson, CarriesTheFootprintAndEachFit) {
   std::remove(json.c_str());
 }
 
+TEST(SynthMemoryJson, AResNetHasNoActivationEstimate) {
+  // Nothing estimated is a JSON null, not a crash.
+  const std::string json = ::testing::TempDir() + "/resnet_memory.json";
+  const auto r = run_kcast("synth resnet50 --mode train --batch 32 --memory-json '" + json + "' -o /dev/null", true);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(kcast::read_file(json));
+  EXPECT_TRUE(j["activations"].is_null());
+  EXPECT_GT(j["weight_bytes"].get<double>(), 0);
+  std::remove(json.c_str());
+}
+
 TEST(SynthMemoryJson, AnUnwritableReportLeavesTheKernelListAlone) {
   const std::string list = ::testing::TempDir() + "/kept.csv";
   std::ofstream(list) << "precious\n";

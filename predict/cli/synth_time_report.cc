@@ -1,0 +1,187 @@
+#include "predict/cli/synth_time_report.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "calibrate/classifier_rules.h"
+#include "calibrate/kernel_list_csv.h"
+
+#include "predict/e2e/predictor.h"
+#include "predict/report/text_util.h"
+
+namespace kcast::cli {
+
+namespace {
+
+using synth::Footprint;
+using synth::Mode;
+using synth::SynthOptions;
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+bool ends_with(const std::string& s, const std::string& e) {
+  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+bool matrix_class(KernelClass c) {
+  return c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention;
+}
+
+// Which rows a rate covers: a generation's prefill (MFU) or decode steps (MBU), else every row.
+enum class Part { all, prefill, decode };
+bool in_part(const Kernel& k, Part p) {
+  if (p == Part::prefill) return starts_with(k.name, "prefill.");
+  if (p == Part::decode) return starts_with(k.name, "decode@");
+  return true;
+}
+
+// The matrix FLOPs of a part, none of them re-run by recomputation, and the dtype carrying most.
+struct MatrixWork {
+  double flops = 0;
+  DType dtype = DType::fp32;
+};
+MatrixWork matrix_work(const PreparedWorkload& w, Part part) {
+  PerDType<double> by{};
+  for (size_t r = 0; r < w.rows->size(); ++r) {
+    const Kernel& row = (*w.rows)[r];
+    const Kernel& k = w.kernels[w.uniq.of_row[r]];
+    if (!matrix_class(k.cls) || !known(k.flops) || !in_part(row, part) || ends_with(row.name, " (recompute)"))
+      continue;
+    by[int(k.dtype)] += row.count * k.flops;
+  }
+  MatrixWork m;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    m.flops += by[i];
+    if (by[i] > by[int(m.dtype)]) m.dtype = DType(i);
+  }
+  return m;
+}
+
+double part_bytes(const PreparedWorkload& w, Part part) {
+  double b = 0;
+  for (size_t r = 0; r < w.rows->size(); ++r) {
+    const Kernel& k = w.kernels[w.uniq.of_row[r]];
+    if (in_part((*w.rows)[r], part) && known(k.bytes)) b += (*w.rows)[r].count * k.bytes;
+  }
+  return b;
+}
+
+double part_us(const PreparedWorkload& w, const GpuPrediction& p, Part part) {
+  double us = 0;
+  for (size_t r = 0; r < w.rows->size(); ++r)
+    if (in_part((*w.rows)[r], part)) us += (*w.rows)[r].count * p.row_us[r];
+  return us;
+}
+
+std::string percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", v * 100);
+  return buf;
+}
+
+// "12,345" style, whole units, so a rate reads at a glance.
+std::string grouped(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  std::string s = buf, out;
+  const size_t lead = s.size() % 3 == 0 ? 3 : s.size() % 3;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && i >= lead && (i - lead) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized, const Footprint& fp,
+                                         const SynthOptions& o, const std::vector<const GpuSpec*>& gpus,
+                                         const LoadedModel& model, const GpuDatabase& db, bool cuda_graph) {
+  // Through the kernel-list text, as predict reads the written file: the reader derives what names
+  // tell the model (a fused attention kernel's instruction set, an SGEMM's tile), and its numbers are
+  // the written digits, so the step is predict's to the last bit.
+  std::ostringstream text;
+  write_kernel_list(synthesized, text);
+  const std::vector<Kernel> rows =
+      parse_kernel_list(text.str(), "<synth>", KernelListOptions{&db, &default_classifier()});
+  E2eOptions eo;
+  eo.mode = PredictMode::absolute;
+  eo.cuda_graph = cuda_graph;
+  eo.keep_rows = true;
+  const PreparedWorkload w = prepare_workload(rows, model, db, eo, "<synth>");
+  std::vector<Target> targets;
+  for (const GpuSpec* g : gpus) targets.push_back({g->name, model.caps_for(*g)});
+  const std::vector<GpuPrediction> preds = predict_targets(w, targets);
+
+  const bool generate = o.mode == Mode::generate, decode = o.mode == Mode::decode;
+  const MatrixWork matrix = matrix_work(w, generate ? Part::prefill : Part::all);
+  const Part decode_part = generate ? Part::decode : Part::all;
+  const double decode_bytes = generate || decode ? part_bytes(w, decode_part) : 0;
+  std::vector<SynthTiming> out;
+  for (size_t i = 0; i < preds.size(); ++i) {
+    const GpuPrediction& p = preds[i];
+    const GpuSpec& g = *gpus[i];
+    SynthTiming t;
+    t.gpu = p.gpu;
+    t.step_us = p.step_us;
+    t.unit = fp.step_unit;
+    t.gpus = o.tp * o.pp * o.dp * o.cp;
+    if (p.step_us > 0) t.tokens_per_s = fp.step_tokens / (p.step_us * 1e-6);
+    if (generate) {
+      t.prefill_us = part_us(w, p, Part::prefill);
+      t.decode_step_us = part_us(w, p, Part::decode) / double(o.new_tokens);
+    }
+    if (decode) t.decode_step_us = p.step_us;
+    if (!decode && matrix.flops > 0) {
+      const double us = generate ? t.prefill_us : p.step_us;
+      const double peak = g.gemm_peak_tflops(matrix.dtype);
+      if (known(peak) && peak > 0 && us > 0) {
+        t.mfu = matrix.flops / (us * 1e-6) / (peak * 1e12);
+        t.mfu_dtype = std::string(to_string(matrix.dtype));
+      }
+    }
+    if ((generate || decode) && known(g.dram_bw_gbps) && g.dram_bw_gbps > 0) {
+      const double us = generate ? part_us(w, p, Part::decode) : p.step_us;
+      if (us > 0) t.mbu = decode_bytes / (us * 1e-6) / (g.dram_bw_gbps * 1e9);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string timing_line(const SynthTiming& t, const SynthOptions& o, bool cuda_graph) {
+  using report::human_time;
+  std::string s = "kcast synth: " + t.gpu + ": predicted " + (o.mode == Mode::generate ? "generation " : "step ") +
+                  human_time(t.step_us) + " (absolute" + (cuda_graph ? ", CUDA graphs" : ", eager launches") + ")";
+  if (o.mode == Mode::generate)
+    s += ": time to first token " + human_time(t.prefill_us) + ", per output token " + human_time(t.decode_step_us);
+  s += std::string(o.mode == Mode::generate ? ", " : ": ") + grouped(t.tokens_per_s) + " " + t.unit + "/s";
+  if (t.gpus > 1) s += " over " + std::to_string(t.gpus) + " GPUs (" + grouped(t.tokens_per_s / double(t.gpus)) +
+                       " per GPU)";
+  if (o.mode == Mode::generate) s += " generated";
+  // Every draft counts: what a step yields is these times the drafts' acceptance.
+  if (o.decode_tokens > 1) s += " verified";
+  if (known(t.mfu))
+    s += ", MFU " + percent(t.mfu) + " of the " + t.mfu_dtype + " dense peak" +
+         (o.mode == Mode::generate ? " while prefilling" : "");
+  if (known(t.mbu)) s += ", MBU " + percent(t.mbu) + " of the datasheet bandwidth" +
+                         (o.mode == Mode::generate ? " while decoding" : "");
+  return s;
+}
+
+nlohmann::json timing_json(const SynthTiming& t) {
+  auto num = [](double v) { return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  nlohmann::json j;
+  j["step_us"] = t.step_us;
+  j["time_to_first_token_us"] = num(t.prefill_us);
+  j["time_per_output_token_us"] = num(t.decode_step_us);
+  j["tokens_per_s"] = t.tokens_per_s;
+  j["unit"] = t.unit;
+  j["gpus"] = t.gpus;
+  j["tokens_per_s_per_gpu"] = t.tokens_per_s / double(t.gpus);
+  j["mfu"] = num(t.mfu);
+  j["mfu_dtype"] = t.mfu_dtype.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.mfu_dtype);
+  j["mbu"] = num(t.mbu);
+  return j;
+}
+
+}  // namespace kcast::cli

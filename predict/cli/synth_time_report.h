@@ -1,0 +1,48 @@
+// `kcast synth --gpu`'s predicted time: the list synth writes, predicted on each GPU exactly as
+// `kcast predict --mode absolute` predicts the written file (the same predictor and model, so the
+// step equals predict's), and the rates a run is sized by, which a kernel list alone cannot give
+// because they need the step's tokens (synth::Footprint::step_tokens):
+//   * tokens (ResNets: images) per second, over the whole run and per GPU;
+//   * a generation's time to first token (its prefill rows) and time per output token (the mean
+//     decode step);
+//   * model FLOPs utilization (MFU): the list's matrix FLOPs (GEMMs, convolutions, attention; rows
+//     re-run by activation recomputation left out, as PaLM's MFU leaves them out) over the step,
+//     against the datasheet's dense peak for the dtype carrying most of them; for a generation, the
+//     prefill's;
+//   * while decoding, memory-bandwidth utilization (MBU): the decode rows' DRAM bytes (weights, KV
+//     cache reads, activations) over the decode time, against the datasheet bandwidth.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/model_file.h"
+#include "model/gpu_database.h"
+#include "predict/synth/synth.h"
+
+namespace kcast::cli {
+
+struct SynthTiming {
+  std::string gpu;
+  double step_us = 0;                // the whole list (a generation: prefill and every decode step)
+  double prefill_us = kUnknown;      // generate: its prefill. rows
+  double decode_step_us = kUnknown;  // decode: the step; generate: the mean decode step
+  double tokens_per_s = 0;           // Footprint::step_tokens over step_us, every GPU of the run together
+  std::string unit = "tokens";       // Footprint::step_unit
+  int64_t gpus = 1;                  // tp x pp x dp x cp
+  double mfu = kUnknown;             // train, infer, a generation's prefill
+  std::string mfu_dtype;
+  double mbu = kUnknown;  // decode, a generation's decode steps; unknown without a datasheet bandwidth
+};
+
+// `synthesized`: the list synth writes for `o` (with its Footprint `fp`).
+std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized, const synth::Footprint& fp,
+                                         const synth::SynthOptions& o, const std::vector<const GpuSpec*>& gpus,
+                                         const LoadedModel& model, const GpuDatabase& db, bool cuda_graph);
+
+// One GPU's stderr line (without a trailing newline), and the same as a JSON object.
+std::string timing_line(const SynthTiming& t, const synth::SynthOptions& o, bool cuda_graph);
+nlohmann::json timing_json(const SynthTiming& t);
+
+}  // namespace kcast::cli
