@@ -83,6 +83,8 @@ int cmd_validate(int argc, char** argv) {
   std::vector<std::string> held;
   for (const auto& h : holdout) held.push_back(db.resolve(h).name);
   const MeasuredSet all = read_measurements(files, db);
+  // Nothing to score is an error, not an empty table a script would read as "no error".
+  if (all.rows.empty()) throw InputError("validate: no measured rows (need 'gpu' and 'duration_us')");
   std::cerr << without_work_note(all, "validate");
   LoadedModel model = model_or_default(model_path);
 

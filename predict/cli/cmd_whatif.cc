@@ -61,12 +61,15 @@ int cmd_whatif(int argc, char** argv) {
   try {
     spec = &db.resolve(gpu);
   } catch (const InputError& e) {
+    if (gpu.find(',') != std::string::npos)
+      throw InputError("option '--gpu': whatif studies one GPU at a time (got '" + gpu + "'); run it once per GPU");
     throw InputError(std::string("option '--gpu': ") + e.what());
   }
   const LoadedModel lm = model_or_default(model);
   const GpuCaps base = lm.caps_for(*spec);
   apply_changes(base, ws.changes);  // reject bad knob values before reading the kernel list
   const std::vector<Kernel> rows = read_kernel_list(kernels, KernelListOptions{&db, &default_classifier()});
+  require_kernel_rows(rows, kernels);
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
   if (const std::string warn = unknown_work_warning(w, kernels); !warn.empty())
     std::cerr << "kcast whatif: warning: " << warn << "\n";

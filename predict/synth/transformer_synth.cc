@@ -1264,7 +1264,7 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.mode == Mode::generate)  // a sequence of steps: synthesize_generation() builds it from infer and decode
     throw InputError("option '--mode': generate is synthesized through synthesize() / synthesize_config_file()");
   if (opt.mode == Mode::decode && cfg.family == Family::bert)
-    throw InputError("option '--mode': decode generates tokens with a decoder; " + cfg.name + " is an encoder");
+    throw InputError("option '--mode': decode and generate produce tokens with a decoder; " + cfg.name + " is an encoder");
   if (cfg.family != Family::bert && (opt.head == HeadKind::classifier || opt.head == HeadKind::pretraining))
     throw InputError("option '--head': the classifier and pretraining heads are for encoder (BERT) models");
   if (cfg.family == Family::bert && opt.head == HeadKind::lm)

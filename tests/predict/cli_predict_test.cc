@@ -238,6 +238,29 @@ TEST(PredictCli, BadOptionsExitTwoWithAMessage) {
   }
 }
 
+TEST(PredictCli, AListWithoutRowsIsAnErrorNotAZero) {
+  // A header and nothing else predicts nothing: saying
+  // "0 us" would be a silently wrong number; neither is an unmeasured list something to validate.
+  const std::string empty = temp_path("header_only.csv");
+  std::ofstream(empty) << "name,class,duration_us,gpu\n";
+  for (const std::string& args : {"predict --kernels '" + empty + "' --gpu H100-SXM",
+                                  "whatif --kernels '" + empty + "' --gpu H100-SXM --walls",
+                                  "validate --measurements '" + empty + "'"}) {
+    const RunResult r = run_kcast(args, true);
+    EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(args.rfind("validate", 0) == 0 ? "no measured rows" : "header_only.csv: no kernel rows"),
+              std::string::npos)
+        << r.out;
+  }
+  std::remove(empty.c_str());
+}
+
+TEST(WhatifCli, OneGpuAtATime) {
+  const RunResult r = run_kcast("whatif --kernels '" + fixture_path() + "' --gpu H100-SXM,B200 --walls", true);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("one GPU at a time"), std::string::npos) << r.out;
+}
+
 TEST(WhatifCli, JsonHasCliMdShape) {
   const RunResult r = run_kcast("whatif --kernels '" + fixture_path() +
                                 "' --gpu A100-SXM4-80GB --scale dram_bw=2 --set launch_overhead=1 --walls --format json");
