@@ -47,5 +47,15 @@ TEST(AttentionKernel, HopperRunsMmaSyncAttentionAtItsFractionAndAmpereAtFullRate
   EXPECT_DOUBLE_EQ(m.predict(rows[1], a100).time_us, m.predict(rows[0], a100).time_us);
 }
 
+TEST(AttentionKernel, BlackwellRunsMmaSyncAtHoppersRatePerSmAndClock) {
+  // data/archs.csv's estimate: FlashAttention-2 on a B200 gets what the H100's SMs get per clock, so
+  // the two differ by their SMs x clock (148 x 1965 / 132 x 1980 MHz), not by their tensor peaks (2.3x).
+  const auto rows = parse_kernel_list("name,class,dtype,flops\nflash_fwd_kernel,attention,bf16,4e12\n", "a.csv", {});
+  const CostModel& m = model().model;
+  const GpuCaps h100 = target("H100-SXM").caps, b200 = target("B200").caps;
+  const double ratio = m.predict(rows[0], h100).time_us / m.predict(rows[0], b200).time_us;
+  EXPECT_NEAR(ratio, 148.0 * 1965 / (132.0 * 1980), 0.01);
+}
+
 }  // namespace
 }  // namespace kcast
