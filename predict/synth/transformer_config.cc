@@ -3,6 +3,7 @@
 #include "predict/synth/transformer_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <initializer_list>
 #include <set>
@@ -386,6 +387,70 @@ void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c)
   for (int64_t i = 0; i < c.layers; ++i) c.dense_layers += dense[size_t(i)] || (i + 1) % step != 0;
 }
 
+// Partial rotary: partial_rotary_factor (top level, or in newer configs' rope_parameters), else
+// MiniMax's rotary_dim; the rotated width must be a positive, even number of a head's dimensions.
+void partial_rotary_from_hf(const Reader& r, TransformerConfig& c) {
+  const int64_t hd = c.head_dim();
+  const json* rope = r.find({"rope_parameters"});
+  std::string key = "partial_rotary_factor";
+  const json* f = r.find({"partial_rotary_factor"});
+  if (!f && rope && rope->is_object() && rope->contains("partial_rotary_factor") &&
+      !(*rope)["partial_rotary_factor"].is_null()) {
+    f = &(*rope)["partial_rotary_factor"];
+    key = "rope_parameters.partial_rotary_factor";
+  }
+  double fraction = 1;
+  if (f) {
+    if (!f->is_number() || f->get<double>() <= 0 || f->get<double>() > 1)
+      throw InputError(r.file + ": key '" + key + "': expected a number in (0, 1], got " + f->dump());
+    fraction = f->get<double>();
+  } else if (r.find({"rotary_dim"})) {
+    key = "rotary_dim";
+    const int64_t d = r.integer({"rotary_dim"}, hd, false);
+    if (d > hd)
+      throw InputError(r.file + ": key 'rotary_dim': " + std::to_string(d) + " exceeds the head dimension " +
+                       std::to_string(hd));
+    fraction = double(d) / double(hd);
+  }
+  const double rotated = fraction * double(hd);
+  if (rotated < 2 || rotated != std::floor(rotated) || int64_t(rotated) % 2 != 0)
+    throw InputError(r.file + ": key '" + key + "': rotates " + std::to_string(rotated) + " of a head's " +
+                     std::to_string(hd) + " dimensions; expected a positive even number");
+  c.rotary_dim_fraction = fraction;
+}
+
+// GLM-4.5 / 4.6 (HF Glm4MoeForCausalLM): DeepSeek-V3's MoE (sigmoid scores with a per-expert choice
+// bias, n_group / topk_group, shared experts, first_k_dense_replace) over GQA attention whose q, k and
+// v (not o) carry biases with attention_bias, per-head q / k RMSNorms with use_qk_norm, and partial
+// rotary. The config names no scoring_func or topk_method: HF's Glm4MoeTopkRouter always runs them so.
+void glm4_moe_from_hf(const Reader& r, TransformerConfig& c) {
+  c.qkv_bias = r.boolean("attention_bias", false);
+  c.bias = false;
+  if (r.boolean("use_qk_norm", false)) c.qk_norm = TransformerConfig::QkNorm::per_head;
+  if (c.experts > 0) {
+    c.router = TransformerConfig::Router::sigmoid;
+    c.router_bias = true;
+    c.expert_groups = r.integer({"n_group"}, 1, false);
+    c.topk_groups = r.integer({"topk_group"}, 1, false);
+  }
+}
+
+// MiniMax-M2 (HF MiniMaxM2ForCausalLM): num_local_experts SwiGLU experts of intermediate_size behind
+// a sigmoid router with a per-expert choice bias (use_routing_bias), the chosen weights renormalized;
+// q and k RMSNormed over the whole projection (qk_norm_type per_layer) or per head; partial rotary
+// (rotary_dim). Its multi-token-prediction modules are not part of the HF model.
+void minimax_m2_from_hf(const Reader& r, TransformerConfig& c) {
+  if (c.experts > 0) {
+    const std::string scoring = r.string({"scoring_func"});
+    if (scoring == "sigmoid") c.router = TransformerConfig::Router::sigmoid;
+    c.router_bias = r.boolean("use_routing_bias", false);
+    c.norm_topk = true;
+  }
+  if (r.boolean("use_qk_norm", false))
+    c.qk_norm = r.string({"qk_norm_type"}) == "per_head" ? TransformerConfig::QkNorm::per_head
+                                                         : TransformerConfig::QkNorm::whole;
+}
+
 }  // namespace
 
 TransformerConfig parse_hf_config(const std::string& text, const std::string& file) {
@@ -494,11 +559,10 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   moe_from_hf(r, type, c);
   if (llama && is_gemma(type)) gemma_from_hf(r, type, c);
   if (llama && is_llama4(type)) llama4_attention_from_hf(r, c);
-  if (llama && type == "phi3") {
-    if (r.find({"partial_rotary_factor"}) && r.j.at("partial_rotary_factor") != 1.0)
-      throw InputError(where + ": key 'partial_rotary_factor': partial rotary is not synthesized");
-    c.fused_qkv = c.fused_gate_up = true;
-  }
+  if (llama && type == "phi3") c.fused_qkv = c.fused_gate_up = true;
+  if (llama && !c.mla()) partial_rotary_from_hf(r, c);
+  if (type == "glm4_moe") glm4_moe_from_hf(r, c);
+  if (type == "minimax_m2") minimax_m2_from_hf(r, c);
   if (c.family != Family::bert) sliding_window_from_hf(r, type, c);
 
   if (c.family == Family::bert) {
@@ -519,7 +583,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   static const std::set<std::string> as_implemented = {
       "", "bert", "roberta", "gpt2", "opt", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
       "qwen3_moe", "olmoe", "olmo2", "deepseek_v2", "deepseek_v3", "gemma", "gemma2", "gemma3", "gemma3_text",
-      "llama4", "llama4_text", "gpt_oss", "phi3"};
+      "llama4", "llama4_text", "gpt_oss", "phi3", "glm4_moe", "minimax_m2"};
   if (!as_implemented.count(type)) {
     const char* family = c.family == Family::bert ? "BERT" : c.family == Family::opt ? "OPT"
                          : c.family == Family::gpt2 ? "GPT-2" : "LLaMA";

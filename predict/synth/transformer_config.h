@@ -94,6 +94,10 @@ struct TransformerConfig {
   bool complex_rotary = false, temperature_tuning = false, qk_l2_norm = false, fp32_softmax = true;
   double rope_fraction = 1;
   int64_t attention_chunk = 0;
+  // Partial rotary (HF's partial_rotary_factor, MiniMax's rotary_dim): the positions rotate only the
+  // first rotary_dim_fraction x head_dim dimensions of each q and k head; the rest pass through and
+  // a cat joins the two (GLM-4.5, MiniMax-M2, Phi-4-mini).
+  double rotary_dim_fraction = 1;
 
   int64_t head_dim() const { return head_size ? head_size : hidden / heads; }
   int64_t q_width() const { return heads * head_dim(); }  // the query projection's output, attention's width

@@ -413,6 +413,12 @@ class TransformerSynth {
   }
 
   void rotary(Section& s, const std::string& name, double elems) {
+    // Partial rotary (HF): q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:] (views), the
+    // rotation below on q_rot, then cat(q_embed, q_pass); backward, each slice's gradient scattered
+    // into a zero tensor of q's size (slice_backward) and the two added.
+    const double all = elems;
+    const bool partial = c_.rotary_dim_fraction < 1 && !c_.mla();
+    if (partial) elems *= c_.rotary_dim_fraction;
     // q*cos + rotate_half(q)*sin, rotate_half = cat(-x2, x1).
     s.op(pointwise(name + " aten::neg", dt_, elems / 2, 2, 1), {pointwise(name + " aten::neg (backward)", dt_, elems / 2, 2, 1)});
     s.op(pointwise(name + " aten::cat", dt_, elems, 2, 0),
@@ -420,6 +426,10 @@ class TransformerSynth {
     s.op(times(pointwise(name + " aten::mul (cos|sin)", dt_, elems, 2.2, 1), 2),
          {times(pointwise(name + " aten::mul (backward)", dt_, elems, 2.2, 1), 2), accumulate(name, elems)});
     s.op(pointwise(name + " aten::add", dt_, elems, 3, 1));
+    if (partial)
+      s.op(pointwise(name + " aten::cat (rotated | passed)", dt_, all, 2, 0),
+           {times(pointwise(name + " aten::slice_backward (rotated | passed)", dt_, all, 2, 0), 2),
+            accumulate(name + " (rotated | passed)", all)});
   }
 
   // ---- sections --------------------------------------------------------------------------
@@ -478,8 +488,10 @@ class TransformerSynth {
           s.op(times(work("mask aten::clone|eq|masked_fill", EW, dt_, BSS, BSS * 2 * e_), 3));
         }
         // Rotary cos/sin: inv_freq @ positions, cat, cos, sin, scaling, casts.
-        s.op(gemm("rotary aten::bmm (inv_freq x positions)", DType::fp32, B_, hd_ / 2, S_, 1));
-        s.op(times(pointwise("rotary aten::cat|cos|sin|mul|to", DType::fp32, T_ * hd_, 2, 2), 7));
+        // Partial rotary: the table covers the rotated dimensions only.
+        const int64_t rot = c_.mla() ? hd_ : int64_t(double(hd_) * c_.rotary_dim_fraction);
+        s.op(gemm("rotary aten::bmm (inv_freq x positions)", DType::fp32, B_, rot / 2, S_, 1));
+        s.op(times(pointwise("rotary aten::cat|cos|sin|mul|to", DType::fp32, T_ * double(rot), 2, 2), 7));
         break;
       }
     }
