@@ -37,6 +37,13 @@ std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::s
     const std::string part = list.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
     const auto b = part.find_first_not_of(" \t"), e = part.find_last_not_of(" \t");
     if (b == std::string::npos) throw InputError("option '--gpu': empty GPU name in '" + list + "'");
+    // "all": every GPU of the database, in its order (which GPU suits a workload best).
+    if (part.substr(b, e - b + 1) == "all") {
+      for (const GpuSpec& g : db.all()) out.push_back(&g);
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+      continue;
+    }
     try {
       out.push_back(&db.resolve(part.substr(b, e - b + 1)));
     } catch (const InputError& err) {

@@ -19,7 +19,8 @@ bool parse_options(int argc, char** argv, const std::string& usage, po::options_
 enum class Format { table, csv, json };
 Format parse_format(const std::string& s);
 
-// The GPUs of a `--gpu NAME[,NAME...]` value; an empty or unknown name is an error naming the option.
+// The GPUs of a `--gpu NAME[,NAME...]` value (`all`: every database GPU); an empty or unknown name is
+// an error naming the option.
 std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::string& list);
 // A kernel list with no rows is an error naming `file`: its prediction, zero, would be silently wrong.
 void require_kernel_rows(const std::vector<Kernel>& rows, const std::string& file);

@@ -255,6 +255,17 @@ TEST(PredictCli, AListWithoutRowsIsAnErrorNotAZero) {
   std::remove(empty.c_str());
 }
 
+TEST(PredictCli, AllMeansEveryDatabaseGpuInItsOrder) {
+  const RunResult p = run_kcast("predict --kernels '" + fixture_path() + "' --gpu all --format json");
+  ASSERT_EQ(p.rc, 0) << p.out;
+  const RunResult g = run_kcast("gpus --format json");
+  ASSERT_EQ(g.rc, 0) << g.out;
+  const auto preds = nlohmann::json::parse(p.out)["predictions"], gpus = nlohmann::json::parse(g.out)["gpus"];
+  ASSERT_GT(gpus.size(), 30u);
+  ASSERT_EQ(preds.size(), gpus.size());
+  for (size_t i = 0; i < gpus.size(); ++i) EXPECT_EQ(preds[i]["gpu"], gpus[i]["name"]) << i;
+}
+
 TEST(WhatifCli, OneGpuAtATime) {
   const RunResult r = run_kcast("whatif --kernels '" + fixture_path() + "' --gpu H100-SXM,B200 --walls", true);
   EXPECT_EQ(r.rc, 2) << r.out;
