@@ -13,6 +13,7 @@
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
+#include "predict/cli/synth_batch_sweep.h"
 #include "predict/cli/synth_memory_report.h"
 #include "predict/cli/synth_time_report.h"
 #include "predict/synth/synth.h"
@@ -55,7 +56,7 @@ int64_t positive(const po::variables_map& vm, const char* option) {
 int cmd_synth(int argc, char** argv) {
   po::options_description opts("kcast synth options");
   std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out, gpus,
-      recompute = "none", memory_json, cost_model_file;
+      recompute = "none", memory_json, cost_model_file, batch_sweep, format;
   opts.add_options()("model", po::value(&model), "a built-in or zoo model's name (positional; see --list)")(
       "list", "list the built-in and zoo models")("batch", po::value<int64_t>(), "batch size (default 1)")(
       "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
@@ -111,6 +112,10 @@ int cmd_synth(int argc, char** argv) {
       "cost-model", po::value(&cost_model_file),
       "with --gpu: the model.json to predict with (default: the shipped model)")(
       "cuda-graph", "with --gpu: predict the step replayed as CUDA graphs (as serving stacks replay decode steps)")(
+      "batch-sweep", po::value(&batch_sweep), "with --gpu: instead of a kernel list, a table of the step at each of "
+      "these global batches B1,B2,... on each GPU: memory verdict, step, time to first / per output token, "
+      "tokens/s, MFU, MBU")(
+      "format", po::value(&format), "with --batch-sweep: table (default), csv or json")(
       "memory-json", po::value(&memory_json), "also write the memory report (and each --gpu's fit) as JSON here");
   po::positional_options_description pos;
   pos.add("model", 1);
@@ -123,7 +128,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
                      "       [--microbatches M] [--zero Z] [--gpus-per-node G] [-o OUT.csv] [--gpu NAME[,...]]\n"
-                     "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph] [--list]",
+                     "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph]\n"
+                     "       [--batch-sweep B1,B2,... [--format table|csv|json]] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -201,6 +207,21 @@ int cmd_synth(int argc, char** argv) {
       gpus.empty() ? std::vector<const GpuSpec*>{} : resolve_gpu_list(db, gpus);
   std::optional<LoadedModel> lm;
   if (!fit_gpus.empty()) lm = model_or_default(cost_model_file);
+  if (!format.empty() && batch_sweep.empty()) throw InputError("option '--format': only with --batch-sweep");
+  if (!batch_sweep.empty()) {
+    if (fit_gpus.empty()) throw InputError("option '--batch-sweep': give the GPUs to size the step on (--gpu)");
+    if (vm.count("batch")) throw InputError("option '--batch-sweep': give either --batch or --batch-sweep");
+    if (!out.empty() || !memory_json.empty())
+      throw InputError(std::string("option '--batch-sweep': writes its table instead of a kernel list; drop ") +
+                       (out.empty() ? "--memory-json" : "-o"));
+    const std::vector<int64_t> batches = parse_batch_list(batch_sweep);
+    const Format fmt = parse_format(format.empty() ? "table" : format);
+    const StepSynthesizer step = [&](const SynthOptions& ob, Footprint* f) {
+      return config.empty() ? synthesize(model, ob, f) : synthesize_config_file(config, ob, f);
+    };
+    render_sweep(sweep_batches(step, o, batches, fit_gpus, *lm, db, cuda_graph), fmt, std::cout);
+    return 0;
+  }
   Footprint fp;
   const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o, &fp) : synthesize_config_file(config, o, &fp);
   std::vector<MemoryFit> fits;

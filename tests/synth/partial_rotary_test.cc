@@ -55,9 +55,8 @@ TEST(PartialRotary, RotatesItsShareOfEachHeadAndCatsThePassedRest) {
 
 TEST(PartialRotary, ReadsEitherKeyAndRejectsWhatNoHeadCanRotate) {
   EXPECT_DOUBLE_EQ(parse_hf_config(llama_like(R"(, "rotary_dim": 16)"), "r.json").rotary_dim_fraction, 0.25);
-  EXPECT_DOUBLE_EQ(
-      parse_hf_config(llama_like(R"(, "rope_parameters": {"partial_rotary_factor": 0.75})"), "p.json").rotary_dim_fraction,
-      0.75);
+  const std::string nested = R"(, "rope_parameters": {"partial_rotary_factor": 0.75})";
+  EXPECT_DOUBLE_EQ(parse_hf_config(llama_like(nested), "p.json").rotary_dim_fraction, 0.75);
   EXPECT_DOUBLE_EQ(parse_hf_config(llama_like(""), "n.json").rotary_dim_fraction, 1.0);
   // Phi-4-mini's 0.75 (was refused before partial rotary was synthesized).
   EXPECT_DOUBLE_EQ(parse_hf_config(llama_like(R"(, "partial_rotary_factor": 0.75)", "phi3"), "phi.json")

@@ -1,0 +1,120 @@
+#include "predict/cli/synth_batch_sweep.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "predict/report/text_util.h"
+
+namespace kcast::cli {
+
+using synth::Footprint;
+using synth::SynthOptions;
+
+std::vector<int64_t> parse_batch_list(const std::string& value) {
+  std::vector<int64_t> out;
+  size_t from = 0;
+  while (true) {
+    const size_t comma = value.find(',', from);
+    const std::string part = value.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || v <= 0 || v > (1LL << 24))
+      throw InputError("option '--batch-sweep': '" + part +
+                       "' is not a positive integer up to 16777216 (give B1,B2,...)");
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return out;
+}
+
+std::vector<SweepRow> sweep_batches(const StepSynthesizer& synth, const SynthOptions& o,
+                                    const std::vector<int64_t>& batches, const std::vector<const GpuSpec*>& gpus,
+                                    const LoadedModel& model, const GpuDatabase& db, bool cuda_graph) {
+  std::vector<std::vector<SweepRow>> by_batch;
+  for (const int64_t b : batches) {
+    SynthOptions ob = o;
+    ob.batch = b;
+    Footprint fp;
+    std::vector<Kernel> kernels;
+    try {
+      kernels = synth(ob, &fp);
+    } catch (const InputError& e) {
+      throw InputError("option '--batch-sweep': batch " + std::to_string(b) + ": " + e.what());
+    }
+    const std::vector<SynthTiming> times = time_synth_step(kernels, fp, ob, gpus, model, db, cuda_graph);
+    std::vector<SweepRow> rows;
+    for (size_t g = 0; g < gpus.size(); ++g) rows.push_back({b, memory_fit(fp, *gpus[g]), times[g]});
+    by_batch.push_back(std::move(rows));
+  }
+  std::vector<SweepRow> out;
+  for (size_t g = 0; g < gpus.size(); ++g)
+    for (const auto& rows : by_batch) out.push_back(rows[g]);
+  return out;
+}
+
+namespace {
+
+const char* verdict(const MemoryFit& f) { return !f.capacity_known ? "?" : f.fits ? "yes" : "no"; }
+
+std::string cell(double v, double scale, int decimals) { return known(v) ? report::fixed(v * scale, decimals) : "-"; }
+
+}  // namespace
+
+void render_sweep(const std::vector<SweepRow>& rows, Format fmt, std::ostream& out) {
+  const std::string unit = rows.empty() ? "tokens" : rows.front().time.unit;
+  if (fmt == Format::json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const SweepRow& r : rows) {
+      nlohmann::json j;
+      j["gpu"] = r.time.gpu;
+      j["batch"] = r.batch;
+      j["fits"] = r.fit.capacity_known ? nlohmann::json(r.fit.fits) : nlohmann::json();
+      j["need_bytes"] = r.fit.need_bytes;
+      j["capacity_bytes"] = r.fit.capacity_known ? nlohmann::json(r.fit.capacity_bytes) : nlohmann::json();
+      j["predicted"] = timing_json(r.time);
+      arr.push_back(std::move(j));
+    }
+    nlohmann::json j;
+    j["sweep"] = std::move(arr);
+    out << j.dump(2) << "\n";
+    return;
+  }
+  if (fmt == Format::csv) {
+    out << "gpu,batch,fits,need_bytes,capacity_bytes,step_us,time_to_first_token_us,time_per_output_token_us,"
+           "tokens_per_s,tokens_per_s_per_gpu,mfu,mbu,unit\n";
+    for (const SweepRow& r : rows) {
+      const SynthTiming& t = r.time;
+      out << report::csv_cell(t.gpu) << ',' << r.batch << ',' << (r.fit.capacity_known ? (r.fit.fits ? "1" : "0") : "")
+          << ',' << report::fmt(r.fit.need_bytes, 12) << ','
+          << (r.fit.capacity_known ? report::fmt(r.fit.capacity_bytes, 12) : "") << ',' << report::fmt(t.step_us, 10)
+          << ',' << report::fmt(t.prefill_us, 10) << ',' << report::fmt(t.decode_step_us, 10) << ','
+          << report::fmt(t.tokens_per_s, 10) << ',' << report::fmt(t.tokens_per_s / double(t.gpus), 10) << ','
+          << report::fmt(t.mfu, 6) << ',' << report::fmt(t.mbu, 6) << ',' << t.unit << '\n';
+    }
+    return;
+  }
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-16s %7s %5s %9s %10s %9s %9s %12s %12s %5s %5s\n", "gpu", "batch", "fits",
+                "memory GB", "step ms", "ttft ms", "tpot ms",
+                (unit + "/s").c_str(), "per GPU", "MFU%", "MBU%");
+  out << buf;
+  for (const SweepRow& r : rows) {
+    const SynthTiming& t = r.time;
+    std::snprintf(buf, sizeof buf, "%-16s %7lld %5s %9s %10s %9s %9s %12s %12s %5s %5s\n", t.gpu.c_str(),
+                  static_cast<long long>(r.batch), verdict(r.fit), cell(r.fit.need_bytes, 1e-9, 1).c_str(),
+                  cell(t.step_us, 1e-3, 2).c_str(), cell(t.prefill_us, 1e-3, 2).c_str(),
+                  cell(t.decode_step_us, 1e-3, 2).c_str(), cell(t.tokens_per_s, 1, 0).c_str(),
+                  cell(t.tokens_per_s / double(t.gpus), 1, 0).c_str(), cell(t.mfu, 100, 0).c_str(),
+                  cell(t.mbu, 100, 0).c_str());
+    out << buf;
+  }
+}
+
+}  // namespace kcast::cli
