@@ -55,8 +55,8 @@ int64_t positive(const po::variables_map& vm, const char* option) {
 
 int cmd_synth(int argc, char** argv) {
   po::options_description opts("kcast synth options");
-  std::string model, mode = "infer", dtype, attention = "eager", optimizer = "adam", head = "auto", config, out, gpus,
-      recompute = "none", memory_json, cost_model_file, batch_sweep, format;
+  std::string model, mode = "infer", dtype, attention = "eager", runtime = "eager", optimizer = "adam", head = "auto",
+      config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format;
   opts.add_options()("model", po::value(&model), "a built-in or zoo model's name (positional; see --list)")(
       "list", "list the built-in and zoo models")("batch", po::value<int64_t>(), "batch size (default 1)")(
       "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
@@ -72,6 +72,9 @@ int cmd_synth(int argc, char** argv) {
       "(default 1; 1 + k verifies k draft tokens of speculative decoding)")(
       "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, fp8 or fp4 (transformer inference: FP8 / NVFP4 projections) (default: bf16 for llama models, fp32 otherwise)")(
       "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
+      "runtime", po::value(&runtime)->default_value("eager"), "inference: eager (PyTorch as Hugging Face's code runs "
+      "it) or serving (vLLM / SGLang kernels: fused norms, rotary and activation, merged projections, paged KV "
+      "cache, fused attention and MoE, logits of the sampled tokens only)")(
       "optimizer", po::value(&optimizer)->default_value("adam"), "adam, adamw, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
       "head", po::value(&head)->default_value("auto"),
       "auto, lm, classifier, pretraining or none (auto: LM for decoders; BERT: classifier in infer, "
@@ -123,7 +126,8 @@ int cmd_synth(int argc, char** argv) {
   if (!parse_options(argc, argv,
                      "kcast synth MODEL [--batch B] [--seq S] [--mode train|infer|decode|generate] [--new-tokens N]\n"
                      "       [--decode-tokens Q] [--kv-cache-dtype DT]\n"
-                     "       [--dtype DT] [--attention eager|flash] [--optimizer adam|adamw|sgd|none] [--head H]\n"
+                     "       [--dtype DT] [--attention eager|flash] [--runtime eager|serving]\n"
+                     "       [--optimizer adam|adamw|sgd|none] [--head H]\n"
                      "       [--no-loss] [--recompute none|selective|full] [--master-weights] [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
@@ -172,6 +176,7 @@ int cmd_synth(int argc, char** argv) {
   if (o.new_tokens && o.mode != Mode::generate)
     throw InputError("option '--new-tokens': only with --mode generate");
   o.attention = pick<AttentionImpl>("attention", attention, {{"eager", AttentionImpl::eager}, {"flash", AttentionImpl::flash}});
+  o.runtime = pick<Runtime>("runtime", runtime, {{"eager", Runtime::eager}, {"serving", Runtime::serving}});
   o.optimizer = pick<Optimizer>("optimizer", optimizer,
                                 {{"adam", Optimizer::adam},
                                  {"adamw", Optimizer::adamw},

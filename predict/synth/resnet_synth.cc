@@ -196,6 +196,8 @@ std::vector<Kernel> synthesize_resnet(const ResNetConfig& cfg, const SynthOption
     throw InputError("option '--mode': decode generates tokens with a decoder; " + name + " is a CNN (infer or train)");
   if (opt.seq) throw InputError("option '--seq': " + name + " takes no sequence length (224x224 images)");
   if (opt.kv_cache_dtype) throw InputError("option '--kv-cache-dtype': " + name + " has no KV cache");
+  if (opt.runtime == Runtime::serving)
+    throw InputError("option '--runtime': serving is synthesized for llama-like decoders, not " + name);
   if (opt.recompute || opt.selective_recompute)
     throw InputError("option '--recompute': synthesized for transformers, not " + name);
   if (opt.attention != AttentionImpl::eager) throw InputError("option '--attention': " + name + " has no attention");

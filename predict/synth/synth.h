@@ -19,6 +19,11 @@ namespace kcast::synth {
 // prompt and the tokens before it (rows prefixed `decode@CTX.`, grouped: generation.h).
 enum class Mode { infer, train, decode, generate };
 enum class AttentionImpl { eager, flash };
+// Whose kernels an inference step launches: PyTorch eager as Hugging Face's modeling code runs it, or
+// a serving stack's (vLLM / SGLang: fused norms with the residual add, one rotary kernel, merged
+// q|k|v and gate|up projections, silu_and_mul, a paged KV cache written every step, fused attention,
+// fused MoE, logits for the sampled tokens only and the sampler).
+enum class Runtime { eager, serving };
 // adamw: torch.optim.AdamW, Adam's step after a decoupled weight decay of the parameters.
 enum class Optimizer { adam, adamw, sgd, none };
 // Whether the optimizer keeps Adam's two moments per parameter.
@@ -34,6 +39,7 @@ struct SynthOptions {
   Mode mode = Mode::infer;
   std::optional<DType> dtype;  // empty: bf16 for llama-family models, fp32 otherwise
   AttentionImpl attention = AttentionImpl::eager;
+  Runtime runtime = Runtime::eager;  // serving: inference only, fused attention
   Optimizer optimizer = Optimizer::adam;  // train only
   HeadKind head = HeadKind::automatic;
   bool loss = true;  // train only: include the loss (cross-entropy) and its backward

@@ -128,7 +128,8 @@ class TransformerSynth {
     if (head_ == HeadKind::automatic) {
       head_ = c.family == Family::bert ? (train_ ? HeadKind::pretraining : HeadKind::classifier) : HeadKind::lm;
     }
-    flash_ = o.attention == AttentionImpl::flash;
+    serving_ = o.runtime == Runtime::serving;
+    flash_ = o.attention == AttentionImpl::flash || serving_;  // serving stacks always fuse attention
     latent_decode_ = c.mla() && decode_ && flash_;
   }
 
@@ -186,6 +187,7 @@ class TransformerSynth {
   int64_t qkhd_, vhd_, od_;  // per-head q.k and v widths, attention's output width (hd_, hd_, qd_ but for MLA)
   HeadKind head_;
   bool flash_;
+  bool serving_ = false;  // Runtime::serving: a serving stack's kernels (synth.h)
   // --dtype fp8 / fp4 (inference only): the blocks' projections run narrow; null: none.
   const QuantKernels* quant_ = nullptr;
   double quant_params_ = 0;  // the narrow weights this GPU holds (quant_)
@@ -372,6 +374,13 @@ class TransformerSynth {
   void norm(Section& s, const std::string& name, double rows, int64_t width = 0) {
     const int64_t w = width ? width : d_;
     const double n = rows * double(w);
+    if (serving_ && c_.norm == NormKind::rms) {
+      // vLLM / SGLang's rms_norm (a CUDA op, or the one kernel torch.compile makes of it): reads x, writes y.
+      s.op(over_rows(work(name + " vllm::rms_norm", KernelClass::normalization, dt_, 4 * n, 2 * n * e_ + w * e_),
+                     rows, double(w)));
+      s.param(w);
+      return;
+    }
     if (c_.norm == NormKind::layer) {
       // Its rows (of w) say how much of them the kernel's resident CTAs re-read from L2.
       s.op(over_rows(work(name + " aten::native_layer_norm", KernelClass::normalization, dt_, 8 * n,
@@ -412,7 +421,26 @@ class TransformerSynth {
     s.param(w);
   }
 
+  // Serving: the residual add and the next RMSNorm as one kernel (vLLM's fused_add_rms_norm: residual
+  // += x, x = norm(residual); reads both, writes both). The first layer's norm has no residual yet and
+  // is counted as the others.
+  void residual_norm(Section& s, const std::string& name) {
+    const double n = Tn_ * d_;
+    s.op(over_rows(work(name + " vllm::fused_add_rms_norm", KernelClass::normalization, dt_, 5 * n,
+                        4 * n * e_ + double(d_) * e_),
+                   Tn_, double(d_)));
+    s.param(d_);
+  }
+
   void rotary(Section& s, const std::string& name, double elems) {
+    if (serving_) {
+      // One in-place kernel over the rotated dimensions (vLLM's rotary_embedding, q and k in one
+      // launch where the caller passes both), reading the cos / sin cache computed at load time.
+      const double rotated = c_.mla() ? elems : elems * c_.rotary_dim_fraction;
+      const double table = T_ * double(c_.mla() ? hd_ : int64_t(double(hd_) * c_.rotary_dim_fraction));
+      s.op(work(name + " vllm::rotary_embedding", EW, dt_, 3 * rotated, 2 * rotated * e_ + table * e_));
+      return;
+    }
     // Partial rotary (HF): q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:] (views), the
     // rotation below on q_rot, then cat(q_embed, q_pass); backward, each slice's gradient scattered
     // into a zero tensor of q's size (slice_backward) and the two added.
@@ -482,6 +510,7 @@ class TransformerSynth {
         if (c_.embed_scale)  // Gemma: x * sqrt(hidden)
           s.op(pointwise("embed_tokens aten::mul (normalizer)", dt_, T_ * d_, 2, 1),
                {pointwise("embed_tokens aten::mul (normalizer backward)", dt_, T_ * d_, 2, 1)});
+        if (serving_) break;  // no mask (fused attention), the cos / sin cache made at load time
         if (!flash_) {
           const double SS = S * double(Sk_), BSS = double(B_) * SS;
           s.op(times(work("mask aten::full|triu|gt|mul", EW, dt_, SS, SS * 2 * e_), 4));
@@ -551,12 +580,19 @@ class TransformerSynth {
           llama4_positions(s, q_elems, kv_elems);
           break;
         }
-        rotary(s, "attn.rotary_q", q_elems);
-        rotary(s, "attn.rotary_k", kv_elems);
+        if (serving_) {
+          rotary(s, "attn.rotary_qk", q_elems + kv_elems);
+        } else {
+          rotary(s, "attn.rotary_q", q_elems);
+          rotary(s, "attn.rotary_k", kv_elems);
+        }
         break;
       }
     }
-    if (decode_) {
+    if (serving_ && !mla) {
+      // Every step writes its tokens' keys and values into the paged cache (the prompt's too).
+      s.op(work("attn.kv_cache vllm::reshape_and_cache_flash", EW, dt_, 0, 2 * kv_elems * (e_ + kv_e_)));
+    } else if (decode_) {
       // This step's keys and values into the cache (index_copy_ of one token per sequence).
       if (mla)
         s.op(work("attn.kv_cache aten::index_copy_ (k|v)", EW, dt_, 0, (k_elems + v_elems) * (e_ + kv_e_)));
@@ -597,8 +633,11 @@ class TransformerSynth {
                                       2 * steps * chunk),
                            net)});
       }
-      s.op(work("attn.flash aten::_scaled_dot_product_flash_attention", KernelClass::attention, dt_, fl,
-                io + BH * double(S_) * 4),
+      // Serving stacks run FlashAttention-3 on Hopper and FlashInfer / TRT-LLM kernels on Blackwell:
+      // native tensor instructions, so their kernel is not named as PyTorch's mma.sync one.
+      s.op(work(serving_ ? "attn.flash vllm::unified_attention (varlen | paged KV)"
+                         : "attn.flash aten::_scaled_dot_product_flash_attention",
+                KernelClass::attention, dt_, fl, io + BH * double(S_) * 4),
            // Backward recomputes P and runs 5 GEMMs (2.5x the forward); reads Q,K,V,O,dO,LSE, writes dQ,dK,dV.
            {work("attn.flash aten::_scaled_dot_product_flash_attention_backward", KernelClass::attention, dt_,
                  2.5 * fl, bwd_io + 2 * BH * double(S_) * 4)});
@@ -685,7 +724,7 @@ class TransformerSynth {
     }
     // .contiguous() of the permuted output; its gradient reaches the PV bmm as a permuted view,
     // reshaped with a copy unless B = 1.
-    copy(s, "attn.merge_heads", o_elems, 1, true, B_ > 1);
+    if (!serving_) copy(s, "attn.merge_heads", o_elems, 1, true, B_ > 1);  // serving kernels write [T, H x hd]
     linear(s, "attn.out_proj", T_, od_, d_, c_.bias);
     tp_all_reduce(s, "attn.out_proj", true);
     dropout(s, "attn.resid_dropout", Tn_ * d_, c_.hidden_dropout);
@@ -868,6 +907,12 @@ class TransformerSynth {
            {times(pointwise(name + ".gate aten::mul (backward)", dt_, e, 3, 1), 2 * n)});
       return;
     }
+    if (serving_) {
+      // One kernel: act(gate) * up from the merged gate|up output (vLLM's silu_and_mul / gelu_tanh_and_mul).
+      const char* fused = c_.act == Activation::silu ? " vllm::silu_and_mul" : " vllm::gelu_and_mul";
+      s.op(times(work(name + ".act" + fused, EW, dt_, 5 * e, 3 * e * e_), n));
+      return;
+    }
     const auto [op, bwd_op, flops] = gate_activation();
     s.op(times(pointwise(name + ".act " + op, dt_, e, 2, flops), n),
          {times(pointwise(name + ".act " + bwd_op, dt_, e, 3, flops), n)});
@@ -896,7 +941,7 @@ class TransformerSynth {
     const bool shared = c_.shared_expert_ffn > 0;
     s.backward_only({accumulate("moe.input", T_ * d_, shared ? (c_.shared_expert_gated ? 3 : 2) : 1)});
     linear(s, "moe.gate", T_, d_, c_.experts, c_.gate_bias, 1, true, false);
-    if (quant_) fused_experts(s, hit, Te, Fe);
+    if (quant_ || serving_) fused_experts(s, hit, Te, Fe);
     else if (all_experts_eagerly()) all_experts(s, Fe);
     else eager_experts(s, hit, Te, Fe);
     auto& expert_params = o_.ep > 1 ? s.expert_params : s.params;
@@ -1072,9 +1117,10 @@ class TransformerSynth {
   // quantized, one grouped narrow GEMM for gate|up over every chosen expert (a batched GEMM of `hit`
   // problems of Te tokens), silu_and_mul, the intermediate quantized, one grouped GEMM for down, and
   // the sum over each token's k experts.
+  // Serving in BF16 (no quant_): the same without the quantize passes, on vLLM's Triton fused_moe_kernel.
   void fused_experts(Section& s, double hit, double Te, int64_t Fe) {
     const double E = double(c_.experts), Tk = T_ * double(c_.experts_per_token);
-    quant_params_ += s.weights * 3 * double(c_.experts / o_.ep) * double(d_) * double(Fe);  // narrow expert weights
+    if (quant_) quant_params_ += s.weights * 3 * double(c_.experts / o_.ep) * double(d_) * double(Fe);  // narrow
     const DType f32 = DType::fp32, bf = DType::bf16;
     if (c_.router == TransformerConfig::Router::topk_sigmoid)  // Llama 4: top-k, then a sigmoid of the chosen logits
       s.op(work("moe.router fused_topk (sigmoid)", KernelClass::reduction, f32, 2 * T_ * E, T_ * E * e_ + 8 * Tk));
@@ -1085,12 +1131,13 @@ class TransformerSynth {
     s.op(work("moe.experts moe_align_block_size", KernelClass::reduction, f32, Tk, 16 * Tk));
     all_to_all(s, "moe.dispatch", Tk);
     const double Ed = Tk * double(d_), Ef = Tk * double(Fe);  // picked tokens' hidden and MLP widths
-    const std::string grouped = std::string("moe.experts ") + quant_->grouped;
-    s.op(quantize_input(*quant_, "moe.experts", T_, double(d_)));
-    s.op(gemm(grouped + " (w13)", quant_->dtype, int64_t(hit), int64_t(Te), 2 * Fe, d_));
+    const std::string grouped = std::string("moe.experts ") + (quant_ ? quant_->grouped : "fused_moe_kernel");
+    const DType wdt = quant_ ? quant_->dtype : dt_;
+    if (quant_) s.op(quantize_input(*quant_, "moe.experts", T_, double(d_)));
+    s.op(gemm(grouped + " (w13)", wdt, int64_t(hit), int64_t(Te), 2 * Fe, d_));
     s.op(work("moe.experts silu_and_mul", EW, bf, 5 * Ef, 3 * Ef * e_));
-    s.op(quantize_input(*quant_, "moe.experts", Tk, double(Fe), " (intermediate)"));
-    s.op(gemm(grouped + " (w2)", quant_->dtype, int64_t(hit), int64_t(Te), d_, Fe));
+    if (quant_) s.op(quantize_input(*quant_, "moe.experts", Tk, double(Fe), " (intermediate)"));
+    s.op(gemm(grouped + " (w2)", wdt, int64_t(hit), int64_t(Te), d_, Fe));
     s.op(work("moe.experts moe_sum", EW, bf, Ed, (Ed + T_ * d_) * e_));
   }
 
@@ -1145,6 +1192,15 @@ class TransformerSynth {
       norm(s, "mlp.LayerNorm", Tn_);
       return;
     }
+    if (serving_) {  // the residual adds inside the norms that follow them
+      residual_norm(s, "input_norm");
+      attention(s, window);
+      if (c_.sandwich_norm) norm(s, "attn.output_norm", Tn_);
+      residual_norm(s, "post_attention_norm");
+      mlp(s, dense_mlp);
+      if (c_.sandwich_norm) norm(s, "mlp.output_norm", Tn_);
+      return;
+    }
     norm(s, "input_norm", Tn_);
     attention(s, window);
     if (c_.sandwich_norm) norm(s, "attn.output_norm", Tn_);  // Gemma 2/3: each sub-block's output normed too
@@ -1163,7 +1219,24 @@ class TransformerSynth {
     unary(s, "pooler.activation", "aten::tanh", "aten::tanh_backward", double(B_) * d_, 6);
   }
 
+  // Serving: logits only for the tokens it samples (a prompt's last; every token of a decode step),
+  // gathered from the tensor-parallel GPUs, then the sampler over the whole vocabulary.
+  void serving_head(Section& s) {
+    residual_norm(s, "final_norm");
+    const double rows = decode_ ? T_ : double(B_);
+    linear(s, "lm_head", rows, d_, V_, false, 1, !c_.tied_embeddings);
+    const double V = double(c_.vocab), n = rows * V;
+    if (tp_ > 1)
+      s.op(over_network(collective("lm_head nccl:gather (logits, tensor parallel)", dt_, rows * double(V_) * e_),
+                        tp_net_share()));
+    if (c_.final_softcap > 0) soft_cap(s, "lm_head.softcap", n);
+    s.op(work("sampler aten::_to_copy (fp32 logits)", EW, dt_, 0, n * (e_ + 4)));
+    s.op(over_rows(work("sampler aten::_softmax", KernelClass::softmax, DType::fp32, 5 * n, 8 * n), rows, V));
+    s.op(work("sampler top_k_top_p_sampling", KernelClass::reduction, DType::fp32, 2 * n, 4 * n));
+  }
+
   void head(Section& s) {
+    if (serving_) return serving_head(s);
     if (c_.family != Family::bert) norm(s, "final_norm", Tn_);
     const double V = double(V_);
     switch (head_) {
@@ -1250,7 +1323,7 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (opt.kv_cache_dtype) {
     if (opt.mode != Mode::decode && opt.mode != Mode::generate)
       throw InputError("option '--kv-cache-dtype': the KV cache is decoding's; use --mode decode or generate");
-    if (opt.attention != AttentionImpl::flash)
+    if (opt.attention != AttentionImpl::flash && opt.runtime != Runtime::serving)
       throw InputError("option '--kv-cache-dtype': a quantized cache is read by fused attention kernels; add "
                        "--attention flash (eager attention reads the cache in the model's dtype)");
     const DType kv = *opt.kv_cache_dtype;
@@ -1341,7 +1414,20 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
       throw InputError("option '--virtual-stages': the interleaved schedule needs micro-batches (" +
                        std::to_string(opt.microbatches) + ") divisible by the stages (" + std::to_string(opt.pp) + ")");
   }
-  TransformerSynth s(cfg, opt);
+  if (opt.runtime == Runtime::serving) {
+    auto refuse = [&](const std::string& why) {
+      throw InputError("option '--runtime': serving is synthesized for " + why);
+    };
+    if (opt.mode == Mode::train) refuse("inference (--mode infer, decode or generate); training runs eager");
+    if (cfg.family != Family::llama)
+      refuse("llama-like decoders (RMSNorm, rotary, SwiGLU); " + cfg.name + " is a BERT, GPT-2 or OPT model");
+    if (cfg.complex_rotary) refuse("rotary attention; Llama 4's complex rotary and NoPE layers run eager only");
+    if (cfg.clamped_swiglu || cfg.attention_sinks) refuse("plain SwiGLU attention blocks; GPT-OSS runs eager only");
+  }
+  // A serving stack merges q|k|v and gate|up into one projection each.
+  TransformerConfig merged = cfg;
+  if (opt.runtime == Runtime::serving) merged.fused_qkv = merged.fused_gate_up = true;
+  TransformerSynth s(merged, opt);
   std::vector<Kernel> out = s.run();
   if (footprint) {
     *footprint = s.footprint();
