@@ -185,8 +185,14 @@ double ActivationMemory::inference_peak_bytes() const {
   }
   const double dense_act = c_.gated_mlp ? 3 : c_.act == Activation::gelu_new ? 3 : 2;
   if (c_.experts == 0 || c_.dense_layers > 0) mlp = std::max(mlp, dense_act * T * double(s_.F) * e);
-  const double norm = c_.norm == NormKind::layer ? 0 : 8 * T * d;
-  const double head = s_.head == HeadKind::lm ? T * double(s_.V) * e * (c_.final_softcap > 0 ? 2 : 1) : 0;
+  // HF's eager RMSNorm holds fp32 copies; a serving stack's fused norm none.
+  const double norm = c_.norm == NormKind::layer || s_.serving ? 0 : 8 * T * d;
+  // Logits: every token's in eager, the sampled tokens' in serving (a prompt's last), beside the
+  // sampler's fp32 copy and probabilities.
+  const double logit_rows = s_.serving && !s_.decode ? double(s_.B) : T;
+  const double head = s_.head == HeadKind::lm
+                          ? logit_rows * double(s_.V) * (e * (c_.final_softcap > 0 ? 2 : 1) + (s_.serving ? 8 : 0))
+                          : 0;
   return stream + std::max({attention, mlp, norm, head});
 }
 

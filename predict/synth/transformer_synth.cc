@@ -251,6 +251,7 @@ class TransformerSynth {
     s.B = B_, s.S = S_, s.Sk = Sk_, s.T = T_, s.Tn = Tn_, s.tp = tp_, s.d = d_;
     s.qd = qd_, s.H = H_, s.Hkv = Hkv_, s.hd = hd_, s.qkhd = qkhd_, s.vhd = vhd_, s.od = od_, s.F = F_, s.V = V_;
     s.e = e_, s.flash = flash_, s.decode = decode_, s.softmax_upcast = softmax_upcast(), s.head = head_;
+    s.serving = serving_;
     s.stage_layers = stage_layers();
     return s;
   }

@@ -96,6 +96,18 @@ TEST(ServingRuntime, APromptSamplesOnlyItsLastToken) {
   EXPECT_NE(find(s, "head.sampler top_k_top_p_sampling"), nullptr);
 }
 
+TEST(ServingRuntime, APromptPeaksAtItsMlpNotItsLogits) {
+  // Llama 3 8B prefilling 8 x 4096 tokens: eager holds every token's logits (8.4 GB in bf16); a serving
+  // stack the last tokens' only, so the layer's peak is the residual stream and the MLP's gate, up and
+  // product (3 x T x 14336 in bf16), the fused norms holding no fp32 copies.
+  Footprint s, e;
+  synthesize("llama3-8b", serving(Mode::infer, 8, 4096), &s);
+  synthesize("llama3-8b", eager_flash(Mode::infer, 8, 4096), &e);
+  const double T = 8 * 4096;
+  EXPECT_DOUBLE_EQ(s.activation_bytes, 2 * T * 4096 * 2 + 3 * T * 14336 * 2);
+  EXPECT_DOUBLE_EQ(e.activation_bytes, 2 * T * 4096 * 2 + T * 128256 * 2);  // eager's peak: the logits
+}
+
 TEST(ServingRuntime, MixturesRunTheFusedMoe) {
   const auto s = synthesize("qwen3-30b-a3b", serving(Mode::decode, 8, 1024));
   EXPECT_NE(find(s, "layer.moe.experts fused_moe_kernel (w13)"), nullptr);
