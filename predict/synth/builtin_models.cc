@@ -84,6 +84,7 @@ std::string describe(const TransformerConfig& c) {
   std::string s = (c.source.empty() ? std::string("config") : c.source) + ": " + std::to_string(c.layers) +
                   " layers, d=" + std::to_string(c.hidden) + ", " + std::to_string(c.heads) + " heads";
   if (c.kv_heads != c.heads) s += " / " + std::to_string(c.kv_heads) + " KV";
+  if (c.linear_layers > 0) s += " (" + std::to_string(c.linear_layers) + " layers linear attention)";
   if (c.experts > 0)
     s += ", " + std::to_string(c.experts) + " experts (" + std::to_string(c.experts_per_token) + " per token)";
   s += ", " + billions(c.parameter_count()) + " params";

@@ -30,7 +30,7 @@ double TransformerConfig::parameter_count() const {
   const double qkv_b = bias || qkv_bias ? 1.0 : 0.0;
   const double qk_norm_w = qk_norm == QkNorm::per_head ? 2.0 * double(head_dim()) : qk_norm == QkNorm::whole ? qd + kvd : 0;
   double attn = 2 * d * qd + 2 * d * kvd + qkv_b * (qd + 2 * kvd) + b * d + qk_norm_w +
-                (attention_sinks ? double(heads) : 0);
+                (attention_sinks ? double(heads) : 0) + (attn_output_gate ? d * qd : 0);
   if (mla()) {
     const double H = double(heads), ql = double(q_lora_rank), kvl = double(kv_lora_rank);
     const double qk = double(qk_nope_dim + qk_rope_dim), nope_v = double(qk_nope_dim + v_head_dim);
@@ -46,8 +46,13 @@ double TransformerConfig::parameter_count() const {
   const double moe = double(experts) * (3 * d * double(expert_ffn) + expert_b) + router + shared;
   const double moe_layers = experts > 0 ? double(layers - dense_layers) : 0;
   const double norms = sandwich_norm ? 4 : 2;  // per layer
-  double total = emb + double(layers) * (attn + norms * nrm) + moe_layers * moe +
-                 (double(layers) - moe_layers) * dense_mlp;
+  // A linear-attention layer's mixer: in_proj_qkvz, in_proj_ba, the depthwise conv (no bias), dt_bias
+  // and A_log per value head, the gated norm's weight (one head wide), out_proj.
+  const double lin_kd = double(lin_key_width()), lin_vd = double(lin_value_width()), lin_h = double(lin_v_heads);
+  const double linear = d * (2 * lin_kd + 2 * lin_vd) + d * 2 * lin_h + double(lin_conv_width()) * double(lin_conv) +
+                        2 * lin_h + double(lin_v_dim) + lin_vd * d;
+  double total = emb + double(layers - linear_layers) * attn + double(linear_layers) * linear +
+                 double(layers) * norms * nrm + moe_layers * moe + (double(layers) - moe_layers) * dense_mlp;
   if (family == Family::bert) total += d * d + d;  // pooler
   else total += nrm;                              // final norm of pre-norm decoders
   if (!tied_embeddings) total += double(vocab) * d;
@@ -117,6 +122,22 @@ void TransformerConfig::validate(const std::string& where) const {
                      std::to_string(sliding_window) + ") do not fit " + std::to_string(layers) + " layers");
   if (local_layers > 0 && dense_layers > 0)
     throw InputError(where + ": sliding-window attention in a mixture with dense layers is not synthesized");
+  if (linear_layers > 0) {
+    if (linear_layers > layers)
+      throw InputError(where + ": " + std::to_string(linear_layers) + " linear-attention layers exceed the " +
+                       std::to_string(layers) + " layers");
+    positive(lin_k_heads, "linear_num_key_heads");
+    positive(lin_v_heads, "linear_num_value_heads");
+    positive(lin_k_dim, "linear_key_head_dim");
+    positive(lin_v_dim, "linear_value_head_dim");
+    positive(lin_conv, "linear_conv_kernel_dim");
+    if (lin_v_heads % lin_k_heads != 0)
+      throw InputError(where + ": " + std::to_string(lin_v_heads) + " linear value heads are not a multiple of the " +
+                       std::to_string(lin_k_heads) + " key heads");
+    if (local_layers > 0 || (experts > 0 && dense_layers > 0) || mla())
+      throw InputError(where + ": linear attention beside sliding-window, latent attention or a mixture's dense "
+                       "layers is not synthesized");
+  }
 }
 
 namespace {
@@ -204,9 +225,11 @@ void sliding_window_from_hf(const Reader& r, const std::string& type, Transforme
     listed_sliding = 0;
     for (const json& t : *lt) {
       if (t == "sliding_attention") ++listed_sliding;
+      else if (t == "linear_attention" && c.lin_v_heads > 0) continue;  // Gated DeltaNet (linear_attention_from_hf)
       else if (t != "full_attention")
         throw InputError(r.file + ": key 'layer_types': unsupported " + t.dump() +
-                         " (expected sliding_attention or full_attention)");
+                         " (expected sliding_attention or full_attention" +
+                         (t == "linear_attention" ? "; linear_attention needs the linear_* head fields)" : ")"));
     }
   }
   if (!r.find({"sliding_window"}) || (r.find({"use_sliding_window"}) && !r.boolean("use_sliding_window", false))) {
@@ -222,6 +245,43 @@ void sliding_window_from_hf(const Reader& r, const std::string& type, Transforme
   else if (type == "gemma3" || type == "gemma3_text")
     c.local_layers = c.layers - c.layers / r.integer({"sliding_window_pattern"}, 6, false);
   else c.local_layers = c.layers;
+}
+
+bool is_gated_delta_hybrid(const std::string& type) {
+  return type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text" || type == "qwen3_5_moe" ||
+         type == "qwen3_5_moe_text";
+}
+
+// Gated DeltaNet layers (Qwen3-Next, Qwen3.5): the linear_* head fields, which layers are linear
+// (layer_types, else all but every full_attention_interval-th), the recurrent state's dtype
+// (mamba_ssm_dtype, default float32 as the kernels keep it); the full-attention layers gate their
+// output and RMS-normalize each head of q and k.
+void linear_attention_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
+  if (!r.find({"linear_num_value_heads"})) {
+    if (is_gated_delta_hybrid(type))
+      throw InputError(r.file + ": key 'linear_num_value_heads': missing; " + type +
+                       " interleaves linear-attention layers, whose heads it names");
+    return;
+  }
+  c.lin_k_heads = r.integer({"linear_num_key_heads"}, 0, true);
+  c.lin_v_heads = r.integer({"linear_num_value_heads"}, 0, true);
+  c.lin_k_dim = r.integer({"linear_key_head_dim"}, 0, true);
+  c.lin_v_dim = r.integer({"linear_value_head_dim"}, 0, true);
+  c.lin_conv = r.integer({"linear_conv_kernel_dim"}, 4, false);
+  const std::string state = r.string({"mamba_ssm_dtype"});
+  if (state == "bfloat16" || state == "float16") c.lin_state_bytes = 2;
+  else if (!state.empty() && state != "float32")
+    throw InputError(r.file + ": key 'mamba_ssm_dtype': unsupported '" + state +
+                     "' (expected float32, bfloat16 or float16)");
+  if (const json* lt = r.find({"layer_types"}); lt && lt->is_array()) {
+    c.linear_layers = 0;
+    for (const json& t : *lt) c.linear_layers += t == "linear_attention";
+  } else {
+    const int64_t every = r.integer({"full_attention_interval"}, 4, false);
+    c.linear_layers = c.layers - c.layers / every;  // layer i is full iff (i + 1) % every == 0
+  }
+  c.attn_output_gate = r.boolean("attn_output_gate", true);
+  c.qk_norm = TransformerConfig::QkNorm::per_head;
 }
 
 // Gemma 1/2/3 as HF runs them: embeddings scaled by sqrt(hidden), GeGLU (hidden_activation, else
@@ -563,6 +623,7 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   if (llama && !c.mla()) partial_rotary_from_hf(r, c);
   if (type == "glm4_moe") glm4_moe_from_hf(r, c);
   if (type == "minimax_m2") minimax_m2_from_hf(r, c);
+  if (llama) linear_attention_from_hf(r, type, c);
   if (c.family != Family::bert) sliding_window_from_hf(r, type, c);
 
   if (c.family == Family::bert) {
@@ -583,7 +644,8 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& fi
   static const std::set<std::string> as_implemented = {
       "", "bert", "roberta", "gpt2", "opt", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
       "qwen3_moe", "olmoe", "olmo2", "deepseek_v2", "deepseek_v3", "gemma", "gemma2", "gemma3", "gemma3_text",
-      "llama4", "llama4_text", "gpt_oss", "phi3", "glm4_moe", "minimax_m2"};
+      "llama4", "llama4_text", "gpt_oss", "phi3", "glm4_moe", "minimax_m2", "qwen3_next", "qwen3_5",
+      "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"};
   if (!as_implemented.count(type)) {
     const char* family = c.family == Family::bert ? "BERT" : c.family == Family::opt ? "OPT"
                          : c.family == Family::gpt2 ? "GPT-2" : "LLaMA";

@@ -98,6 +98,19 @@ struct TransformerConfig {
   // first rotary_dim_fraction x head_dim dimensions of each q and k head; the rest pass through and
   // a cat joins the two (GLM-4.5, MiniMax-M2, Phi-4-mini).
   double rotary_dim_fraction = 1;
+  // Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5: layer_types' linear_attention, else all but
+  // every full_attention_interval-th layer): `linear_layers` of the layers replace softmax attention
+  // by in_proj_qkvz / in_proj_ba, a depthwise causal conv of `lin_conv` taps over q|k|v, the chunked
+  // delta rule over lin_v_heads heads (q and k of lin_k_dim from lin_k_heads, repeated to them; v of
+  // lin_v_dim), a gated RMSNorm and out_proj; a recurrent state of lin_k_dim x lin_v_dim per head
+  // (`lin_state_bytes` an element) instead of a KV cache. The full-attention layers of these models
+  // gate their output (`attn_output_gate`: q_proj twice as wide, out * sigmoid(gate)).
+  int64_t linear_layers = 0, lin_k_heads = 0, lin_v_heads = 0, lin_k_dim = 0, lin_v_dim = 0, lin_conv = 4;
+  double lin_state_bytes = 4;
+  bool attn_output_gate = false;
+  int64_t lin_key_width() const { return lin_k_heads * lin_k_dim; }
+  int64_t lin_value_width() const { return lin_v_heads * lin_v_dim; }
+  int64_t lin_conv_width() const { return 2 * lin_key_width() + lin_value_width(); }  // q | k | v
 
   int64_t head_dim() const { return head_size ? head_size : hidden / heads; }
   int64_t q_width() const { return heads * head_dim(); }  // the query projection's output, attention's width

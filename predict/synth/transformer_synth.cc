@@ -50,8 +50,10 @@ constexpr KernelClass EW = KernelClass::elementwise;
 constexpr const char* kLayerSection = "layer.";  // the repeated block (one layer, count = layers)
 constexpr const char* kDenseLayerSection = "dense_layer.";  // a mixture's dense layers, wherever they sit
 constexpr const char* kLocalLayerSection = "local_layer.";  // sliding-window layers, where the window bites
+constexpr const char* kLinearLayerSection = "linear_layer.";  // Gated DeltaNet layers (Qwen3-Next, Qwen3.5)
 bool in_block(const Section& s) {
-  return s.prefix == kLayerSection || s.prefix == kDenseLayerSection || s.prefix == kLocalLayerSection;
+  return s.prefix == kLayerSection || s.prefix == kDenseLayerSection || s.prefix == kLocalLayerSection ||
+         s.prefix == kLinearLayerSection;
 }
 
 // Quantized serving (`--dtype fp8` / `fp4`, inference): the kernels a serving stack runs for a
@@ -147,12 +149,15 @@ class TransformerSynth {
     }
     // Sliding-window layers get their own section where the window is shorter than the keys (else
     // they are full-attention layers); with pipeline stages only where every layer has the window.
-    const double local = local_stage_layers();
-    const double full = stage_layers - dense - local;
+    const double local = local_stage_layers(), linear = double(c_.linear_layers);
+    const double full = stage_layers - dense - local - linear;
     Section* layers = full > 0 ? &layer_section(kLayerSection, full) : nullptr;
     if (layers) layer(*layers);
     Section* local_layers = local > 0 ? &layer_section(kLocalLayerSection, local) : nullptr;
     if (local_layers) layer(*local_layers, false, c_.sliding_window);
+    // (Linear attention is synthesized for one stage's inference: no schedule to follow.)
+    Section* linear_layers = linear > 0 ? &layer_section(kLinearLayerSection, linear) : nullptr;
+    if (linear_layers) layer(*linear_layers, false, 0, /*linear=*/true);
     const double v = double(o_.virtual_stages);
     if (o_.pp > 1) stage_sends(tape_.section("pp.", m * v + pp - 2));
     Section& out = tape_.section("head.", 1);
@@ -225,8 +230,12 @@ class TransformerSynth {
     const double per_token = latent_decode_ ? double(c_.kv_lora_rank + c_.qk_rope_dim) : double(Hkv_ * (qkhd_ + vhd_));
     // Sliding-window layers keep only the window (HF's HybridCache, serving stacks' paged caches).
     const double local = local_stage_layers();
-    const double cached_keys = (stage_layers() - local) * double(Sk_) + local * double(c_.sliding_window);
+    const double linear = double(c_.linear_layers);
+    const double cached_keys = (stage_layers() - local - linear) * double(Sk_) + local * double(c_.sliding_window);
     if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * kv_e_;
+    // Linear-attention layers keep, per sequence, each head's recurrent state and the conv's last taps.
+    if (decode_ && linear > 0)
+      f.kv_cache_bytes += double(B_) * double(o_.microbatches) * linear * linear_state_bytes_per_sequence();
     f.batch_sequences = double(B_);
     f.step_tokens = double(B_) * double(o_.microbatches) * double(o_.dp) * double(decode_ ? S_ : Sk_);
     f.weight_bytes += absorbed_copy_bytes_;
@@ -562,11 +571,13 @@ class TransformerSynth {
           break;
         }
         const bool qkv_bias = c_.bias || c_.qkv_bias;
+        // With an output gate q_proj also makes the gate (Qwen3-Next: query | gate per head).
+        const int64_t qw = c_.attn_output_gate ? 2 * qd_ : qd_;
         if (c_.fused_qkv) {
-          linear(s, "attn.qkv_proj", T_, d_, qd_ + 2 * kvd, qkv_bias);  // q, k, v: views of its output
+          linear(s, "attn.qkv_proj", T_, d_, qw + 2 * kvd, qkv_bias);  // q, k, v: views of its output
         } else {
           s.backward_only({accumulate("attn.input", x_elems, 2)});
-          linear(s, "attn.q_proj", T_, d_, qd_, qkv_bias);
+          linear(s, "attn.q_proj", T_, d_, qw, qkv_bias);
           if (c_.attention_sinks) s.param(H_);  // GPT-OSS: one sink logit per head
           linear(s, "attn.k_proj|v_proj", T_, d_, kvd, qkv_bias, 2);
         }
@@ -726,9 +737,93 @@ class TransformerSynth {
     // .contiguous() of the permuted output; its gradient reaches the PV bmm as a permuted view,
     // reshaped with a copy unless B = 1.
     if (!serving_) copy(s, "attn.merge_heads", o_elems, 1, true, B_ > 1);  // serving kernels write [T, H x hd]
+    if (c_.attn_output_gate) {  // out * sigmoid(gate): eager two kernels, a serving stack's compiled graph one
+      if (serving_) s.op(work("attn.output_gate sigmoid|mul", EW, dt_, 5 * o_elems, 3 * o_elems * e_));
+      else {
+        s.op(pointwise("attn.output_gate aten::sigmoid", dt_, o_elems, 2, 4));
+        s.op(pointwise("attn.output_gate aten::mul", dt_, o_elems, 3, 1));
+      }
+    }
     linear(s, "attn.out_proj", T_, od_, d_, c_.bias);
     tp_all_reduce(s, "attn.out_proj", true);
     dropout(s, "attn.resid_dropout", Tn_ * d_, c_.hidden_dropout);
+  }
+
+  // One sequence's recurrent state in a linear-attention layer on this GPU: each value head's
+  // k x v matrix (lin_state_bytes an element) and the conv's last lin_conv - 1 inputs.
+  double linear_state_bytes_per_sequence() const {
+    const double hv = double(c_.lin_v_heads / tp_), conv = double(c_.lin_conv_width() / tp_);
+    return hv * double(c_.lin_k_dim) * double(c_.lin_v_dim) * c_.lin_state_bytes + conv * double(c_.lin_conv - 1) * e_;
+  }
+
+  // Gated DeltaNet (HF Qwen3NextGatedDeltaNet with flash-linear-attention's kernels, as HF runs it when
+  // fla is installed; vLLM's port): in_proj_qkvz and in_proj_ba; eager, q | k | v joined by a cat;
+  // the depthwise causal conv with SiLU (causal_conv1d; decoding, its one-step update against the
+  // conv state); beta = sigmoid(b) and g = -exp(A_log) softplus(a + dt_bias) (eager six small
+  // kernels, serving one); eager, q and k repeated from the key heads to the value heads; the delta
+  // rule (prompt: fla's chunked kernels, chunks of 64; decoding: the fused recurrent kernel over the
+  // state); the gated RMSNorm (fla's fused kernel) and out_proj. Tensor parallelism splits the heads.
+  // Training adds each kernel's backward (the activation estimate counts these layers as fused
+  // attention's, activation_memory.h: what the delta rule keeps is of that size, q, k, v and o).
+  void linear_attention(Section& s) {
+    const int64_t hk = c_.lin_k_heads / tp_, hv = c_.lin_v_heads / tp_, dk = c_.lin_k_dim, dv = c_.lin_v_dim;
+    const int64_t kd = hk * dk, vd = hv * dv, conv = 2 * kd + vd;
+    const double T = T_, K = double(c_.lin_conv), B = double(B_), f32 = 4;
+    linear(s, "linear_attn.in_proj_qkvz", T, d_, 2 * kd + 2 * vd, false);
+    linear(s, "linear_attn.in_proj_ba", T, d_, 2 * hv, false);
+    // (Its backward, and that of the views that split the outputs, are views of the gradient.)
+    if (!serving_) s.op(pointwise("linear_attn.qkv aten::cat", dt_, T * double(conv), 2, 0));
+    const double state_conv = B * double(conv) * (K - 1) * e_;  // the conv state's taps
+    if (decode_)
+      s.op(work("linear_attn.conv causal_conv1d_update", EW, dt_, (2 * K + 4) * T * double(conv),
+                2 * T * double(conv) * e_ + 2 * state_conv + double(conv) * K * e_));
+    else  // backward: causal_conv1d_bwd, the input and weight gradients in one kernel
+      s.op(work("linear_attn.conv causal_conv1d_fn", EW, dt_, (2 * K + 4) * T * double(conv),
+                2 * T * double(conv) * e_ + state_conv + double(conv) * K * e_),
+           {work("linear_attn.conv causal_conv1d_bwd", EW, dt_, (4 * K + 8) * T * double(conv),
+                 3 * T * double(conv) * e_ + 2 * double(conv) * K * e_)});
+    s.param(conv * c_.lin_conv);
+    s.param(2 * hv);  // dt_bias, A_log
+    const double gates = T * double(hv);
+    if (serving_) s.op(work("linear_attn.gating fused_gdn_gating", EW, DType::fp32, 8 * gates, gates * (2 * e_ + 8)));
+    else
+      s.op(times(pointwise("linear_attn.gating aten::sigmoid|_to_copy|add|softplus|exp|mul", DType::fp32, gates, 2, 2), 6),
+           {times(pointwise("linear_attn.gating (backward)", DType::fp32, gates, 3, 2), 5)});
+    const double qk = T * double(hv) * double(dk);  // q and k as the kernel reads them, one per value head
+    if (!serving_ && hv > hk)  // backward: each key head's gradient summed over its value heads
+      s.op(times(pointwise("linear_attn.qk aten::repeat_interleave", dt_, qk, 1.5, 0), 2),
+           {times(work("linear_attn.qk aten::sum (repeat_interleave backward)", KernelClass::reduction, dt_, qk,
+                       1.5 * qk * e_),
+                  2)});
+    const double heads = T * double(hv), state = B * double(hv) * double(dk) * double(dv);
+    const double io_qkvo = (2 * qk + 2 * T * double(vd)) * e_ + 2 * gates * f32;
+    if (decode_) {
+      // Per token and head: S k, the rank-one update, S q (2 dk dv each); the state read and written.
+      s.op(work("linear_attn.gdn fla::fused_recurrent_gated_delta_rule", KernelClass::attention, dt_,
+                heads * 6 * double(dk) * double(dv), io_qkvo + 2 * state * c_.lin_state_bytes));
+    } else {
+      // Chunks of C = 64 (WY form): K K^T, the triangular solve, W and U, the state through the chunks,
+      // the outputs: 6 C dk + 4 C dv + 6 dk dv + C^2 / 1.5 FLOPs per token and head. The per-chunk
+      // states (fp32) are written and read back, W and U likewise; the final state is kept.
+      constexpr double C = 64;
+      const double fl = heads * (6 * C * double(dk) + 4 * C * double(dv) + 6 * double(dk) * double(dv) + C * C / 1.5);
+      const double chunks = std::ceil(double(S_) / C);
+      const double io = io_qkvo + 2 * B * chunks * double(hv) * double(dk) * double(dv) * f32 +
+                        2 * heads * double(dk + dv) * e_ + state * c_.lin_state_bytes;
+      // Backward (fla's chunk_gated_delta_rule_bwd): the states recomputed, then dq, dk, dv, dg, dbeta
+      // through the chunks, 2.5x the forward's work as a fused attention backward.
+      s.op(work("linear_attn.gdn fla::chunk_gated_delta_rule", KernelClass::attention, dt_, fl, io),
+           {work("linear_attn.gdn fla::chunk_gated_delta_rule_bwd", KernelClass::attention, dt_, 2.5 * fl, 2 * io)});
+    }
+    const double o = T * double(vd);
+    s.op(over_rows(work("linear_attn.norm fused_rms_norm_gated", KernelClass::normalization, dt_, 8 * o, 3 * o * e_),
+                   heads, double(dv)),
+         {over_rows(work("linear_attn.norm fused_rms_norm_gated (backward)", KernelClass::normalization, dt_, 16 * o,
+                         5 * o * e_),
+                    heads, double(dv))});
+    s.param(dv);
+    linear(s, "linear_attn.out_proj", T, vd, d_, false);
+    tp_all_reduce(s, "linear_attn.out_proj", true);
   }
 
   // DeepSeek's multi-head latent attention in eager (HF DeepseekV3Attention): q = q_b(norm(q_a(x)))
@@ -1183,7 +1278,7 @@ class TransformerSynth {
   }
 
   // `dense_mlp`: one of a mixture's dense layers; `window`: a sliding-window layer's.
-  void layer(Section& s, bool dense_mlp = false, int64_t window = 0) {
+  void layer(Section& s, bool dense_mlp = false, int64_t window = 0, bool linear = false) {
     if (c_.family == Family::bert) {  // post-norm
       attention(s);
       residual_add(s, "attn.residual");
@@ -1195,7 +1290,8 @@ class TransformerSynth {
     }
     if (serving_) {  // the residual adds inside the norms that follow them
       residual_norm(s, "input_norm");
-      attention(s, window);
+      if (linear) linear_attention(s);
+      else attention(s, window);
       if (c_.sandwich_norm) norm(s, "attn.output_norm", Tn_);
       residual_norm(s, "post_attention_norm");
       mlp(s, dense_mlp);
@@ -1203,7 +1299,8 @@ class TransformerSynth {
       return;
     }
     norm(s, "input_norm", Tn_);
-    attention(s, window);
+    if (linear) linear_attention(s);
+    else attention(s, window);
     if (c_.sandwich_norm) norm(s, "attn.output_norm", Tn_);  // Gemma 2/3: each sub-block's output normed too
     residual_add(s, "attn.residual");
     norm(s, "post_attention_norm", Tn_);
@@ -1414,6 +1511,16 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
     if (opt.microbatches % opt.pp != 0)
       throw InputError("option '--virtual-stages': the interleaved schedule needs micro-batches (" +
                        std::to_string(opt.microbatches) + ") divisible by the stages (" + std::to_string(opt.pp) + ")");
+  }
+  if (cfg.linear_layers > 0) {
+    if (opt.pp > 1 || opt.cp > 1)
+      throw InputError(std::string("option '--") + (opt.pp > 1 ? "pp" : "cp") + "': " + cfg.name +
+                       " mixes linear- and full-attention layers, which synth lays out on one stage and without "
+                       "context parallelism");
+    if (cfg.lin_k_heads % opt.tp != 0 || cfg.lin_v_heads % opt.tp != 0)
+      throw InputError("option '--tp': " + std::to_string(opt.tp) + " GPUs do not divide the " +
+                       std::to_string(cfg.lin_k_heads) + " key / " + std::to_string(cfg.lin_v_heads) +
+                       " value heads of " + cfg.name + "'s linear attention");
   }
   if (opt.runtime == Runtime::serving) {
     auto refuse = [&](const std::string& why) {
