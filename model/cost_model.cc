@@ -116,6 +116,21 @@ double power_stretch(double flops, double derate, double boost_flops) {
   return 1.0 / (1.0 - (1.0 - derate) * flops / (flops + boost_flops));
 }
 
+// A kernel whose math takes `t_c` and whose traffic takes `t_m` (µs, overlapped), behind the floor;
+// bound by the larger, or by the launch floor when that exceeds both.
+// `t_lat`: the fixed latency within `t_m` (0 where a link, not DRAM, holds the bytes).
+inline KernelPrediction floored(const GpuCaps& g, double t_c, double t_m, double q, double t_lat,
+                                KernelTerms* terms) {
+  const double work = std::max(t_m, t_c);
+  if (terms) *terms = KernelTerms{t_c, t_m, t_lat, g.launch_floor_us};
+  KernelPrediction r;
+  r.time_us = with_floor(g.launch_floor_us, work, q);
+  r.bound = g.launch_floor_us > work ? Bound::launch : t_c > t_m ? Bound::compute : memory_or_latency(t_m, t_lat);
+  return r;
+}
+
+}  // namespace
+
 // A kernel cannot beat the launch floor, and short kernels pay part of it on top of their work:
 // a smooth maximum (floor^q + work^q)^(1/q) between the sum (q = 1) and the plain max.
 double with_floor(double floor, double work, double q) {
@@ -135,21 +150,6 @@ double with_floor(double floor, double work, double q) {
   }
   return hi * std::pow(1.0 + std::pow(r, q), 1.0 / q);
 }
-
-// A kernel whose math takes `t_c` and whose traffic takes `t_m` (µs, overlapped), behind the floor;
-// bound by the larger, or by the launch floor when that exceeds both.
-// `t_lat`: the fixed latency within `t_m` (0 where a link, not DRAM, holds the bytes).
-inline KernelPrediction floored(const GpuCaps& g, double t_c, double t_m, double q, double t_lat,
-                                KernelTerms* terms) {
-  const double work = std::max(t_m, t_c);
-  if (terms) *terms = KernelTerms{t_c, t_m, t_lat, g.launch_floor_us};
-  KernelPrediction r;
-  r.time_us = with_floor(g.launch_floor_us, work, q);
-  r.bound = g.launch_floor_us > work ? Bound::launch : t_c > t_m ? Bound::compute : memory_or_latency(t_m, t_lat);
-  return r;
-}
-
-}  // namespace
 
 double conv_gain(const ModelParams& p, ConvAlgo a, bool simt) {
   switch (a) {

@@ -48,6 +48,10 @@ struct KernelTerms {
 // runs on CUDA cores (an unknown family's gain differs there).
 double conv_gain(const ModelParams& p, ConvAlgo a, bool simt);
 
+// A kernel cannot beat the launch floor, and short kernels pay part of it on top of their work:
+// a smooth maximum (floor^q + work^q)^(1/q) between the sum (q = 1) and the plain max.
+double with_floor(double floor, double work, double q);
+
 class CostModel {
  public:
   CostModel(ModelParams params, std::vector<ArchFacts> archs);

@@ -1,6 +1,9 @@
 #include "model/transfer.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "model/cost_model.h"
 
 namespace kcast {
 
@@ -23,9 +26,21 @@ double transfer_measurement(double d, double context_source_us, double context_t
   return std::max(d * r, std::min(d, floor_target_us + ct));
 }
 
-double graph_time(double t, double floor_us) {
+double graph_time(double t, double floor_us, double blend_q) {
   const double graph = kGraphLaunchFraction * floor_us;
-  return std::max(std::min(t, graph), t - (floor_us - graph));
+  if (!(t > floor_us)) return std::min(t, graph);  // launch-bound, or measured faster than the floor
+  // The work behind the floor: with_floor inverted (t^q = floor^q + work^q; q <= 1: the sum).
+  const double work = blend_q <= 1.0001 ? t - floor_us : t * std::pow(1.0 - std::pow(floor_us / t, blend_q), 1.0 / blend_q);
+  return with_floor(graph, work, blend_q);
+}
+
+double transferred_graph_time(double gpu_source_us, double floor_source_us, double model_source_us,
+                              double model_target_us, double floor_target_us, double blend_q) {
+  const double own = graph_time(gpu_source_us, floor_source_us, blend_q);
+  const double gs = graph_time(model_source_us, floor_source_us, blend_q);
+  if (!(gs > 0)) return own;
+  const double gt = graph_time(model_target_us, floor_target_us, blend_q);
+  return std::max(own * gt / gs, std::min(own, kGraphLaunchFraction * floor_target_us));
 }
 
 }  // namespace kcast

@@ -41,7 +41,20 @@ double transfer_measurement(double d, double context_source_us, double context_t
 // GPU-only part of a measured duration `d` taken in a context with floor `context_us`.
 double measured_gpu_time(double d, double context_us, double floor_us);
 
-// A kernel time under CUDA-graph replay: the launch floor replaced by the graph launch interval.
-double graph_time(double t, double floor_us);
+// A kernel time under CUDA-graph replay: the launch floor replaced by the graph launch interval in
+// the cost model's blend of floor and work (`blend_q`, ModelParams kFloorBlend; with_floor): a
+// launch-bound kernel drops to the interval, a long one keeps its time (its launch already hid
+// behind the kernel before it), and a smaller floor never lengthens a replay. (The sum, q = 1,
+// takes floor - interval off every kernel.)
+double graph_time(double t, double floor_us, double blend_q);
+
+// A measured kernel under CUDA-graph replay on a target: replayed on its own GPU first (the source's
+// floor decides how much of `gpu_source_us`, its GPU-only time there, was launch cost), then moved by
+// the model's ratio of the two replayed predictions, never below the target's graph interval unless
+// the replay itself is. Its source and target the same GPU, this is graph_time of the measurement;
+// a smaller target floor (or more of any resource) never lengthens it, which graphing the transferred
+// time instead did not hold for kernels measured near the floor.
+double transferred_graph_time(double gpu_source_us, double floor_source_us, double model_source_us,
+                              double model_target_us, double floor_target_us, double blend_q);
 
 }  // namespace kcast

@@ -250,6 +250,7 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
   if (opt.keep_rows) g.row_bound.resize(rows.size()), g.row_transferred.resize(rows.size());
   std::vector<uint8_t> source_used(w.sources.size(), 0);
   const double floor_t = caps.launch_floor_us;
+  const double blend = w.model->params()[kFloorBlend];
 
   for (size_t r = 0; r < rows.size(); ++r) {
     const Kernel& k = rows[r];
@@ -270,13 +271,17 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
       const double m_t = transfer_measurement(d, ctx_s, ctx, ps.time_us, p.time_us, floor_t);
       if (m_t > d * transfer_ratio(ctx_s, ctx, ps.time_us, p.time_us)) b = Bound::launch;  // held at the floor
       const double gpu = measured_gpu_time(m_t, ctx, floor_t);
-      const double t_gpu = opt.cuda_graph ? graph_time(gpu, floor_t) : gpu;
+      const double floor_s = w.source_caps[s].launch_floor_us;
+      const double t_gpu =
+          opt.cuda_graph
+              ? transferred_graph_time(measured_gpu_time(d, ctx_s, floor_s), floor_s, ps.time_us, p.time_us, floor_t, blend)
+              : gpu;
       // With the context kept, the measurement itself (bit for bit when nothing moves).
       t = opt.with_context && ctx > 0 ? m_t + (t_gpu - gpu) : t_gpu;
       source_used[s] = 1;
       ++g.transferred_rows;
     } else {
-      t = opt.cuda_graph ? graph_time(p.time_us, floor_t) : p.time_us;
+      t = opt.cuda_graph ? graph_time(p.time_us, floor_t, blend) : p.time_us;
       if (opt.with_context) t += ctx;
     }
     const double busy = k.count * t;

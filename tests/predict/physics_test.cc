@@ -42,12 +42,14 @@ const std::vector<Knob> kKnobsChecked = {Knob::dram_bw,      Knob::l2_bw,    Kno
                                          Knob::link_bw,      Knob::mem_latency, Knob::net_bw};
 
 // Checks the bound on the workload total and on every distinct kernel; returns readable violations.
-std::vector<std::string> check(const std::vector<Kernel>& rows, const std::string& gpu, PredictMode mode) {
+std::vector<std::string> check(const std::vector<Kernel>& rows, const std::string& gpu, PredictMode mode,
+                               bool cuda_graph) {
   std::vector<std::string> bad;
   const GpuSpec& spec = db().resolve(gpu);
   const GpuCaps base = model().caps_for(spec);
   E2eOptions o;
   o.mode = mode;
+  o.cuda_graph = cuda_graph;
   const PreparedWorkload w = prepare_workload(rows, model(), db(), o, "rows");
   const std::vector<KernelPrediction> p0 = predict_unique(w, base);
   const GpuPrediction g0 = evaluate_target(w, spec.name, base, p0);
@@ -62,7 +64,8 @@ std::vector<std::string> check(const std::vector<Kernel>& rows, const std::strin
     const std::vector<KernelPrediction> p1 = predict_unique(w, c);
     const GpuPrediction g1 = evaluate_target(w, spec.name, c, p1);
     std::ostringstream where;
-    where << gpu << " " << to_string(mode) << " " << info.name << " x" << factor << ": ";
+    where << gpu << " " << to_string(mode) << (cuda_graph ? " graphs" : "") << " " << info.name << " x" << factor
+          << ": ";
     if (g1.step_us > g0.step_us * (1 + 1e-12))
       bad.push_back(where.str() + "workload slower " + std::to_string(g0.step_us) + " -> " + std::to_string(g1.step_us));
     if (g1.step_us < g0.step_us / 2 * (1 - 1e-12))
@@ -86,10 +89,11 @@ std::vector<std::string> check(const std::vector<Kernel>& rows, const std::strin
 void expect_physical(const std::vector<Kernel>& rows) {
   std::vector<std::string> all;
   for (const char* gpu : {"V100-PCIe-32GB", "T4", "A100-SXM4-80GB", "L4", "H100-SXM", "P100-PCIe-16GB", "B200"})
-    for (PredictMode m : {PredictMode::absolute, PredictMode::automatic}) {
-      auto v = check(rows, gpu, m);
-      all.insert(all.end(), v.begin(), v.end());
-    }
+    for (PredictMode m : {PredictMode::absolute, PredictMode::automatic})
+      for (bool graphs : {false, true}) {  // graph replay too: a smaller floor must not lengthen it
+        auto v = check(rows, gpu, m, graphs);
+        all.insert(all.end(), v.begin(), v.end());
+      }
   std::string msg;
   for (size_t i = 0; i < all.size() && i < 40; ++i) msg += all[i] + "\n";
   EXPECT_TRUE(all.empty()) << all.size() << " violations, first ones:\n" << msg;
@@ -113,7 +117,8 @@ TEST(Physics, DoublingAResourceOnKernelsWithoutWorkIsBetweenNoChangeAnd2x) {
 // Synthesized steps with kernels the fixtures lack: a mixture of experts under expert parallelism
 // (all-to-alls, the per-expert host syncs, gathers and scatter-adds), the same served in FP8 and FP4
 // (grouped GEMMs), a speculative verification step, DeepSeek-V3 (latent attention, eager and the serving
-// path's latent decode), and a CNN training step (convolutions, batch norm).
+// path's latent decode), serving-stack and linear-attention steps, and a CNN training step
+// (convolutions, batch norm). Each with and without CUDA-graph replay.
 TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   synth::SynthOptions train;
   train.mode = synth::Mode::train;
@@ -172,6 +177,20 @@ TEST(Physics, DoublingAResourceOnSynthesizedStepsIsBetweenNoChangeAnd2x) {
   l4 = mla;  // GPT-OSS: sliding-window layers, attention sinks, the clamped gate, all experts in eager
   l4.seq = 1024;
   expect_physical(synth::synthesize("gpt-oss-20b", l4));
+  // A serving stack's decode step (fused kernels, paged cache) and a Gated DeltaNet hybrid's, with its
+  // recurrent-state kernels.
+  synth::SynthOptions stack = verify;
+  stack.runtime = synth::Runtime::serving;
+  stack.decode_tokens = 1;
+  stack.kv_cache_dtype.reset();
+  expect_physical(synth::synthesize("llama3-8b", stack));
+  stack.seq = 1024;
+  expect_physical(synth::synthesize("qwen3-next-80b-a3b", stack));
+  synth::SynthOptions prompt = stack;
+  prompt.mode = synth::Mode::infer;
+  prompt.batch = 2;
+  prompt.runtime = synth::Runtime::eager;
+  expect_physical(synth::synthesize("qwen3-next-80b-a3b", prompt));
   synth::SynthOptions cnn;
   cnn.mode = synth::Mode::train;
   cnn.batch = 32;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace kcast {
 namespace {
 
@@ -48,10 +50,36 @@ TEST(Transfer, ContextFloorRemovedBeforeScaling) {
 
 TEST(Transfer, CudaGraphShrinksLaunchFloorToGraphInterval) {
   const double floor = 2.5, graph = kGraphLaunchFraction * 2.5;
-  EXPECT_DOUBLE_EQ(graph_time(100.0, floor), 100.0 - (floor - graph));
-  EXPECT_DOUBLE_EQ(graph_time(2.5, floor), graph);
-  // Already below the graph interval: unchanged.
-  EXPECT_DOUBLE_EQ(graph_time(1.0, floor), 1.0);
+  // Additive blend (q = 1): the interval replaces the floor in every kernel's sum.
+  EXPECT_DOUBLE_EQ(graph_time(100.0, floor, 1.0), 100.0 - (floor - graph));
+  // The fitted smooth maximum (q = 8): a kernel of work w took (floor^8 + w^8)^(1/8) and replays in
+  // (graph^8 + w^8)^(1/8), which for long kernels is w.
+  for (double w : {0.5, 2.0, 3.0, 10.0, 100.0}) {
+    const double t = std::pow(std::pow(floor, 8) + std::pow(w, 8), 1.0 / 8);
+    EXPECT_NEAR(graph_time(t, floor, 8.0), std::pow(std::pow(graph, 8) + std::pow(w, 8), 1.0 / 8), 1e-9 * t) << w;
+  }
+  // At the floor (no work) the interval; already below the graph interval: unchanged.
+  EXPECT_DOUBLE_EQ(graph_time(2.5, floor, 8.0), graph);
+  EXPECT_DOUBLE_EQ(graph_time(1.0, floor, 8.0), 1.0);
+  // A smaller floor never lengthens a replayed kernel of the same work.
+  for (double w : {0.5, 2.0, 10.0}) {
+    auto replay = [&](double f) { return graph_time(std::pow(std::pow(f, 8) + std::pow(w, 8), 1.0 / 8), f, 8.0); };
+    EXPECT_LE(replay(floor / 2), replay(floor) * (1 + 1e-12)) << w;
+  }
+}
+
+TEST(Transfer, AMeasuredKernelReplaysOnItsOwnGpuThenMoves) {
+  const double q = 8;
+  auto wf = [&](double f, double w) { return std::pow(std::pow(f, q) + std::pow(w, q), 1.0 / q); };
+  // Same GPU: the measurement's own replay.
+  EXPECT_DOUBLE_EQ(transferred_graph_time(2.4, 2.5, wf(2.5, 2.3), wf(2.5, 2.3), 2.5, q), graph_time(2.4, 2.5, q));
+  // A kernel measured just under the floor, its model work 2.3 us: halving the target's floor shortens
+  // its replay (graphing the transferred time instead had lengthened it).
+  const double base = transferred_graph_time(2.4, 2.5, wf(2.5, 2.3), wf(2.5, 2.3), 2.5, q);
+  const double half = transferred_graph_time(2.4, 2.5, wf(2.5, 2.3), wf(1.25, 2.3), 1.25, q);
+  EXPECT_LE(half, base);
+  // A long kernel moves by the model's ratio, as without graphs.
+  EXPECT_NEAR(transferred_graph_time(100.0, 2.5, wf(2.5, 80), wf(2.5, 40), 2.5, q), 50.0, 0.01);
 }
 
 }  // namespace
