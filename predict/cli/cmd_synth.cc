@@ -119,6 +119,8 @@ int cmd_synth(int argc, char** argv) {
       "these global batches B1,B2,... on each GPU: memory verdict, step, time to first / per output token, "
       "tokens/s, MFU, MBU")(
       "format", po::value(&format), "with --batch-sweep: table (default), csv or json")(
+      "acceptance", po::value<double>(), "with --gpu and --decode-tokens Q > 1: the drafts' acceptance rate "
+      "(0 to 1), for the tokens a speculative step yields ((1 - a^Q) / (1 - a) a sequence) and their rate")(
       "memory-json", po::value(&memory_json), "also write the memory report (and each --gpu's fit) as JSON here");
   po::positional_options_description pos;
   pos.add("model", 1);
@@ -133,7 +135,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
                      "       [--microbatches M] [--zero Z] [--gpus-per-node G] [-o OUT.csv] [--gpu NAME[,...]]\n"
                      "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph]\n"
-                     "       [--batch-sweep B1,B2,... [--format table|csv|json]] [--list]",
+                     "       [--batch-sweep B1,B2,... [--format table|csv|json]] [--acceptance A] [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -203,6 +205,15 @@ int cmd_synth(int argc, char** argv) {
   if (!dtype.empty()) o.dtype = dtype_named("dtype", dtype);
 
   const bool cuda_graph = vm.count("cuda-graph") > 0;
+  double acceptance = kUnknown;
+  if (vm.count("acceptance")) {
+    acceptance = vm["acceptance"].as<double>();
+    if (!(acceptance >= 0 && acceptance <= 1))
+      throw InputError("option '--acceptance': a rate from 0 to 1 (got " + std::to_string(acceptance) + ")");
+    if (gpus.empty() || o.decode_tokens < 2 || o.mode != Mode::decode)
+      throw InputError("option '--acceptance': only with --gpu, --mode decode and --decode-tokens 2 or more "
+                       "(the drafts a speculative step verifies)");
+  }
   if ((cuda_graph || !cost_model_file.empty()) && gpus.empty())
     throw InputError(std::string("option '--") + (cuda_graph ? "cuda-graph" : "cost-model") +
                      "': only with --gpu, whose predictions it sets");
@@ -232,7 +243,7 @@ int cmd_synth(int argc, char** argv) {
   std::vector<MemoryFit> fits;
   for (const GpuSpec* g : fit_gpus) fits.push_back(memory_fit(fp, *g));
   const std::vector<SynthTiming> times =
-      fit_gpus.empty() ? std::vector<SynthTiming>{} : time_synth_step(kernels, fp, o, fit_gpus, *lm, db, cuda_graph);
+      fit_gpus.empty() ? std::vector<SynthTiming>{} : time_synth_step(kernels, fp, o, fit_gpus, *lm, db, cuda_graph, acceptance);
   // The report before the list: a report that cannot be written fails the run before -o is replaced.
   if (!memory_json.empty()) {
     nlohmann::json j = memory_json_of(fp, o, fits);

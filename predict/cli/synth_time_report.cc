@@ -1,5 +1,6 @@
 #include "predict/cli/synth_time_report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -93,9 +94,15 @@ std::string grouped(double v) {
 
 }  // namespace
 
+double expected_tokens_per_step(int64_t q, double a) {
+  if (a >= 1) return double(q);
+  return (1 - std::pow(a, double(q))) / (1 - a);
+}
+
 std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized, const Footprint& fp,
                                          const SynthOptions& o, const std::vector<const GpuSpec*>& gpus,
-                                         const LoadedModel& model, const GpuDatabase& db, bool cuda_graph) {
+                                         const LoadedModel& model, const GpuDatabase& db, bool cuda_graph,
+                                         double acceptance) {
   // Through the kernel-list text, as predict reads the written file: the reader derives what names
   // tell the model (a fused attention kernel's instruction set, an SGEMM's tile), and its numbers are
   // the written digits, so the step is predict's to the last bit.
@@ -131,6 +138,11 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
       t.decode_step_us = part_us(w, p, Part::decode) / double(o.new_tokens);
     }
     if (decode) t.decode_step_us = p.step_us;
+    if (decode && o.decode_tokens > 1 && known(acceptance) && p.step_us > 0) {
+      t.acceptance = acceptance;
+      t.tokens_per_step = expected_tokens_per_step(o.decode_tokens, acceptance);
+      t.accepted_tokens_per_s = t.tokens_per_s / double(o.decode_tokens) * t.tokens_per_step;
+    }
     if (!decode && matrix.flops > 0) {
       const double us = generate ? t.prefill_us : p.step_us;
       const double peak = g.gemm_peak_tflops(matrix.dtype);
@@ -160,6 +172,11 @@ std::string timing_line(const SynthTiming& t, const SynthOptions& o, bool cuda_g
   if (o.mode == Mode::generate) s += " generated";
   // Every draft counts: what a step yields is these times the drafts' acceptance.
   if (o.decode_tokens > 1) s += " verified";
+  if (known(t.accepted_tokens_per_s)) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " (%.2f a sequence a step at acceptance %.2f: ", t.tokens_per_step, t.acceptance);
+    s += buf + grouped(t.accepted_tokens_per_s) + " " + t.unit + "/s)";
+  }
   if (known(t.mfu))
     s += ", MFU " + percent(t.mfu) + " of the " + t.mfu_dtype + " dense peak" +
          (o.mode == Mode::generate ? " while prefilling" : "");
@@ -181,6 +198,9 @@ nlohmann::json timing_json(const SynthTiming& t) {
   j["mfu"] = num(t.mfu);
   j["mfu_dtype"] = t.mfu_dtype.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.mfu_dtype);
   j["mbu"] = num(t.mbu);
+  j["acceptance"] = num(t.acceptance);
+  j["tokens_per_step"] = num(t.tokens_per_step);
+  j["accepted_tokens_per_s"] = num(t.accepted_tokens_per_s);
   return j;
 }
 

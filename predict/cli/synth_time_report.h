@@ -34,12 +34,21 @@ struct SynthTiming {
   double mfu = kUnknown;             // train, infer, a generation's prefill
   std::string mfu_dtype;
   double mbu = kUnknown;  // decode, a generation's decode steps; unknown without a datasheet bandwidth
+  // Speculative verification (--decode-tokens Q > 1) at a per-draft acceptance rate a: the tokens a
+  // step yields per sequence, (1 - a^Q) / (1 - a) (Leviathan et al. 2023, i.i.d. acceptance: the
+  // accepted drafts and the one token the verification adds), and their rate. Unknown without a rate.
+  double acceptance = kUnknown, tokens_per_step = kUnknown, accepted_tokens_per_s = kUnknown;
 };
 
+// The expected tokens one verification of q - 1 drafts yields at acceptance rate a in [0, 1].
+double expected_tokens_per_step(int64_t q, double a);
+
 // `synthesized`: the list synth writes for `o` (with its Footprint `fp`).
+// `acceptance`: the drafts' acceptance rate for a speculative step (kUnknown: none given).
 std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized, const synth::Footprint& fp,
                                          const synth::SynthOptions& o, const std::vector<const GpuSpec*>& gpus,
-                                         const LoadedModel& model, const GpuDatabase& db, bool cuda_graph);
+                                         const LoadedModel& model, const GpuDatabase& db, bool cuda_graph,
+                                         double acceptance = kUnknown);
 
 // One GPU's stderr line (without a trailing newline), and the same as a JSON object.
 std::string timing_line(const SynthTiming& t, const synth::SynthOptions& o, bool cuda_graph);

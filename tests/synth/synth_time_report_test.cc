@@ -8,6 +8,7 @@
 #include <string>
 
 #include "calibrate/atomic_file.h"
+#include "predict/cli/synth_time_report.h"
 #include "tests/predict/predict_fixture.h"
 
 namespace kcast::synth {
@@ -118,6 +119,25 @@ TEST(SynthTimeReport, ParallelRunsCountEveryGpuAndResNetsCountImages) {
   const SynthRun cnn = synth_and_predict("resnet50 --mode train --batch 64 --dp 2", "V100-SXM2-32GB");
   EXPECT_EQ(timing(cnn)["unit"], "images");
   EXPECT_DOUBLE_EQ(num(timing(cnn)["tokens_per_s"]), 64 / (num(timing(cnn)["step_us"]) * 1e-6));
+}
+
+TEST(SynthTimeReport, ASpeculativeStepYieldsItsExpectedAcceptedTokens) {
+  // 3 drafts at acceptance 0.7: 1 + 0.7 + 0.49 + 0.343 = 2.533 tokens a sequence a step.
+  const SynthRun r = synth_and_predict("llama3-8b --mode decode --batch 8 --seq 2048 --attention flash "
+                                       "--decode-tokens 4 --acceptance 0.7",
+                                       "H100-SXM");
+  const auto& t = timing(r);
+  EXPECT_NEAR(num(t["tokens_per_step"]), 1 + 0.7 + 0.49 + 0.343, 1e-12);
+  EXPECT_NEAR(num(t["accepted_tokens_per_s"]), 8 * num(t["tokens_per_step"]) / (num(t["step_us"]) * 1e-6), 1e-6);
+  EXPECT_DOUBLE_EQ(num(t["tokens_per_s"]), 8 * 4 / (num(t["step_us"]) * 1e-6));  // every draft verified
+  EXPECT_DOUBLE_EQ(kcast::cli::expected_tokens_per_step(4, 1.0), 4);
+  EXPECT_DOUBLE_EQ(kcast::cli::expected_tokens_per_step(4, 0.0), 1);
+  for (const char* bad : {"--acceptance 0.7", "--mode decode --decode-tokens 4 --gpu T4 --acceptance 1.5",
+                          "--mode decode --gpu T4 --acceptance 0.5"}) {
+    const auto e = run_kcast(std::string("synth llama3-8b ") + bad + " -o /dev/null", true);
+    EXPECT_EQ(e.rc, 2) << bad << "\n" << e.out;
+    EXPECT_NE(e.out.find("'--acceptance'"), std::string::npos) << e.out;
+  }
 }
 
 TEST(SynthTimeReport, StderrLineNamesTheRates) {
