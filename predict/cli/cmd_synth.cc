@@ -235,7 +235,7 @@ int cmd_synth(int argc, char** argv) {
     const StepSynthesizer step = [&](const SynthOptions& ob, Footprint* f) {
       return config.empty() ? synthesize(model, ob, f) : synthesize_config_file(config, ob, f);
     };
-    render_sweep(sweep_batches(step, o, batches, fit_gpus, *lm, db, cuda_graph), fmt, std::cout);
+    render_sweep(sweep_batches(step, o, batches, fit_gpus, *lm, db, cuda_graph, acceptance), fmt, std::cout);
     return 0;
   }
   Footprint fp;
@@ -243,7 +243,8 @@ int cmd_synth(int argc, char** argv) {
   std::vector<MemoryFit> fits;
   for (const GpuSpec* g : fit_gpus) fits.push_back(memory_fit(fp, *g));
   const std::vector<SynthTiming> times =
-      fit_gpus.empty() ? std::vector<SynthTiming>{} : time_synth_step(kernels, fp, o, fit_gpus, *lm, db, cuda_graph, acceptance);
+      fit_gpus.empty() ? std::vector<SynthTiming>{}
+                       : time_synth_step(kernels, fp, o, fit_gpus, *lm, db, cuda_graph, acceptance);
   // The report before the list: a report that cannot be written fails the run before -o is replaced.
   if (!memory_json.empty()) {
     nlohmann::json j = memory_json_of(fp, o, fits);

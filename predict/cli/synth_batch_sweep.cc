@@ -36,7 +36,8 @@ std::vector<int64_t> parse_batch_list(const std::string& value) {
 
 std::vector<SweepRow> sweep_batches(const StepSynthesizer& synth, const SynthOptions& o,
                                     const std::vector<int64_t>& batches, const std::vector<const GpuSpec*>& gpus,
-                                    const LoadedModel& model, const GpuDatabase& db, bool cuda_graph) {
+                                    const LoadedModel& model, const GpuDatabase& db, bool cuda_graph,
+                                    double acceptance) {
   std::vector<std::vector<SweepRow>> by_batch;
   for (const int64_t b : batches) {
     SynthOptions ob = o;
@@ -48,7 +49,7 @@ std::vector<SweepRow> sweep_batches(const StepSynthesizer& synth, const SynthOpt
     } catch (const InputError& e) {
       throw InputError("option '--batch-sweep': batch " + std::to_string(b) + ": " + e.what());
     }
-    const std::vector<SynthTiming> times = time_synth_step(kernels, fp, ob, gpus, model, db, cuda_graph);
+    const std::vector<SynthTiming> times = time_synth_step(kernels, fp, ob, gpus, model, db, cuda_graph, acceptance);
     std::vector<SweepRow> rows;
     for (size_t g = 0; g < gpus.size(); ++g) rows.push_back({b, memory_fit(fp, *gpus[g]), times[g]});
     by_batch.push_back(std::move(rows));

@@ -27,7 +27,8 @@ using StepSynthesizer = std::function<std::vector<Kernel>(const synth::SynthOpti
 // the step cannot take (not divisible by the replicas, ...) is an error naming --batch-sweep.
 std::vector<SweepRow> sweep_batches(const StepSynthesizer& synth, const synth::SynthOptions& o,
                                     const std::vector<int64_t>& batches, const std::vector<const GpuSpec*>& gpus,
-                                    const LoadedModel& model, const GpuDatabase& db, bool cuda_graph);
+                                    const LoadedModel& model, const GpuDatabase& db, bool cuda_graph,
+                                    double acceptance = kUnknown);
 
 // "1,8,32": positive integers; anything else is an error naming the option.
 std::vector<int64_t> parse_batch_list(const std::string& value);
