@@ -56,7 +56,7 @@ int64_t positive(const po::variables_map& vm, const char* option) {
 int cmd_synth(int argc, char** argv) {
   po::options_description opts("kcast synth options");
   std::string model, mode = "infer", dtype, attention = "eager", runtime = "eager", optimizer = "adam", head = "auto",
-      config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format;
+      config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format, html;
   opts.add_options()("model", po::value(&model), "a built-in or zoo model's name (positional; see --list)")(
       "list", "list the built-in and zoo models")("batch", po::value<int64_t>(), "batch size (default 1)")(
       "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
@@ -119,6 +119,7 @@ int cmd_synth(int argc, char** argv) {
       "these global batches B1,B2,... on each GPU: memory verdict, step, time to first / per output token, "
       "tokens/s, MFU, MBU")(
       "format", po::value(&format), "with --batch-sweep: table (default), csv or json")(
+      "html", po::value(&html), "with --batch-sweep: also write the sweep as a self-contained HTML page here")(
       "acceptance", po::value<double>(), "with --gpu and --decode-tokens Q > 1: the drafts' acceptance rate "
       "(0 to 1), for the tokens a speculative step yields ((1 - a^Q) / (1 - a) a sequence) and their rate")(
       "memory-json", po::value(&memory_json), "also write the memory report (and each --gpu's fit) as JSON here");
@@ -135,7 +136,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
                      "       [--microbatches M] [--zero Z] [--gpus-per-node G] [-o OUT.csv] [--gpu NAME[,...]]\n"
                      "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph]\n"
-                     "       [--batch-sweep B1,B2,... [--format table|csv|json]] [--acceptance A] [--list]",
+                     "       [--batch-sweep B1,B2,... [--format table|csv|json] [--html OUT.html]] [--acceptance A]\n"
+                     "       [--list]",
                      opts, pos, vm))
     return 0;
 
@@ -224,6 +226,7 @@ int cmd_synth(int argc, char** argv) {
   std::optional<LoadedModel> lm;
   if (!fit_gpus.empty()) lm = model_or_default(cost_model_file);
   if (!format.empty() && batch_sweep.empty()) throw InputError("option '--format': only with --batch-sweep");
+  if (!html.empty() && batch_sweep.empty()) throw InputError("option '--html': only with --batch-sweep");
   if (!batch_sweep.empty()) {
     if (fit_gpus.empty()) throw InputError("option '--batch-sweep': give the GPUs to size the step on (--gpu)");
     if (vm.count("batch")) throw InputError("option '--batch-sweep': give either --batch or --batch-sweep");
@@ -235,7 +238,13 @@ int cmd_synth(int argc, char** argv) {
     const StepSynthesizer step = [&](const SynthOptions& ob, Footprint* f) {
       return config.empty() ? synthesize(model, ob, f) : synthesize_config_file(config, ob, f);
     };
-    render_sweep(sweep_batches(step, o, batches, fit_gpus, *lm, db, cuda_graph, acceptance), fmt, std::cout);
+    const std::vector<SweepRow> rows = sweep_batches(step, o, batches, fit_gpus, *lm, db, cuda_graph, acceptance);
+    // The page before the table: a page that cannot be written fails the run before anything is printed.
+    if (!html.empty())
+      write_file_atomically(html, [&](std::ostream& os) {
+        os << sweep_html(rows, (config.empty() ? model : config) + (cuda_graph ? ", CUDA graphs" : ", eager launches"));
+      });
+    render_sweep(rows, fmt, std::cout);
     return 0;
   }
   Footprint fp;

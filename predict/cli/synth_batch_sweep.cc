@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "predict/report/html_page.h"
+#include "predict/report/svg.h"
 #include "predict/report/text_util.h"
 
 namespace kcast::cli {
@@ -116,6 +118,44 @@ void render_sweep(const std::vector<SweepRow>& rows, Format fmt, std::ostream& o
                   cell(t.mbu, 100, 0).c_str());
     out << buf;
   }
+}
+
+std::string sweep_html(const std::vector<SweepRow>& rows, const std::string& what) {
+  using report::html_escape;
+  std::string s = html_page_start("kcast synth --batch-sweep: " + what,
+                                  "predicted in absolute mode; memory verdicts against each GPU's datasheet capacity");
+  s += "<section>\n<table>\n<tr><th class=\"l\">GPU</th><th>batch</th><th>fits</th><th>memory GB</th><th>step</th>"
+       "<th>time to first token</th><th>per output token</th><th>tokens/s</th><th>per GPU</th><th>MFU</th>"
+       "<th>MBU</th></tr>\n";
+  auto pct = [](double v) { return known(v) ? report::fixed(100 * v, 0) + "%" : std::string("-"); };
+  auto time = [](double us) { return known(us) ? report::human_time(us) : std::string("-"); };
+  for (const SweepRow& r : rows) {
+    const SynthTiming& t = r.time;
+    s += "<tr><td class=\"l\">" + html_escape(t.gpu) + "</td><td>" + std::to_string(r.batch) + "</td><td>" +
+         verdict(r.fit) + "</td><td>" + cell(r.fit.need_bytes, 1e-9, 1) + "</td><td>" + time(t.step_us) +
+         "</td><td>" + time(t.prefill_us) + "</td><td>" + time(t.decode_step_us) + "</td><td>" +
+         cell(t.tokens_per_s, 1, 0) + "</td><td>" + cell(t.tokens_per_s / double(t.gpus), 1, 0) + "</td><td>" +
+         pct(t.mfu) + "</td><td>" + pct(t.mbu) + "</td></tr>\n";
+  }
+  s += "</table>\n</section>\n";
+  // One curve per GPU (rows are GPU-major), latency on x, throughput on y.
+  for (size_t i = 0; i < rows.size();) {
+    const std::string gpu = rows[i].time.gpu, gpu_unit = rows[i].time.unit;
+    std::vector<report::Point2> pts;
+    bool decoding = false;
+    for (; i < rows.size() && rows[i].time.gpu == gpu; ++i) {
+      const SynthTiming& t = rows[i].time;
+      decoding = known(t.decode_step_us);
+      const double x = (decoding ? t.decode_step_us : t.step_us) * 1e-3;
+      const bool no_fit = rows[i].fit.capacity_known && !rows[i].fit.fits;
+      pts.push_back({x, t.tokens_per_s, "b=" + std::to_string(rows[i].batch) + (no_fit ? " (no fit)" : "")});
+    }
+    s += "<section>\n" +
+         report::line_chart(gpu + ": throughput against latency", decoding ? "time per output token (ms)" : "step (ms)",
+                            gpu_unit + "/s", pts, kUnknown, kUnknown, /*y_is_time=*/false) +
+         "</section>\n";
+  }
+  return s + html_page_end();
 }
 
 }  // namespace kcast::cli

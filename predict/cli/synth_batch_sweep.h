@@ -36,4 +36,8 @@ std::vector<int64_t> parse_batch_list(const std::string& value);
 // Columns not applying to the mode (time to first token outside a generation, ...) read "-".
 void render_sweep(const std::vector<SweepRow>& rows, Format fmt, std::ostream& out);
 
+// One self-contained page (`synth --html`): the table, and per GPU the throughput-latency curve,
+// tokens/s against the time per output token (a step where nothing is decoded), each point a batch.
+std::string sweep_html(const std::vector<SweepRow>& rows, const std::string& what);
+
 }  // namespace kcast::cli

@@ -161,16 +161,16 @@ std::string stacked_bar_chart(const std::string& title, const std::vector<std::s
 }
 
 std::string line_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
-                       const std::vector<Point2>& pts, double ref_x, double ref_y) {
+                       const std::vector<Point2>& pts, double ref_x, double ref_y, bool y_is_time) {
   std::string s = header(title);
   double xlo = 1e300, xhi = -1e300, ymax = 0;
   for (const auto& p : pts) xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), ymax = std::max(ymax, p.y);
   if (!std::isnan(ref_y)) ymax = std::max(ymax, ref_y);
   if (pts.empty()) xlo = 0, xhi = 1;
-  double div;
+  double div = 1;
   std::string unit;
-  time_unit(ymax, div, unit);
-  const Axis ay = y_axis(s, ymax / div * 1.05, y_label + " (" + unit + ")");
+  if (y_is_time) time_unit(ymax, div, unit);
+  const Axis ay = y_axis(s, ymax / div * 1.05, y_is_time ? y_label + " (" + unit + ")" : y_label);
   const Axis ax = x_axis(s, xlo, xhi, x_label);
   if (!std::isnan(ref_y)) {
     const double y = ay.to_px_y(ref_y / div);
@@ -187,10 +187,14 @@ std::string line_chart(const std::string& title, const std::string& x_label, con
   std::string poly;
   for (const auto& p : pts) poly += num(ax.to_px_x(p.x)) + "," + num(ay.to_px_y(p.y / div)) + " ";
   s += "<polyline points=\"" + poly + "\" fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\"/>\n";
-  for (const auto& p : pts)
-    s += "<circle cx=\"" + num(ax.to_px_x(p.x)) + "\" cy=\"" + num(ay.to_px_y(p.y / div)) +
-         "\" r=\"3.5\" fill=\"#4e79a7\"><title>" + html_escape(fmt(p.x) + ": " + fmt(p.y / div, 4) + " " + unit) +
-         "</title></circle>\n";
+  for (const auto& p : pts) {
+    const double cx = ax.to_px_x(p.x), cy = ay.to_px_y(p.y / div);
+    s += "<circle cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"3.5\" fill=\"#4e79a7\"><title>" +
+         html_escape(fmt(p.x) + ": " + fmt(p.y / div, 4) + (unit.empty() ? "" : " " + unit)) + "</title></circle>\n";
+    if (!p.label.empty())
+      s += "<text x=\"" + num(cx + 6) + "\" y=\"" + num(cy - 6) + "\" font-size=\"11\">" + html_escape(p.label) +
+           "</text>\n";
+  }
   return s + "</svg>\n";
 }
 

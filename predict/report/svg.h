@@ -20,9 +20,10 @@ struct Point2 {
   std::string label;  // drawn beside the point when non-empty
 };
 // A polyline through the points, with an optional dashed horizontal reference (ref_y) and vertical
-// reference (ref_x); NaN = none.
+// reference (ref_x); NaN = none. y values are µs (the axis picks µs, ms or s) unless `y_is_time` is
+// false (then plain numbers, y_label naming their unit).
 std::string line_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
-                       const std::vector<Point2>& points, double ref_x, double ref_y);
+                       const std::vector<Point2>& points, double ref_x, double ref_y, bool y_is_time = true);
 // Labelled points with the y = x diagonal (for "predicted speedup vs peak ratio").
 std::string scatter_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
                           const std::vector<Point2>& points);

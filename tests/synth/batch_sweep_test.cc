@@ -79,6 +79,25 @@ TEST(SynthBatchSweep, ASpeculativeSweepCarriesTheAcceptedRate) {
   }
 }
 
+TEST(SynthBatchSweep, HtmlIsOneSelfContainedPageWithACurvePerGpu) {
+  const std::string page = temp_path("sweep.html");
+  const auto r = run_kcast(kDecode + " --gpu H100-SXM,A100-SXM4-80GB --batch-sweep 1,8,64 --html '" + page + "'");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string html = kcast::read_file(page);
+  std::remove(page.c_str());
+  size_t svgs = 0, rows = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++svgs;
+  for (size_t at = html.find("<tr><td"); at != std::string::npos; at = html.find("<tr><td", at + 1)) ++rows;
+  EXPECT_EQ(svgs, 2u);  // one throughput-latency curve per GPU
+  EXPECT_EQ(rows, 6u);  // a table row per GPU and batch
+  EXPECT_NE(html.find("time per output token (ms)"), std::string::npos);
+  EXPECT_NE(html.find("b=64"), std::string::npos);
+  EXPECT_EQ(html.find("http"), std::string::npos);  // no network reference
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  // Without a sweep there is no page to write.
+  EXPECT_EQ(run_kcast("synth llama3-8b --html x.html -o /dev/null", true).rc, 2);
+}
+
 TEST(SynthBatchSweep, BadUseNamesTheOption) {
   struct Case {
     std::string args, expect;
