@@ -1,5 +1,8 @@
 #include "calibrate/gpu_database_csv.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "calibrate/csv_source.h"
@@ -77,8 +80,45 @@ GpuDatabase parse_gpu_database(const std::string& text, const std::string& file)
   return GpuDatabase(std::move(gpus));
 }
 
+GpuDatabase with_extra_gpus(const GpuDatabase& base, const std::string& paths) {
+  std::vector<GpuSpec> gpus = base.all();
+  size_t from = 0;
+  while (from <= paths.size()) {
+    const size_t colon = paths.find(':', from);
+    const std::string path = paths.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
+    from = colon == std::string::npos ? paths.size() + 1 : colon + 1;
+    if (path.empty()) continue;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError("KCAST_GPUS: " + path + ": cannot read");
+    std::ostringstream text;
+    text << in.rdbuf();
+    const GpuDatabase extra = parse_gpu_database(text.str(), path);
+    for (const GpuSpec& g : extra.all()) {
+      // A row naming a shipped GPU (its name or an alias) replaces its figures, under the shipped name
+      // and aliases (so every name that resolved to it still does); any other row is added.
+      const GpuDatabase current(gpus);
+      if (const GpuSpec* same = current.find(g.name)) {
+        GpuSpec& slot = gpus[size_t(same - current.all().data())];
+        GpuSpec row = g;
+        row.name = slot.name;
+        row.aliases = slot.aliases;
+        if (g.name != slot.name && std::find(row.aliases.begin(), row.aliases.end(), g.name) == row.aliases.end())
+          row.aliases.push_back(g.name);
+        slot = std::move(row);
+      } else {
+        gpus.push_back(g);
+      }
+    }
+  }
+  return GpuDatabase(std::move(gpus));
+}
+
 const GpuDatabase& default_gpu_database() {
-  static const GpuDatabase db = parse_gpu_database(data_file("gpus.csv"), "data/gpus.csv");
+  static const GpuDatabase db = [] {
+    GpuDatabase shipped = parse_gpu_database(data_file("gpus.csv"), "data/gpus.csv");
+    const char* extra = std::getenv("KCAST_GPUS");
+    return extra && *extra ? with_extra_gpus(shipped, extra) : shipped;
+  }();
   return db;
 }
 

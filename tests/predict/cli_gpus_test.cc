@@ -114,3 +114,57 @@ TEST(GpusCli, ModelWithoutAGpuIsAnErrorNamingTheOption) {
 
 }  // namespace
 }  // namespace kcast
+
+namespace kcast::testing {
+namespace {
+
+// Runs kcast with KCAST_GPUS set to `paths` (the child inherits the environment).
+RunResult with_gpus(const std::string& paths, const std::string& args) {
+  ::setenv("KCAST_GPUS", paths.c_str(), 1);
+  RunResult r = run_kcast(args, true);
+  ::unsetenv("KCAST_GPUS");
+  return r;
+}
+
+TEST(GpusFile, AddsAGpuThatDoesNotExistAndReplacesAShippedOne) {
+  const std::string f = temp_path("extra_gpus.csv");
+  // A future board, and the H100 SXM with twice its memory bandwidth (the file's row replaces the shipped one).
+  std::ofstream(f) << "name,arch,compute_capability,sm_count,boost_clock_mhz,memory_gb,dram_bw_gbps,l2_mb,"
+                      "fp32_tflops,bf16_tflops,tensor_cores\n"
+                      "NextGen,Blackwell,10.0,160,2000,288,13000,200,80,4000,1\n"
+                      "NVIDIA H100 80GB HBM3,Hopper,9.0,132,1980,80,6700,50,67,989.4,1\n";
+  const RunResult g = with_gpus(f, "gpus NextGen --format json");
+  ASSERT_EQ(g.rc, 0) << g.out;
+  EXPECT_NE(g.out.find("\"sm_count\": 160"), std::string::npos) << g.out;
+  // A memory-bound kernel: the replaced H100 runs it faster than the shipped one, by at most 2x.
+  const std::string list = temp_path("stream.csv");
+  std::ofstream(list) << "name,class,dtype,bytes\nstream,elementwise,bf16,4000000000\n";
+  auto step = [&](const RunResult& r) {
+    return nlohmann::json::parse(r.out.substr(r.out.find('{')))["predictions"][0]["step_us"].get<double>();
+  };
+  const RunResult shipped = run_kcast("predict --kernels '" + list + "' --gpu H100-SXM --format json", true);
+  const RunResult doubled = with_gpus(f, "predict --kernels '" + list + "' --gpu H100-SXM --format json");
+  ASSERT_EQ(shipped.rc, 0) << shipped.out;
+  ASSERT_EQ(doubled.rc, 0) << doubled.out;
+  EXPECT_LT(step(doubled), 0.6 * step(shipped));
+  EXPECT_GT(step(doubled), 0.5 * step(shipped) * (1 - 1e-9));
+  EXPECT_EQ(with_gpus(f, "predict --kernels '" + list + "' --gpu NextGen").rc, 0);
+  std::remove(f.c_str());
+  std::remove(list.c_str());
+}
+
+TEST(GpusFile, BadFilesAreErrorsNamingThem) {
+  const std::string f = temp_path("bad_gpus.csv");
+  std::ofstream(f) << "name,sm_count,boost_clock_mhz,dram_bw_gbps,fp32_tflops\nX,many,1000,100,1\n";
+  const RunResult bad = with_gpus(f, "gpus");
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("bad_gpus.csv:2"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("sm_count"), std::string::npos) << bad.out;
+  const RunResult missing = with_gpus("/no/such/gpus.csv", "gpus");
+  EXPECT_EQ(missing.rc, 2) << missing.out;
+  EXPECT_NE(missing.out.find("KCAST_GPUS: /no/such/gpus.csv"), std::string::npos) << missing.out;
+  std::remove(f.c_str());
+}
+
+}  // namespace
+}  // namespace kcast::testing
