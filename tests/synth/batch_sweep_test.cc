@@ -71,7 +71,8 @@ TEST(SynthBatchSweep, ASpeculativeSweepCarriesTheAcceptedRate) {
   const auto r =
       run_kcast(kDecode + " --decode-tokens 4 --acceptance 0.8 --gpu H100-SXM --batch-sweep 1,16 --format json");
   ASSERT_EQ(r.rc, 0) << r.out;
-  for (const auto& row : nlohmann::json::parse(r.out)["sweep"]) {
+  const nlohmann::json j = nlohmann::json::parse(r.out);  // kept: the loop reads into it
+  for (const auto& row : j["sweep"]) {
     const auto& p = row["predicted"];
     EXPECT_NEAR(p["tokens_per_step"].get<double>(), 1 + 0.8 + 0.64 + 0.512, 1e-12);
     EXPECT_NEAR(p["accepted_tokens_per_s"].get<double>(),
