@@ -18,6 +18,12 @@ inline constexpr KernelClass kAllClasses[] = {
     KernelClass::other};
 inline constexpr int kNumClasses = 13;
 
+// The classes whose math runs on the matrix engines (tensor cores, or SIMT GEMM loops): GEMMs,
+// convolutions, fused attention.
+constexpr bool is_matrix_class(KernelClass c) {
+  return c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention;
+}
+
 std::string_view to_string(KernelClass c);
 std::optional<KernelClass> parse_kernel_class(std::string_view s);
 

@@ -225,6 +225,11 @@ int cmd_synth(int argc, char** argv) {
       gpus.empty() ? std::vector<const GpuSpec*>{} : resolve_gpu_list(db, gpus);
   std::optional<LoadedModel> lm;
   if (!fit_gpus.empty()) lm = model_or_default(cost_model_file);
+  // What is synthesized, by its name or config file, as the notes and the sweep's page name it.
+  const std::string what = config.empty() ? model : config;
+  const StepSynthesizer step = [&](const SynthOptions& ob, Footprint* f) {
+    return config.empty() ? synthesize(model, ob, f) : synthesize_config_file(config, ob, f);
+  };
   if (!format.empty() && batch_sweep.empty()) throw InputError("option '--format': only with --batch-sweep");
   if (!html.empty() && batch_sweep.empty()) throw InputError("option '--html': only with --batch-sweep");
   if (!batch_sweep.empty()) {
@@ -235,20 +240,17 @@ int cmd_synth(int argc, char** argv) {
                        (out.empty() ? "--memory-json" : "-o"));
     const std::vector<int64_t> batches = parse_batch_list(batch_sweep);
     const Format fmt = parse_format(format.empty() ? "table" : format);
-    const StepSynthesizer step = [&](const SynthOptions& ob, Footprint* f) {
-      return config.empty() ? synthesize(model, ob, f) : synthesize_config_file(config, ob, f);
-    };
     const std::vector<SweepRow> rows = sweep_batches(step, o, batches, fit_gpus, *lm, db, cuda_graph, acceptance);
     // The page before the table: a page that cannot be written fails the run before anything is printed.
     if (!html.empty())
       write_file_atomically(html, [&](std::ostream& os) {
-        os << sweep_html(rows, (config.empty() ? model : config) + (cuda_graph ? ", CUDA graphs" : ", eager launches"));
+        os << sweep_html(rows, what + (cuda_graph ? ", CUDA graphs" : ", eager launches"));
       });
     render_sweep(rows, fmt, std::cout);
     return 0;
   }
   Footprint fp;
-  const std::vector<Kernel> kernels = config.empty() ? synthesize(model, o, &fp) : synthesize_config_file(config, o, &fp);
+  const std::vector<Kernel> kernels = step(o, &fp);
   std::vector<MemoryFit> fits;
   for (const GpuSpec* g : fit_gpus) fits.push_back(memory_fit(fp, *g));
   const std::vector<SynthTiming> times =
@@ -263,7 +265,7 @@ int cmd_synth(int argc, char** argv) {
   if (out.empty()) write_kernel_list(kernels, std::cout);
   else write_kernel_list_file(kernels, out);
   for (const std::string& note : fp.notes)
-    std::cerr << "kcast synth: " << (config.empty() ? model : config) << ": " << note << "\n";
+    std::cerr << "kcast synth: " << what << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";
   for (size_t i = 0; i < fits.size(); ++i)
     std::cerr << fit_line(fp, o, fits[i]) << "\n" << timing_line(times[i], o, cuda_graph) << "\n";

@@ -98,7 +98,7 @@ void render_sweep(const std::vector<SweepRow>& rows, Format fmt, std::ostream& o
           << ',' << report::fmt(r.fit.need_bytes, 12) << ','
           << (r.fit.capacity_known ? report::fmt(r.fit.capacity_bytes, 12) : "") << ',' << report::fmt(t.step_us, 10)
           << ',' << report::fmt(t.prefill_us, 10) << ',' << report::fmt(t.decode_step_us, 10) << ','
-          << report::fmt(t.tokens_per_s, 10) << ',' << report::fmt(t.tokens_per_s / double(t.gpus), 10) << ','
+          << report::fmt(t.tokens_per_s, 10) << ',' << report::fmt(t.tokens_per_s_per_gpu(), 10) << ','
           << report::fmt(t.mfu, 6) << ',' << report::fmt(t.mbu, 6) << ',' << t.unit << '\n';
     }
     return;
@@ -114,7 +114,7 @@ void render_sweep(const std::vector<SweepRow>& rows, Format fmt, std::ostream& o
                   static_cast<long long>(r.batch), verdict(r.fit), cell(r.fit.need_bytes, 1e-9, 1).c_str(),
                   cell(t.step_us, 1e-3, 2).c_str(), cell(t.prefill_us, 1e-3, 2).c_str(),
                   cell(t.decode_step_us, 1e-3, 2).c_str(), cell(t.tokens_per_s, 1, 0).c_str(),
-                  cell(t.tokens_per_s / double(t.gpus), 1, 0).c_str(), cell(t.mfu, 100, 0).c_str(),
+                  cell(t.tokens_per_s_per_gpu(), 1, 0).c_str(), cell(t.mfu, 100, 0).c_str(),
                   cell(t.mbu, 100, 0).c_str());
     out << buf;
   }
@@ -134,7 +134,7 @@ std::string sweep_html(const std::vector<SweepRow>& rows, const std::string& wha
     s += "<tr><td class=\"l\">" + html_escape(t.gpu) + "</td><td>" + std::to_string(r.batch) + "</td><td>" +
          verdict(r.fit) + "</td><td>" + cell(r.fit.need_bytes, 1e-9, 1) + "</td><td>" + time(t.step_us) +
          "</td><td>" + time(t.prefill_us) + "</td><td>" + time(t.decode_step_us) + "</td><td>" +
-         cell(t.tokens_per_s, 1, 0) + "</td><td>" + cell(t.tokens_per_s / double(t.gpus), 1, 0) + "</td><td>" +
+         cell(t.tokens_per_s, 1, 0) + "</td><td>" + cell(t.tokens_per_s_per_gpu(), 1, 0) + "</td><td>" +
          pct(t.mfu) + "</td><td>" + pct(t.mbu) + "</td></tr>\n";
   }
   s += "</table>\n</section>\n";

@@ -9,6 +9,8 @@
 
 #include "predict/e2e/predictor.h"
 #include "predict/report/text_util.h"
+#include "predict/synth/emitter.h"
+#include "predict/synth/generation.h"
 
 namespace kcast::cli {
 
@@ -18,20 +20,11 @@ using synth::Footprint;
 using synth::Mode;
 using synth::SynthOptions;
 
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-bool ends_with(const std::string& s, const std::string& e) {
-  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
-}
-
-bool matrix_class(KernelClass c) {
-  return c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention;
-}
-
 // Which rows a rate covers: a generation's prefill (MFU) or decode steps (MBU), else every row.
 enum class Part { all, prefill, decode };
 bool in_part(const Kernel& k, Part p) {
-  if (p == Part::prefill) return starts_with(k.name, "prefill.");
-  if (p == Part::decode) return starts_with(k.name, "decode@");
+  if (p == Part::prefill) return k.name.starts_with(synth::kPrefillPrefix);
+  if (p == Part::decode) return k.name.starts_with(synth::kDecodePrefix);
   return true;
 }
 
@@ -45,8 +38,8 @@ MatrixWork matrix_work(const PreparedWorkload& w, Part part) {
   for (size_t r = 0; r < w.rows->size(); ++r) {
     const Kernel& row = (*w.rows)[r];
     const Kernel& k = w.kernels[w.uniq.of_row[r]];
-    if (!matrix_class(k.cls) || !known(k.flops) || !in_part(row, part) || ends_with(row.name, " (recompute)"))
-      continue;
+    const bool recomputed = row.name.ends_with(synth::kRecomputeSuffix);
+    if (!is_matrix_class(k.cls) || !known(k.flops) || !in_part(row, part) || recomputed) continue;
     by[int(k.dtype)] += row.count * k.flops;
   }
   MatrixWork m;
@@ -73,11 +66,7 @@ double part_us(const PreparedWorkload& w, const GpuPrediction& p, Part part) {
   return us;
 }
 
-std::string percent(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", v * 100);
-  return buf;
-}
+std::string percent(double v) { return report::fixed(v * 100, 0) + "%"; }
 
 // "12,345" style, whole units, so a rate reads at a glance.
 std::string grouped(double v) {
@@ -133,9 +122,11 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
     t.unit = fp.step_unit;
     t.gpus = o.tp * o.pp * o.dp * o.cp;
     if (p.step_us > 0) t.tokens_per_s = fp.step_tokens / (p.step_us * 1e-6);
+    // The time the decode steps take: a generation's decode@ rows, a decode step's all.
+    const double decode_us = generate ? part_us(w, p, Part::decode) : p.step_us;
     if (generate) {
       t.prefill_us = part_us(w, p, Part::prefill);
-      t.decode_step_us = part_us(w, p, Part::decode) / double(o.new_tokens);
+      t.decode_step_us = decode_us / double(o.new_tokens);
     }
     if (decode) t.decode_step_us = p.step_us;
     if (decode && o.decode_tokens > 1 && known(acceptance) && p.step_us > 0) {
@@ -151,10 +142,8 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
         t.mfu_dtype = std::string(to_string(matrix.dtype));
       }
     }
-    if ((generate || decode) && known(g.dram_bw_gbps) && g.dram_bw_gbps > 0) {
-      const double us = generate ? part_us(w, p, Part::decode) : p.step_us;
-      if (us > 0) t.mbu = decode_bytes / (us * 1e-6) / (g.dram_bw_gbps * 1e9);
-    }
+    if ((generate || decode) && known(g.dram_bw_gbps) && g.dram_bw_gbps > 0 && decode_us > 0)
+      t.mbu = decode_bytes / (decode_us * 1e-6) / (g.dram_bw_gbps * 1e9);
     out.push_back(std::move(t));
   }
   return out;
@@ -167,7 +156,7 @@ std::string timing_line(const SynthTiming& t, const SynthOptions& o, bool cuda_g
   if (o.mode == Mode::generate)
     s += ": time to first token " + human_time(t.prefill_us) + ", per output token " + human_time(t.decode_step_us);
   s += std::string(o.mode == Mode::generate ? ", " : ": ") + grouped(t.tokens_per_s) + " " + t.unit + "/s";
-  if (t.gpus > 1) s += " over " + std::to_string(t.gpus) + " GPUs (" + grouped(t.tokens_per_s / double(t.gpus)) +
+  if (t.gpus > 1) s += " over " + std::to_string(t.gpus) + " GPUs (" + grouped(t.tokens_per_s_per_gpu()) +
                        " per GPU)";
   if (o.mode == Mode::generate) s += " generated";
   // Every draft counts: what a step yields is these times the drafts' acceptance.
@@ -194,7 +183,7 @@ nlohmann::json timing_json(const SynthTiming& t) {
   j["tokens_per_s"] = t.tokens_per_s;
   j["unit"] = t.unit;
   j["gpus"] = t.gpus;
-  j["tokens_per_s_per_gpu"] = t.tokens_per_s / double(t.gpus);
+  j["tokens_per_s_per_gpu"] = t.tokens_per_s_per_gpu();
   j["mfu"] = num(t.mfu);
   j["mfu_dtype"] = t.mfu_dtype.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.mfu_dtype);
   j["mbu"] = num(t.mbu);

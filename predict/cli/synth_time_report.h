@@ -31,6 +31,7 @@ struct SynthTiming {
   double tokens_per_s = 0;           // Footprint::step_tokens over step_us, every GPU of the run together
   std::string unit = "tokens";       // Footprint::step_unit
   int64_t gpus = 1;                  // tp x pp x dp x cp
+  double tokens_per_s_per_gpu() const { return tokens_per_s / double(gpus); }
   double mfu = kUnknown;             // train, infer, a generation's prefill
   std::string mfu_dtype;
   double mbu = kUnknown;  // decode, a generation's decode steps; unknown without a datasheet bandwidth

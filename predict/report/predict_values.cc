@@ -7,10 +7,6 @@ namespace kcast {
 
 namespace {
 
-bool gemm_like(KernelClass c) {
-  return c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention;
-}
-
 // The dtype carrying the most FLOPs as the model sees each row (inferred work included); rows without
 // flops count as one FLOP so a list without any still has an answer (its most common dtype).
 DType dominant_dtype(const PreparedWorkload& w) {
@@ -59,7 +55,7 @@ PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<G
       // but its time is its memory's, not the floor's.
       for (Bound b : kAllBounds) {
         g.bound_us[int(b)] += cb[int(b)];
-        (b == Bound::launch ? g.launch_bound_us : gemm_like(c) ? g.gemm_us : g.non_gemm_us) += cb[int(b)];
+        (b == Bound::launch ? g.launch_bound_us : is_matrix_class(c) ? g.gemm_us : g.non_gemm_us) += cb[int(b)];
       }
     }
     g.source_gpus = p.source_gpus;

@@ -210,7 +210,7 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   for (auto s = sections_.rbegin(); s != sections_.rend(); ++s) {
     if (full_shard) unit_collective(*s, "all_gather");
     auto recompute = [&](Kernel k) {
-      k.name += " (recompute)";
+      k.name += kRecomputeSuffix;
       put(*s, std::move(k));
     };
     if (s->recompute)

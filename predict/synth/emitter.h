@@ -14,6 +14,9 @@
 
 namespace kcast::synth {
 
+// The suffix of a forward row that activation recomputation runs again before its backward.
+inline constexpr const char* kRecomputeSuffix = " (recompute)";
+
 // A GEMM row C[m x n] = A[m x k] B[k x n], `batch` products; flops and bytes derived from the shape.
 Kernel gemm(const std::string& name, DType dt, int64_t batch, int64_t m, int64_t n, int64_t k);
 // Any non-GEMM row with explicit work: flops of one invocation, DRAM bytes read + written.
@@ -49,7 +52,7 @@ struct Section {
   std::string prefix;  // prepended to every name: "embed.", "layer.", "head."
   double count = 1;    // runs of the whole section in one step (layers x micro-batches)
   double weights = 1;  // distinct parameter copies the section holds on this GPU (its layers)
-  bool recompute = false;  // training: the forward rows run again, named "(recompute)", before the backward
+  bool recompute = false;  // training: the forward rows run again, named kRecomputeSuffix, before the backward
   // Training, selective recomputation: these of the forward rows (indices into fwd) run again so.
   std::vector<size_t> recompute_ops;
   std::vector<Kernel> fwd;

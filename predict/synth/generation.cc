@@ -21,7 +21,7 @@ std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOpti
   o.mode = Mode::infer;
   o.kv_cache_dtype.reset();  // the prompt's forward reads no cache
   Footprint prefill;
-  std::vector<Kernel> out = prefixed(step(o, fp ? &prefill : nullptr), "prefill.", 1);
+  std::vector<Kernel> out = prefixed(step(o, fp ? &prefill : nullptr), kPrefillPrefix, 1);
   // Step t (1-based) adds the token at position seq + t, which attends to seq + t keys.
   o.mode = Mode::decode;
   o.kv_cache_dtype = opt.kv_cache_dtype;
@@ -32,7 +32,7 @@ std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOpti
     o.seq = opt.seq + (first + last) / 2;  // the group's mean step, rounded down
     contexts += (contexts.empty() ? "" : ", ") + std::to_string(o.seq);
     const std::vector<Kernel> ks = step(o, nullptr);
-    const std::vector<Kernel> d = prefixed(ks, "decode@" + std::to_string(o.seq) + ".", double(last - first + 1));
+    const std::vector<Kernel> d = prefixed(ks, kDecodePrefix + std::to_string(o.seq) + ".", double(last - first + 1));
     out.insert(out.end(), d.begin(), d.end());
   }
   if (fp) {

@@ -15,6 +15,10 @@
 namespace kcast::synth {
 
 constexpr int64_t kGenerationGroups = 8;
+// The name prefixes of a generation's rows: its prompt's forward, and each group of decode steps
+// (kDecodePrefix, the group's context, '.').
+inline constexpr const char* kPrefillPrefix = "prefill.";
+inline constexpr const char* kDecodePrefix = "decode@";
 
 // One step of a model (mode infer or decode) as the caller synthesizes it.
 using StepSynth = std::function<std::vector<Kernel>(const SynthOptions&, Footprint*)>;

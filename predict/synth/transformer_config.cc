@@ -375,7 +375,29 @@ void mla_from_hf(const Reader& r, TransformerConfig& c) {
 
 // DeepSeek-V2/V3 (n_routed_experts): shared experts without a gate, dense first layers, a sigmoid
 // or softmax router with group-limited top-k.
-void deepseek_moe_from_hf(const Reader& r, TransformerConfig& c) {
+// How a router scores and chooses experts: scoring_func (softmax or sigmoid) and topk_method (greedy,
+// group_limited_greedy, noaux_tc: a per-expert choice bias; the grouped methods choose within the best
+// topk_group of n_group groups), each the family's default where the config names none.
+void router_from_hf(const Reader& r, TransformerConfig& c, const std::string& scoring_default,
+                    const std::string& method_default) {
+  std::string scoring = r.string({"scoring_func"});
+  if (scoring.empty()) scoring = scoring_default;
+  if (scoring != "" && scoring != "softmax" && scoring != "sigmoid")
+    throw InputError(r.file + ": key 'scoring_func': unsupported '" + scoring + "' (expected softmax or sigmoid)");
+  if (scoring == "sigmoid") c.router = TransformerConfig::Router::sigmoid;
+  std::string method = r.string({"topk_method"});
+  if (method.empty()) method = method_default;
+  if (method != "" && method != "greedy" && method != "group_limited_greedy" && method != "noaux_tc")
+    throw InputError(r.file + ": key 'topk_method': unsupported '" + method +
+                     "' (expected greedy, group_limited_greedy or noaux_tc)");
+  c.router_bias = method == "noaux_tc";  // e_score_correction_bias
+  if (method == "group_limited_greedy" || method == "noaux_tc") {
+    c.expert_groups = r.integer({"n_group"}, 1, false);
+    c.topk_groups = r.integer({"topk_group"}, 1, false);
+  }
+}
+
+void deepseek_moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
   c.experts = r.integer({"n_routed_experts"}, 0, true);
   c.experts_per_token = r.integer({"num_experts_per_tok"}, 0, true);
   c.expert_ffn = r.integer({"moe_intermediate_size"}, 0, true);
@@ -386,19 +408,10 @@ void deepseek_moe_from_hf(const Reader& r, TransformerConfig& c) {
   const int64_t freq = r.integer({"moe_layer_freq"}, 1, false);
   c.dense_layers = 0;
   for (int64_t i = 0; i < c.layers; ++i) c.dense_layers += i < first || i % freq != 0;
-  const std::string scoring = r.string({"scoring_func"});
-  if (scoring != "" && scoring != "softmax" && scoring != "sigmoid")
-    throw InputError(r.file + ": key 'scoring_func': unsupported '" + scoring + "' (expected softmax or sigmoid)");
-  if (scoring == "sigmoid") c.router = TransformerConfig::Router::sigmoid;
-  const std::string method = r.string({"topk_method"});
-  if (method != "" && method != "greedy" && method != "group_limited_greedy" && method != "noaux_tc")
-    throw InputError(r.file + ": key 'topk_method': unsupported '" + method +
-                     "' (expected greedy, group_limited_greedy or noaux_tc)");
-  c.router_bias = method == "noaux_tc";  // e_score_correction_bias
-  if (method == "group_limited_greedy" || method == "noaux_tc") {
-    c.expert_groups = r.integer({"n_group"}, 1, false);
-    c.topk_groups = r.integer({"topk_group"}, 1, false);
-  }
+  // GLM-4.5's config names neither: HF's Glm4MoeTopkRouter always scores by sigmoid with DeepSeek-V3's
+  // choice bias and groups.
+  const bool glm = type == "glm4_moe";
+  router_from_hf(r, c, glm ? "sigmoid" : "", glm ? "noaux_tc" : "");
   c.norm_topk = r.boolean("norm_topk_prob", false);
 }
 
@@ -409,7 +422,7 @@ void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c)
     if (c.family != Family::llama)
       throw InputError(r.file + ": key 'n_routed_experts': mixtures of experts are synthesized for llama-like "
                        "(RMSNorm, SwiGLU) models only");
-    return deepseek_moe_from_hf(r, c);
+    return deepseek_moe_from_hf(r, type, c);
   }
   std::string key;
   const json* v = r.find({"num_local_experts", "num_experts"}, &key);
@@ -482,17 +495,11 @@ void partial_rotary_from_hf(const Reader& r, TransformerConfig& c) {
 // GLM-4.5 / 4.6 (HF Glm4MoeForCausalLM): DeepSeek-V3's MoE (sigmoid scores with a per-expert choice
 // bias, n_group / topk_group, shared experts, first_k_dense_replace) over GQA attention whose q, k and
 // v (not o) carry biases with attention_bias, per-head q / k RMSNorms with use_qk_norm, and partial
-// rotary. The config names no scoring_func or topk_method: HF's Glm4MoeTopkRouter always runs them so.
+// rotary (its router: deepseek_moe_from_hf's, with GLM's defaults).
 void glm4_moe_from_hf(const Reader& r, TransformerConfig& c) {
   c.qkv_bias = r.boolean("attention_bias", false);
   c.bias = false;
   if (r.boolean("use_qk_norm", false)) c.qk_norm = TransformerConfig::QkNorm::per_head;
-  if (c.experts > 0) {
-    c.router = TransformerConfig::Router::sigmoid;
-    c.router_bias = true;
-    c.expert_groups = r.integer({"n_group"}, 1, false);
-    c.topk_groups = r.integer({"topk_group"}, 1, false);
-  }
 }
 
 // MiniMax-M2 (HF MiniMaxM2ForCausalLM): num_local_experts SwiGLU experts of intermediate_size behind
@@ -501,8 +508,7 @@ void glm4_moe_from_hf(const Reader& r, TransformerConfig& c) {
 // (rotary_dim). Its multi-token-prediction modules are not part of the HF model.
 void minimax_m2_from_hf(const Reader& r, TransformerConfig& c) {
   if (c.experts > 0) {
-    const std::string scoring = r.string({"scoring_func"});
-    if (scoring == "sigmoid") c.router = TransformerConfig::Router::sigmoid;
+    router_from_hf(r, c, "", "");
     c.router_bias = r.boolean("use_routing_bias", false);
     c.norm_topk = true;
   }

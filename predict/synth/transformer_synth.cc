@@ -133,6 +133,8 @@ class TransformerSynth {
     serving_ = o.runtime == Runtime::serving;
     flash_ = o.attention == AttentionImpl::flash || serving_;  // serving stacks always fuse attention
     latent_decode_ = c.mla() && decode_ && flash_;
+    // The dimensions of a head the positions rotate (latent attention: its whole rotary part).
+    rot_ = c.mla() ? hd_ : int64_t(double(hd_) * c.rotary_dim_fraction);
   }
 
   std::vector<Kernel> run() {
@@ -185,6 +187,7 @@ class TransformerSynth {
   double e_;
   double kv_e_;  // bytes per element of the KV cache a decode step reads (e_ unless --kv-cache-dtype)
   int64_t B_, S_, Sk_;
+  int64_t rot_;  // rotated dimensions of a head (partial rotary: fewer than hd_)
   double T_;
   double Tn_;  // tokens of the ops outside the tensor-parallel regions (T_ / tp under sequence parallelism)
   int64_t tp_;
@@ -363,7 +366,9 @@ class TransformerSynth {
     else if (bwd) s.backward_only(std::move(b));
   }
 
+  // A serving stack adds the residual inside the norm that follows (residual_norm): no kernel of its own.
   void residual_add(Section& s, const std::string& name) {
+    if (serving_) return;
     s.op(pointwise(name + " aten::add", dt_, Tn_ * d_, 3, 1), {accumulate(name, Tn_ * d_)});
   }
 
@@ -442,12 +447,19 @@ class TransformerSynth {
     s.param(d_);
   }
 
+  // The norm before a pre-norm decoder's sub-block (and the final one): a serving stack's carries the
+  // residual add before it.
+  void pre_norm(Section& s, const std::string& name) {
+    if (serving_) residual_norm(s, name);
+    else norm(s, name, Tn_);
+  }
+
   void rotary(Section& s, const std::string& name, double elems) {
     if (serving_) {
       // One in-place kernel over the rotated dimensions (vLLM's rotary_embedding, q and k in one
       // launch where the caller passes both), reading the cos / sin cache computed at load time.
       const double rotated = c_.mla() ? elems : elems * c_.rotary_dim_fraction;
-      const double table = T_ * double(c_.mla() ? hd_ : int64_t(double(hd_) * c_.rotary_dim_fraction));
+      const double table = T_ * double(rot_);
       s.op(work(name + " vllm::rotary_embedding", EW, dt_, 3 * rotated, 2 * rotated * e_ + table * e_));
       return;
     }
@@ -528,9 +540,8 @@ class TransformerSynth {
         }
         // Rotary cos/sin: inv_freq @ positions, cat, cos, sin, scaling, casts.
         // Partial rotary: the table covers the rotated dimensions only.
-        const int64_t rot = c_.mla() ? hd_ : int64_t(double(hd_) * c_.rotary_dim_fraction);
-        s.op(gemm("rotary aten::bmm (inv_freq x positions)", DType::fp32, B_, rot / 2, S_, 1));
-        s.op(times(pointwise("rotary aten::cat|cos|sin|mul|to", DType::fp32, T_ * double(rot), 2, 2), 7));
+        s.op(gemm("rotary aten::bmm (inv_freq x positions)", DType::fp32, B_, rot_ / 2, S_, 1));
+        s.op(times(pointwise("rotary aten::cat|cos|sin|mul|to", DType::fp32, T_ * double(rot_), 2, 2), 7));
         break;
       }
     }
@@ -1288,22 +1299,12 @@ class TransformerSynth {
       norm(s, "mlp.LayerNorm", Tn_);
       return;
     }
-    if (serving_) {  // the residual adds inside the norms that follow them
-      residual_norm(s, "input_norm");
-      if (linear) linear_attention(s);
-      else attention(s, window);
-      if (c_.sandwich_norm) norm(s, "attn.output_norm", Tn_);
-      residual_norm(s, "post_attention_norm");
-      mlp(s, dense_mlp);
-      if (c_.sandwich_norm) norm(s, "mlp.output_norm", Tn_);
-      return;
-    }
-    norm(s, "input_norm", Tn_);
+    pre_norm(s, "input_norm");
     if (linear) linear_attention(s);
     else attention(s, window);
     if (c_.sandwich_norm) norm(s, "attn.output_norm", Tn_);  // Gemma 2/3: each sub-block's output normed too
     residual_add(s, "attn.residual");
-    norm(s, "post_attention_norm", Tn_);
+    pre_norm(s, "post_attention_norm");
     mlp(s, dense_mlp);
     if (c_.sandwich_norm) norm(s, "mlp.output_norm", Tn_);
     residual_add(s, "mlp.residual");
@@ -1320,7 +1321,7 @@ class TransformerSynth {
   // Serving: logits only for the tokens it samples (a prompt's last; every token of a decode step),
   // gathered from the tensor-parallel GPUs, then the sampler over the whole vocabulary.
   void serving_head(Section& s) {
-    residual_norm(s, "final_norm");
+    pre_norm(s, "final_norm");
     const double rows = decode_ ? T_ : double(B_);
     linear(s, "lm_head", rows, d_, V_, false, 1, !c_.tied_embeddings);
     const double V = double(c_.vocab), n = rows * V;
