@@ -131,11 +131,15 @@ inline KernelPrediction floored(const GpuCaps& g, double t_c, double t_m, double
 
 }  // namespace
 
+// Blends this close to 1 are the plain sum (pow() near q = 1 only adds rounding).
+constexpr double kSumBlendMaxQ = 1.0001;
+
 // A kernel cannot beat the launch floor, and short kernels pay part of it on top of their work:
 // a smooth maximum (floor^q + work^q)^(1/q) between the sum (q = 1) and the plain max.
+
 double with_floor(double floor, double work, double q) {
   if (work <= 0) return floor;
-  if (q <= 1.0001) return floor + work;
+  if (q <= kSumBlendMaxQ) return floor + work;
   const double hi = std::max(floor, work), lo = std::min(floor, work);
   const double r = lo / hi;
   // The fitted blend sits at a power of two (8), where squarings and square roots give the same
@@ -149,6 +153,11 @@ double with_floor(double floor, double work, double q) {
     return hi * y;
   }
   return hi * std::pow(1.0 + std::pow(r, q), 1.0 / q);
+}
+
+double work_behind_floor(double t, double floor, double q) {
+  if (q <= kSumBlendMaxQ) return t - floor;
+  return t * std::pow(1.0 - std::pow(floor / t, q), 1.0 / q);
 }
 
 double conv_gain(const ModelParams& p, ConvAlgo a, bool simt) {

@@ -51,6 +51,8 @@ double conv_gain(const ModelParams& p, ConvAlgo a, bool simt);
 // A kernel cannot beat the launch floor, and short kernels pay part of it on top of their work:
 // a smooth maximum (floor^q + work^q)^(1/q) between the sum (q = 1) and the plain max.
 double with_floor(double floor, double work, double q);
+// with_floor inverted: the work behind a time t > floor (t^q = floor^q + work^q; q <= 1: the sum).
+double work_behind_floor(double t, double floor, double q);
 
 class CostModel {
  public:

@@ -29,9 +29,7 @@ double transfer_measurement(double d, double context_source_us, double context_t
 double graph_time(double t, double floor_us, double blend_q) {
   const double graph = kGraphLaunchFraction * floor_us;
   if (!(t > floor_us)) return std::min(t, graph);  // launch-bound, or measured faster than the floor
-  // The work behind the floor: with_floor inverted (t^q = floor^q + work^q; q <= 1: the sum).
-  const double work = blend_q <= 1.0001 ? t - floor_us : t * std::pow(1.0 - std::pow(floor_us / t, blend_q), 1.0 / blend_q);
-  return with_floor(graph, work, blend_q);
+  return with_floor(graph, work_behind_floor(t, floor_us, blend_q), blend_q);
 }
 
 double transferred_graph_time(double gpu_source_us, double floor_source_us, double model_source_us,

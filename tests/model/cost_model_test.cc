@@ -35,6 +35,17 @@ CostModel plain_model() {
   return CostModel(p, default_arch_facts());
 }
 
+// Worked on paper: floor 3, work 4, q = 2 -> 5 (the 3-4-5 triangle); q = 1 -> 7; a blend off the
+// power-of-two fast path (q = 3) must invert the same way.
+TEST(CostModel, WorkBehindFloorInvertsTheFloorBlend) {
+  EXPECT_NEAR(with_floor(3, 4, 2), 5.0, 1e-12);
+  EXPECT_NEAR(work_behind_floor(5, 3, 2), 4.0, 1e-12);
+  EXPECT_NEAR(with_floor(3, 4, 1), 7.0, 1e-12);
+  EXPECT_NEAR(work_behind_floor(7, 3, 1), 4.0, 1e-12);
+  for (double q : {3.0, 8.0})
+    EXPECT_NEAR(work_behind_floor(with_floor(3, 4, q), 3, q), 4.0, 1e-9) << "q = " << q;
+}
+
 TEST(CostModel, StreamingKernelIsFloorPlusBytesOverBandwidth) {
   CostModel m = plain_model();
   GpuCaps c = m.caps(paper_gpu());
