@@ -75,12 +75,8 @@ void render_sweep(const std::vector<SweepRow>& rows, Format fmt, std::ostream& o
   if (fmt == Format::json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const SweepRow& r : rows) {
-      nlohmann::json j;
-      j["gpu"] = r.time.gpu;
+      nlohmann::json j = fit_json(r.fit);
       j["batch"] = r.batch;
-      j["fits"] = r.fit.capacity_known ? nlohmann::json(r.fit.fits) : nlohmann::json();
-      j["need_bytes"] = r.fit.need_bytes;
-      j["capacity_bytes"] = r.fit.capacity_known ? nlohmann::json(r.fit.capacity_bytes) : nlohmann::json();
       j["predicted"] = timing_json(r.time);
       arr.push_back(std::move(j));
     }

@@ -100,6 +100,18 @@ std::string fit_line(const Footprint& f, const SynthOptions& o, const MemoryFit&
   return s + buf;
 }
 
+nlohmann::json fit_json(const MemoryFit& fit) {
+  const auto known = [&](auto v) { return fit.capacity_known ? nlohmann::json(v) : nlohmann::json(); };
+  nlohmann::json g;
+  g["gpu"] = fit.gpu;
+  g["capacity_bytes"] = known(fit.capacity_bytes);
+  g["need_bytes"] = fit.need_bytes;
+  g["fits"] = known(fit.fits);
+  g["decided_by"] = known(fit.first_stage_decides ? "first pipeline stage" : "step");
+  g["largest_batch"] = fit.largest_batch >= 0 ? nlohmann::json(fit.largest_batch) : nlohmann::json();
+  return g;
+}
+
 nlohmann::json memory_json_of(const Footprint& f, const SynthOptions& o, const std::vector<MemoryFit>& fits) {
   nlohmann::json j;
   j["params"] = f.params;
@@ -120,20 +132,7 @@ nlohmann::json memory_json_of(const Footprint& f, const SynthOptions& o, const s
   j["per_micro_batch"] = per_microbatch(o);
   j["notes"] = f.notes;
   nlohmann::json gpus = nlohmann::json::array();
-  for (const MemoryFit& fit : fits) {
-    nlohmann::json g;
-    g["gpu"] = fit.gpu;
-    if (fit.capacity_known) {
-      g["capacity_bytes"] = fit.capacity_bytes;
-      g["need_bytes"] = fit.need_bytes;
-      g["fits"] = fit.fits;
-      g["decided_by"] = fit.first_stage_decides ? "first pipeline stage" : "step";
-    } else {
-      g["capacity_bytes"] = nullptr;
-    }
-    g["largest_batch"] = fit.largest_batch >= 0 ? nlohmann::json(fit.largest_batch) : nlohmann::json(nullptr);
-    gpus.push_back(std::move(g));
-  }
+  for (const MemoryFit& fit : fits) gpus.push_back(fit_json(fit));
   j["gpus"] = std::move(gpus);
   return j;
 }

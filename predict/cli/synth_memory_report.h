@@ -34,6 +34,11 @@ MemoryFit memory_fit(const synth::Footprint& f, const GpuSpec& g);
 std::string footprint_line(const synth::Footprint& f, const synth::SynthOptions& o);
 std::string fit_line(const synth::Footprint& f, const synth::SynthOptions& o, const MemoryFit& fit);
 
+// One GPU's verdict as JSON: gpu, capacity_bytes, need_bytes, fits, decided_by, largest_batch (null
+// where the capacity, or a batch that grows, is unknown); `--memory-json`'s gpus and each
+// `--batch-sweep` row share it.
+nlohmann::json fit_json(const MemoryFit& fit);
+
 // The same as one JSON object (docs/CLI-EXTENSIONS.md, `synth --memory-json`): `gpus` in `fits` order.
 nlohmann::json memory_json_of(const synth::Footprint& f, const synth::SynthOptions& o,
                               const std::vector<MemoryFit>& fits);
