@@ -298,7 +298,7 @@ nlohmann::json model_to_json(const LoadedModel& m) {
 }
 
 LoadedModel load_model(const std::string& path) {
-  const std::string text = read_file(path);
+  const std::string text = read_file(path, kMaxDocumentBytes);
   return model_from_json(parse_json_input(text, path), path);
 }
 

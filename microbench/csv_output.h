@@ -1,21 +1,17 @@
 // Writing the result CSV (docs/MICROBENCH.md): RFC 4180 quoting, shortest round-trip numbers, and an
-// atomic file replace (temp file + rename) so a failed or interrupted run never destroys an existing
-// result file. Header-only and CUDA-free, so kcast's tests can check that its reader accepts exactly
+// atomic file replace (kcast's own, calibrate/atomic_file.cc) so a failed or interrupted run never
+// destroys an existing result file. CUDA-free, so kcast's tests can check that its reader accepts exactly
 // what this tool writes.
 #pragma once
-#include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <ostream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "calibrate/atomic_file.h"
 #include "microbench/result_row.h"
 
 namespace kcast::microbench {
@@ -54,25 +50,11 @@ inline void write_csv(std::ostream& out, const std::vector<Row>& rows, const std
         << quoted(device) << ',' << quoted(r.notes) << '\n';
 }
 
-// Writes to `path` atomically; throws std::runtime_error naming the path on failure.
+// Writes to `path` atomically (calibrate/atomic_file.h: devices and links as a shell's `>` treats
+// them); throws an error naming the path on failure.
 inline void write_csv_file(const std::string& path, const std::vector<Row>& rows,
                            const std::string& device) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
-    write_csv(f, rows, device);
-    f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot replace: " + why);
-  }
+  write_file_atomically(path, [&](std::ostream& o) { write_csv(o, rows, device); });
 }
 
 }  // namespace kcast::microbench

@@ -1,5 +1,7 @@
 // kcast: the command-line driver. Thin by design: it picks the subcommand and maps errors to exit
 // codes (2 for bad usage or input, 1 for internal failures); the work lives in predict/cli/.
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -57,7 +59,15 @@ int main(int argc, char** argv) {
   for (const auto& c : kCommands) {
     if (c.name != cmd) continue;
     try {
-      return c.run(argc - 1, argv + 1);
+      const int rc = c.run(argc - 1, argv + 1);
+      // Output the shell redirected into a full disk or a closed descriptor fails only when flushed:
+      // a run whose report never arrived must not exit 0.
+      std::cout.flush();
+      if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+        std::cerr << "kcast: <stdout>: write failed: " << std::strerror(errno) << "\n";
+        return 1;
+      }
+      return rc;
     } catch (const kcast::InputError& e) {
       std::cerr << "kcast: " << e.what() << "\n";
       return 2;

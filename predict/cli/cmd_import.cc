@@ -1,7 +1,5 @@
 // `kcast import INPUT [--from FORMAT] [--gpu NAME] [-o OUT.csv] [--aggregate] [step selection]`
 // (CLI.md): converts a trace to the native kernel list; stdout without -o, else written atomically.
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "calibrate/kernel_list_csv.h"
@@ -64,13 +62,6 @@ int cmd_import(int argc, char** argv) {
     write_kernel_list(kernels, std::cout);
     std::cout.flush();
     if (!std::cout) throw InputError("<stdout>: write failed");
-  } else if (std::error_code ec; std::filesystem::exists(out, ec) && !std::filesystem::is_regular_file(out, ec)) {
-    // A device or pipe (-o /dev/null, a FIFO) is written in place: renaming a temporary over it
-    // would replace it.
-    std::ofstream f(out, std::ios::binary);
-    write_kernel_list(kernels, f);
-    f.flush();
-    if (!f) throw InputError(out + ": write failed");
   } else {
     write_kernel_list_file(kernels, out);
   }

@@ -58,14 +58,17 @@ int cmd_predict(int argc, char** argv) {
       std::cerr << "kcast predict: warning: " << warn << "\n";
   const std::vector<GpuPrediction> preds = predict_targets(w, targets);
 
+  PredictValues v = make_predict_values(w, preds, specs, kernels, lm.path.empty() ? "<default>" : lm.path);
+  if (by_prefix) add_prefix_breakdown(v, w, preds);
+  // Both files replace what they overwrite only once both are written.
+  StagedOutputs outs;
   if (!per_kernel.empty()) {
     std::vector<GpuCaps> caps;
     for (const Target& t : targets) caps.push_back(t.caps);
-    write_per_kernel_csv_file(w, preds, caps, per_kernel);
+    outs.stage(per_kernel, [&](std::ostream& o) { write_per_kernel_csv(w, preds, caps, o); });
   }
-  PredictValues v = make_predict_values(w, preds, specs, kernels, lm.path.empty() ? "<default>" : lm.path);
-  if (by_prefix) add_prefix_breakdown(v, w, preds);
-  if (!html.empty()) write_file_atomically(html, [&](std::ostream& o) { o << predict_html(v); });
+  if (!html.empty()) outs.stage(html, [&](std::ostream& o) { o << predict_html(v); });
+  outs.commit();
   if (fmt == Format::json) std::cout << predict_json(v).dump(2) << "\n";
   else if (fmt == Format::csv) render_predict_csv(v, std::cout);
   else render_predict_table(v, std::cout);

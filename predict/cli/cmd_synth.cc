@@ -256,14 +256,16 @@ int cmd_synth(int argc, char** argv) {
   const std::vector<SynthTiming> times =
       fit_gpus.empty() ? std::vector<SynthTiming>{}
                        : time_synth_step(kernels, fp, o, fit_gpus, *lm, db, cuda_graph, acceptance);
-  // The report before the list: a report that cannot be written fails the run before -o is replaced.
+  // The report and the list replace what they overwrite only once both are written.
+  StagedOutputs outs;
   if (!memory_json.empty()) {
     nlohmann::json j = memory_json_of(fp, o, fits);
     for (size_t i = 0; i < times.size(); ++i) j["gpus"][i]["predicted"] = timing_json(times[i]);
-    write_file_atomically(memory_json, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+    outs.stage(memory_json, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
   }
+  if (!out.empty()) outs.stage(out, [&](std::ostream& os) { write_kernel_list(kernels, os); });
+  outs.commit();
   if (out.empty()) write_kernel_list(kernels, std::cout);
-  else write_kernel_list_file(kernels, out);
   for (const std::string& note : fp.notes)
     std::cerr << "kcast synth: " << what << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";

@@ -3,7 +3,6 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "calibrate/atomic_file.h"
 #include "predict/report/text_util.h"
 
 namespace kcast {
@@ -76,11 +75,6 @@ void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPredic
     }
   }
   out.write(buf.data(), std::streamsize(buf.size()));
-}
-
-void write_per_kernel_csv_file(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds,
-                               const std::vector<GpuCaps>& caps, const std::string& path) {
-  write_file_atomically(path, [&](std::ostream& o) { write_per_kernel_csv(w, preds, caps, o); });
 }
 
 }  // namespace kcast

@@ -22,7 +22,5 @@ namespace kcast {
 // in the same order.
 void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds,
                           const std::vector<GpuCaps>& caps, std::ostream& out);
-void write_per_kernel_csv_file(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds,
-                               const std::vector<GpuCaps>& caps, const std::string& path);
 
 }  // namespace kcast

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <initializer_list>
 #include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "calibrate/atomic_file.h"
 #include "calibrate/embedded_data.h"
 #include "model/error.h"
 
@@ -688,11 +688,7 @@ std::vector<std::string> zoo_models() {
 }
 
 TransformerConfig read_hf_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_hf_config(ss.str(), path);
+  return parse_hf_config(read_file(path, kMaxDocumentBytes), path);
 }
 
 TransformerConfig with_overrides(TransformerConfig c, const SynthOptions& o) {

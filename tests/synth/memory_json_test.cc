@@ -1,5 +1,6 @@
 // `kcast synth --memory-json FILE`: the memory report as JSON, the same values as the stderr lines and
-// as synth::Footprint; a report that cannot be written fails the run before the kernel list is replaced.
+// as synth::Footprint; the report and the kernel list replace what they overwrite only when both are
+// written.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -68,6 +69,16 @@ TEST(SynthMemoryJson, AnUnwritableReportLeavesTheKernelListAlone) {
   EXPECT_NE(r.out.find("/no/such/dir/m.json"), std::string::npos) << r.out;
   EXPECT_EQ(kcast::read_file(list), "precious\n");
   std::remove(list.c_str());
+}
+
+TEST(SynthMemoryJson, AnUnwritableKernelListLeavesTheReportAlone) {
+  const std::string json = ::testing::TempDir() + "/kept.json";
+  std::ofstream(json) << "precious\n";
+  const auto r = run_kcast("synth llama3-8b --gpu H100-SXM --memory-json '" + json + "' -o /no/such/dir/l.csv", true);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("/no/such/dir/l.csv"), std::string::npos) << r.out;
+  EXPECT_EQ(kcast::read_file(json), "precious\n");
+  std::remove(json.c_str());
 }
 
 }  // namespace
