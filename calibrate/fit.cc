@@ -213,6 +213,37 @@ void measure_library_choices(LoadedModel& m, const MeasuredSet& data, bool simt_
                                      kParamInfo[kConvChoiceGain].upper);
 }
 
+// kGemmBiasPersistence, measured rather than fitted (transfer does not enter the fit): over the GEMMs
+// measured on GPUs of different compute capabilities, the regression slope of one GPU's log residual
+// (log predicted / measured) on the other's, each ordered pair of GPUs centred on its own means so that
+// a board's overall offset (its SGEMM scale's business) does not count as persistence. Clamped to
+// [0, 1]; kept as it was with fewer than kMinBoardRows such pairs.
+void measure_bias_persistence(LoadedModel& m, const MeasuredSet& data) {
+  const std::vector<GpuCaps> caps = measured_caps(data, m);
+  std::map<KernelKey, std::vector<std::pair<size_t, double>>> by_key;  // GPU index, log residual
+  for (const auto& r : data.rows) {
+    if (r.kernel.cls != KernelClass::gemm) continue;
+    const double pred = predicted_as_measured(m, r.kernel, caps[r.gpu_index]);
+    if (pred > 0) by_key[key_of(r.kernel)].emplace_back(r.gpu_index, std::log(pred / r.kernel.duration_us));
+  }
+  std::map<std::pair<size_t, size_t>, std::vector<std::pair<double, double>>> pairs;
+  for (const auto& [key, v] : by_key)
+    for (const auto& [gs, es] : v)
+      for (const auto& [gt, et] : v)
+        if (caps[gs].compute_capability != caps[gt].compute_capability) pairs[{gs, gt}].emplace_back(es, et);
+  double sxy = 0, sxx = 0;
+  size_t n = 0;
+  for (const auto& [gpus, v] : pairs) {
+    double mx = 0, my = 0;
+    for (const auto& [x, y] : v) mx += x, my += y;
+    mx /= double(v.size()), my /= double(v.size());
+    for (const auto& [x, y] : v) sxy += (x - mx) * (y - my), sxx += (x - mx) * (x - mx);
+    n += v.size();
+  }
+  if (n < kMinBoardRows || !(sxx > 0)) return;
+  m.model.mutable_params()[kGemmBiasPersistence] = std::clamp(sxy / sxx, 0.0, 1.0);
+}
+
 }  // namespace
 
 LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const FitOptions& opt,
@@ -287,7 +318,8 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   // on do not depend on them); measured before it too, so that rows without a named tile or cuDNN
   // algorithm are fitted with them.
   const bool measure_tiles = !is_frozen[kSimtChoiceEff], measure_convs = !is_frozen[kConvChoiceGain];
-  is_frozen[kSimtChoiceEff] = is_frozen[kConvChoiceGain] = true;
+  const bool measure_persistence = !is_frozen[kGemmBiasPersistence];
+  is_frozen[kSimtChoiceEff] = is_frozen[kConvChoiceGain] = is_frozen[kGemmBiasPersistence] = true;
   LoadedModel start = base;
   measure_library_choices(start, data, measure_tiles, measure_convs);
   std::vector<int> free;
@@ -369,6 +401,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       if (gm.source.find(note) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + note;
     }
   measure_library_choices(out, data, measure_tiles, measure_convs);
+  if (measure_persistence) measure_bias_persistence(out, data);
   if (report) {
     report->brief = summary.BriefReport();
     if (opt.verbose) std::cerr << summary.FullReport() << "\n";

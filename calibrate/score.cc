@@ -57,16 +57,12 @@ void emit(const Groups& g, const std::string& mode, std::vector<ScoreLine>& out)
   for (const auto& [gpu, errs] : all) out.push_back({mode, "", gpu, "all", summarize(errs)});
 }
 
-// The fields the model reads, plus the context: two rows with the same key are the same kernel.
-// The conv algorithm is left out: each GPU's library may pick another for the same op, and the target's
-// choice is not known to a transfer (the source's kernel is predicted on both GPUs, as in predict).
-using KernelKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, double, double, std::string, bool>;
+}  // namespace
+
 KernelKey key_of(const Kernel& k) {
   return {int(k.cls), int(k.dtype), k.batch, k.m, k.n, k.k, known(k.flops) ? k.flops : -1.0,
           known(k.bytes) ? k.bytes : -1.0, k.context, k.l2_cold};
 }
-
-}  // namespace
 
 std::vector<ScoreLine> score_absolute(const MeasuredSet& s, const LoadedModel& m) {
   const auto caps = measured_caps(s, m);
@@ -100,8 +96,11 @@ std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const Measured
       const double ps = m.model.predict(src.kernel, sc).time_us;
       const double pt = m.model.predict(src.kernel, tc).time_us;
       // The same arithmetic `kcast predict --mode transfer --with-context` applies (model/transfer.h).
-      const double pred = transfer_measurement(src.kernel.duration_us, context_floor_us(m, src.kernel, sc),
-                                               context_floor_us(m, src.kernel, tc), ps, pt, tc.launch_floor_us);
+      const double ctx_s = context_floor_us(m, src.kernel, sc);
+      const double d = persistent_measurement(src.kernel.duration_us, ps + ctx_s,
+                                              bias_persistence(src.kernel, sc, tc, m.model.params()));
+      const double pred =
+          transfer_measurement(d, ctx_s, context_floor_us(m, src.kernel, tc), ps, pt, tc.launch_floor_us);
       const double err = std::fabs(pred - t.kernel.duration_us) / t.kernel.duration_us;
       g[{sname, tname, std::string(to_string(t.kernel.cls))}].push_back(err);
       g[{sname, tname, "all"}].push_back(err);

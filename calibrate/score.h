@@ -2,7 +2,9 @@
 // class (rows, median, mean, p90), in absolute mode (model alone) and transfer mode (a kernel measured
 // on another GPU scaled by the model's target/source ratio).
 #pragma once
+#include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "calibrate/measured_set.h"
@@ -29,6 +31,12 @@ double context_floor_us(const LoadedModel& m, const Kernel& k, const GpuCaps& ca
 // Predicted duration of a measured row as the measurement saw it: the GPU's kernel time plus the
 // row's measurement-context floor.
 double predicted_as_measured(const LoadedModel& m, const Kernel& k, const GpuCaps& caps);
+
+// The fields the model reads, plus the context: two rows with the same key are the same kernel.
+// The conv algorithm is left out: each GPU's library may pick another for the same op, and the target's
+// choice is not known to a transfer (the source's kernel is predicted on both GPUs, as in predict).
+using KernelKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, double, double, std::string, bool>;
+KernelKey key_of(const Kernel& k);
 
 // Each GPU of `s` (in MeasuredSet::gpus order) as `m` sees it.
 std::vector<GpuCaps> measured_caps(const MeasuredSet& s, const LoadedModel& m);

@@ -26,6 +26,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   GpuCaps c;
   c.name = g.name;
   c.arch = find_arch_facts(table, g.compute_capability);
+  c.compute_capability = g.compute_capability;
   c.sm_count = g.sm_count > 0 ? g.sm_count : 1;
   c.l2_sharing_sms = c.sm_count;
   c.clock_mhz = known(g.boost_clock_mhz) ? g.boost_clock_mhz : 1000;

@@ -26,6 +26,7 @@ inline constexpr double kNetEff = 0.9;
 
 struct GpuCaps {
   std::string name;
+  std::string compute_capability;  // the spec's; transfer compares them (model/transfer.h)
   int sm_count = 1;
   double clock_mhz = 1000;
   double dram_bw_gbps = 1;      // sustained

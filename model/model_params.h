@@ -52,6 +52,10 @@ enum Param : int {
                      // FP32 convolutions' families, not fitted
   kSimtLongKExp,     // on architectures that show it (ArchFacts::simt_long_k: Pascal), an SGEMM whose CTAs
                      // each run a K range beyond kLongKElements slows as (K range / kLongKElements)^this
+  kGemmBiasPersistence,  // the share of a measured GEMM's deviation from the model that carries over to a
+                         // GPU of another compute capability (model/transfer.h): 1 = all (the plain
+                         // ratio). Not fitted: kcast calibrate measures it as the regression slope of one
+                         // GPU's log residual on another's over the GEMMs both measured
   kNumParams
 };
 

@@ -12,6 +12,16 @@ double measured_gpu_time(double d, double context_us, double floor_us) {
   return std::max(d - context_us, std::min(d, floor_us));
 }
 
+double bias_persistence(const Kernel& k, const GpuCaps& source, const GpuCaps& target, const ModelParams& p) {
+  if (k.cls != KernelClass::gemm || source.compute_capability == target.compute_capability) return 1.0;
+  return std::clamp(p[kGemmBiasPersistence], 0.0, 1.0);
+}
+
+double persistent_measurement(double d, double predicted_us, double persistence) {
+  if (persistence >= 1 || !(predicted_us > 0) || !(d > 0)) return d;
+  return std::exp(persistence * std::log(d) + (1 - persistence) * std::log(predicted_us));
+}
+
 double transfer_ratio(double context_source_us, double context_target_us, double model_source_us,
                       double model_target_us) {
   const double cs = context_source_us > 0 ? context_source_us : 0.0;

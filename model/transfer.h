@@ -15,17 +15,42 @@
 //    less than the kernel floor: d_gpu = max(d - ctx, min(d, floor)).
 //  * Launch floor: a transferred time never drops below the target's floor (plus ctx), unless the
 //    kernel was measured faster than that itself (then its measurement is the better floor).
+// The ratio cancels the model's bias for a kernel only where that bias is the same on both GPUs. For
+// GEMMs it is, within a compute capability (one library build, one kernel menu: torch.mm moved
+// between the two H100s, the two P100s, L4 and L20 lands 9.0% median with the ratio, 9.2% with the
+// model alone), and mostly is not across them, where the library picks other tiles and splits for
+// the same shape: the model's log residuals of the same GEMM on two GPUs correlate 0.12 between
+// A100 and H100 (aiconfigurator's 989 shared BF16 shapes) and 0.0-0.4 between NeuSight's FP32
+// boards, and across compute capabilities torch.mm's pairs land 12.5% median with the ratio, 7.0%
+// with the model alone. So across compute capabilities a GEMM's measurement is first shrunk toward
+// the model's own prediction of it, keeping the share of its deviation that persists
+// (ModelParams kGemmBiasPersistence, which kcast calibrate measures); everything else, and every
+// GEMM within a compute capability, moves by the plain ratio.
 // CUDA graphs: replaying a captured graph shrinks the per-kernel launch cost from the launch floor
 // (the back-to-back launch interval of an empty kernel) to the graph launch interval, which
 // published measurements put at about half of it (te42kyfo/gpu-benches gpu-small-kernels:
 // A100 1.34 vs 2.6 µs, A40 1.09 vs 2.05, L40 0.94 vs 1.64, H200 1.26 vs 2.43).
 #pragma once
 
+#include "model/gpu_caps.h"
+#include "model/kernel.h"
+#include "model/model_params.h"
+
 namespace kcast {
 
 // Graph launch interval as a fraction of the stream launch interval (see above). A GPU-specific
 // measured figure would be better data; until GpuCaps carries one, this ratio is the documented default.
 inline constexpr double kGraphLaunchFraction = 0.52;
+
+// The share of `k`'s measured deviation from the model that persists from `source` to `target`:
+// kGemmBiasPersistence for a GEMM between GPUs of different compute capabilities, else 1.
+double bias_persistence(const Kernel& k, const GpuCaps& source, const GpuCaps& target, const ModelParams& p);
+
+// The measurement a transfer moves: `d` shrunk toward `predicted_us`, the model's prediction of that
+// same measurement on its source (GPU time plus context), keeping the share `persistence` of the
+// log deviation: d^persistence * predicted^(1 - persistence). `d` itself at persistence 1 or without
+// a prediction, so a kernel moved within its compute capability is untouched.
+double persistent_measurement(double d, double predicted_us, double persistence);
 
 // The ratio a measurement scales by: (model(target) + ctx_t) / (model(source) + ctx_s); 1 when the
 // source prediction is missing (model_source_us <= 0).

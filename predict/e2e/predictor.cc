@@ -266,8 +266,11 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
     Bound b = p.bound;
     if (s >= 0) {
       const KernelPrediction& ps = w.source_pred[s][u];
-      const double d = k.duration_us;
       const double ctx_s = ctx_base * w.source_caps[s].context_scale + w.model->operand_pass_us(pass_bytes, w.source_caps[s]);
+      // Across compute capabilities a GEMM keeps only the share of its deviation from the model that
+      // persists there (model/transfer.h); anything else, the measurement itself.
+      const double d = persistent_measurement(k.duration_us, ps.time_us + ctx_s,
+                                              bias_persistence(k, w.source_caps[s], caps, w.model->params()));
       const double m_t = transfer_measurement(d, ctx_s, ctx, ps.time_us, p.time_us, floor_t);
       if (m_t > d * transfer_ratio(ctx_s, ctx, ps.time_us, p.time_us)) b = Bound::launch;  // held at the floor
       const double gpu = measured_gpu_time(m_t, ctx, floor_t);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "model/error.h"
 #include "tests/predict/predict_fixture.h"
 
@@ -65,14 +67,47 @@ TEST(Predictor, TransferIdentityHoldsForTimelinesToo) {
   EXPECT_EQ(p.kernel_us, w.measured_kernel_us);
 }
 
+// A model whose GEMM deviations persist across compute capabilities by `share` (1: the plain ratio).
+LoadedModel with_persistence(double share) {
+  LoadedModel m = model();
+  m.model.mutable_params()[kGemmBiasPersistence] = share;
+  return m;
+}
+
 TEST(Predictor, TransferScalesByModelRatio) {
+  const LoadedModel m = with_persistence(1.0);
   const Kernel k = measured(gemm(4096, 4096, 1024), 180.0, "V100-SXM2-32GB");
-  const Target src = target("V100-SXM2-32GB"), dst = target("A100-SXM4-80GB");
-  const double ms = model().model.predict(k, src.caps).time_us, mt = model().model.predict(k, dst.caps).time_us;
-  const GpuPrediction p = predict_one({k}, "A100-SXM4-80GB", opts(PredictMode::transfer, true));
+  const Target src = target("V100-SXM2-32GB", m), dst = target("A100-SXM4-80GB", m);
+  const double ms = m.model.predict(k, src.caps).time_us, mt = m.model.predict(k, dst.caps).time_us;
+  const GpuPrediction p = predict_one({k}, "A100-SXM4-80GB", opts(PredictMode::transfer, true), m);
   EXPECT_DOUBLE_EQ(p.kernel_us, 180.0 * mt / ms);
   EXPECT_EQ(p.row_transferred[0], 1);
   EXPECT_EQ(p.source_gpus, std::vector<std::string>{"V100-SXM2-32GB"});
+}
+
+// Across compute capabilities a GEMM keeps only the persisting share of its (log) deviation from the
+// model: with none it is the model's own prediction on the target, with all the plain ratio, between
+// them the geometric blend. Within a compute capability, and for every other class, the plain ratio.
+TEST(Predictor, TransferKeepsAGemmsPersistingDeviationAcrossComputeCapabilities) {
+  const Kernel k = measured(gemm(4096, 4096, 1024), 180.0, "V100-SXM2-32GB");
+  const double ms = model().model.predict(k, target("V100-SXM2-32GB").caps).time_us;
+  const double mt = model().model.predict(k, target("A100-SXM4-80GB").caps).time_us;
+  ASSERT_GT(std::fabs(std::log(180.0 / ms)), 0.05);  // a deviation to keep or drop
+  EXPECT_DOUBLE_EQ(predict_one({k}, "A100-SXM4-80GB", opts(PredictMode::transfer), with_persistence(0.0)).kernel_us, mt);
+  const double half = predict_one({k}, "A100-SXM4-80GB", opts(PredictMode::transfer), with_persistence(0.5)).kernel_us;
+  EXPECT_NEAR(half, std::sqrt(180.0 * mt / ms * mt), 1e-9 * mt);
+  // The same board family (compute capability 8.0 both): the measured deviation carries whole.
+  const Kernel a = measured(gemm(4096, 4096, 1024), 180.0, "A100-SXM4-80GB");
+  const double ma = model().model.predict(a, target("A100-SXM4-80GB").caps).time_us;
+  const double mp = model().model.predict(a, target("A100-PCIe-40GB").caps).time_us;
+  EXPECT_DOUBLE_EQ(predict_one({a}, "A100-PCIe-40GB", opts(PredictMode::transfer), with_persistence(0.0)).kernel_us,
+                   180.0 * mp / ma);
+  // A memory-bound kernel moves by the plain ratio whatever the GEMMs' persistence.
+  const Kernel s = measured(streaming(4e8), 900.0, "V100-SXM2-32GB");
+  const double ss = model().model.predict(s, target("V100-SXM2-32GB").caps).time_us;
+  const double st = model().model.predict(s, target("A100-SXM4-80GB").caps).time_us;
+  EXPECT_DOUBLE_EQ(predict_one({s}, "A100-SXM4-80GB", opts(PredictMode::transfer), with_persistence(0.0)).kernel_us,
+                   900.0 * st / ss);
 }
 
 TEST(Predictor, TransferredLaunchBoundKernelStaysAtTargetFloor) {
@@ -170,7 +205,7 @@ TEST(Predictor, TransferUsesEachRigsContextFloor) {
 // per token first): that kernel is part of the measured op on each GPU, like the floor, and never of
 // the GPU-only answer.
 TEST(Predictor, ContextOperandPassIsPartOfTheMeasuredOp) {
-  LoadedModel m = model();
+  LoadedModel m = with_persistence(1.0);  // the plain ratio, whose arithmetic this checks
   m.model.mutable_params().context_a_pass_bytes["bench:fp8"] = 5;
   Kernel k = gemm(4096, 4096, 8192, DType::fp8);
   k.context = "bench:fp8";

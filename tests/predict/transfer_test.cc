@@ -82,5 +82,41 @@ TEST(Transfer, AMeasuredKernelReplaysOnItsOwnGpuThenMoves) {
   EXPECT_NEAR(transferred_graph_time(100.0, 2.5, wf(2.5, 80), wf(2.5, 40), 2.5, q), 50.0, 0.01);
 }
 
+TEST(Transfer, PersistentMeasurementKeepsTheShareOfTheLogDeviation) {
+  // Measured 200 us where the model says 100: all of it kept, none of it, half of it (in log).
+  EXPECT_EQ(persistent_measurement(200.0, 100.0, 1.0), 200.0);
+  EXPECT_DOUBLE_EQ(persistent_measurement(200.0, 100.0, 0.0), 100.0);
+  EXPECT_DOUBLE_EQ(persistent_measurement(200.0, 100.0, 0.5), 100.0 * std::sqrt(2.0));
+  // Symmetric in log: 50 measured against 100 at half is 100 / sqrt(2).
+  EXPECT_DOUBLE_EQ(persistent_measurement(50.0, 100.0, 0.5), 100.0 / std::sqrt(2.0));
+  // Without a prediction the measurement stands.
+  EXPECT_EQ(persistent_measurement(200.0, 0.0, 0.2), 200.0);
+  // Monotone in the measurement: a slower source never predicts a faster target.
+  double last = 0;
+  for (double d : {10.0, 50.0, 99.0, 100.0, 101.0, 400.0}) {
+    const double x = persistent_measurement(d, 100.0, 0.15);
+    EXPECT_GT(x, last) << d;
+    last = x;
+  }
+}
+
+TEST(Transfer, OnlyGemmsAcrossComputeCapabilitiesLoseTheirDeviation) {
+  ModelParams p;
+  p[kGemmBiasPersistence] = 0.2;
+  GpuCaps v100, a100, a100_pcie;
+  v100.compute_capability = "7.0";
+  a100.compute_capability = a100_pcie.compute_capability = "8.0";
+  Kernel g;
+  g.cls = KernelClass::gemm;
+  EXPECT_DOUBLE_EQ(bias_persistence(g, v100, a100, p), 0.2);
+  EXPECT_EQ(bias_persistence(g, a100, a100_pcie, p), 1.0);
+  EXPECT_EQ(bias_persistence(g, a100, a100, p), 1.0);
+  for (KernelClass c : {KernelClass::conv, KernelClass::elementwise, KernelClass::attention}) {
+    Kernel k;
+    k.cls = c;
+    EXPECT_EQ(bias_persistence(k, v100, a100, p), 1.0) << to_string(c);
+  }
+}
+
 }  // namespace
 }  // namespace kcast
