@@ -12,9 +12,13 @@ double measured_gpu_time(double d, double context_us, double floor_us) {
   return std::max(d - context_us, std::min(d, floor_us));
 }
 
-double bias_persistence(const Kernel& k, const GpuCaps& source, const GpuCaps& target, const ModelParams& p) {
-  if (k.cls != KernelClass::gemm || source.compute_capability == target.compute_capability) return 1.0;
+double gemm_bias_persistence(const GpuCaps& source, const GpuCaps& target, const ModelParams& p) {
+  if (source.compute_capability == target.compute_capability) return 1.0;
   return std::clamp(p[kGemmBiasPersistence], 0.0, 1.0);
+}
+
+double bias_persistence(const Kernel& k, const GpuCaps& source, const GpuCaps& target, const ModelParams& p) {
+  return k.cls == KernelClass::gemm ? gemm_bias_persistence(source, target, p) : 1.0;
 }
 
 double persistent_measurement(double d, double predicted_us, double persistence) {

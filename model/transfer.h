@@ -42,8 +42,10 @@ namespace kcast {
 // measured figure would be better data; until GpuCaps carries one, this ratio is the documented default.
 inline constexpr double kGraphLaunchFraction = 0.52;
 
-// The share of `k`'s measured deviation from the model that persists from `source` to `target`:
-// kGemmBiasPersistence for a GEMM between GPUs of different compute capabilities, else 1.
+// The share of a GEMM's measured deviation from the model that persists from `source` to `target`:
+// kGemmBiasPersistence between GPUs of different compute capabilities, else 1.
+double gemm_bias_persistence(const GpuCaps& source, const GpuCaps& target, const ModelParams& p);
+// The same for kernel `k`: gemm_bias_persistence for a GEMM, 1 for every other class.
 double bias_persistence(const Kernel& k, const GpuCaps& source, const GpuCaps& target, const ModelParams& p);
 
 // The measurement a transfer moves: `d` shrunk toward `predicted_us`, the model's prediction of that
