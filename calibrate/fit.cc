@@ -11,6 +11,7 @@
 
 #include "calibrate/score.h"
 #include "model/error.h"
+#include "model/transfer.h"
 
 namespace kcast {
 
@@ -213,16 +214,17 @@ void measure_library_choices(LoadedModel& m, const MeasuredSet& data, bool simt_
                                      kParamInfo[kConvChoiceGain].upper);
 }
 
-// kGemmBiasPersistence, measured rather than fitted (transfer does not enter the fit): over the GEMMs
-// measured on GPUs of different compute capabilities, the regression slope of one GPU's log residual
-// (log predicted / measured) on the other's, each ordered pair of GPUs centred on its own means so that
-// a board's overall offset (its SGEMM scale's business) does not count as persistence. Clamped to
-// [0, 1]; kept as it was with fewer than kMinBoardRows such pairs.
-void measure_bias_persistence(LoadedModel& m, const MeasuredSet& data) {
+// A class's bias persistence (kGemmBiasPersistence, kConvBiasPersistence), measured rather than
+// fitted (transfer does not enter the fit): over the kernels of class `cls` measured on GPUs of
+// different compute capabilities, the regression slope of one GPU's log residual (log predicted /
+// measured) on the other's, each ordered pair of GPUs centred on its own means so that a board's
+// overall offset (its SGEMM scale's business) does not count as persistence. Clamped to [0, 1]; kept
+// as it was with fewer than kMinBoardRows such pairs.
+void measure_bias_persistence(LoadedModel& m, const MeasuredSet& data, KernelClass cls, Param param) {
   const std::vector<GpuCaps> caps = measured_caps(data, m);
   std::map<KernelKey, std::vector<std::pair<size_t, double>>> by_key;  // GPU index, log residual
   for (const auto& r : data.rows) {
-    if (r.kernel.cls != KernelClass::gemm) continue;
+    if (r.kernel.cls != cls) continue;
     const double pred = predicted_as_measured(m, r.kernel, caps[r.gpu_index]);
     if (pred > 0) by_key[key_of(r.kernel)].emplace_back(r.gpu_index, std::log(pred / r.kernel.duration_us));
   }
@@ -241,7 +243,7 @@ void measure_bias_persistence(LoadedModel& m, const MeasuredSet& data) {
     n += v.size();
   }
   if (n < kMinBoardRows || !(sxx > 0)) return;
-  m.model.mutable_params()[kGemmBiasPersistence] = std::clamp(sxy / sxx, 0.0, 1.0);
+  m.model.mutable_params()[param] = std::clamp(sxy / sxx, 0.0, 1.0);
 }
 
 }  // namespace
@@ -318,8 +320,13 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   // on do not depend on them); measured before it too, so that rows without a named tile or cuDNN
   // algorithm are fitted with them.
   const bool measure_tiles = !is_frozen[kSimtChoiceEff], measure_convs = !is_frozen[kConvChoiceGain];
-  const bool measure_persistence = !is_frozen[kGemmBiasPersistence];
-  is_frozen[kSimtChoiceEff] = is_frozen[kConvChoiceGain] = is_frozen[kGemmBiasPersistence] = true;
+  std::vector<std::pair<KernelClass, Param>> persistences;  // those to measure
+  for (KernelClass c : kAllClasses)
+    if (const std::optional<Param> q = persistence_param(c)) {
+      if (!is_frozen[*q]) persistences.emplace_back(c, *q);
+      is_frozen[*q] = true;
+    }
+  is_frozen[kSimtChoiceEff] = is_frozen[kConvChoiceGain] = true;
   LoadedModel start = base;
   measure_library_choices(start, data, measure_tiles, measure_convs);
   std::vector<int> free;
@@ -401,7 +408,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       if (gm.source.find(note) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + note;
     }
   measure_library_choices(out, data, measure_tiles, measure_convs);
-  if (measure_persistence) measure_bias_persistence(out, data);
+  for (const auto& [cls, param] : persistences) measure_bias_persistence(out, data, cls, param);
   if (report) {
     report->brief = summary.BriefReport();
     if (opt.verbose) std::cerr << summary.FullReport() << "\n";

@@ -98,7 +98,7 @@ std::vector<ScoreLine> score_transfer(const MeasuredSet& targets, const Measured
       // The same arithmetic `kcast predict --mode transfer --with-context` applies (model/transfer.h).
       const double ctx_s = context_floor_us(m, src.kernel, sc);
       const double d = persistent_measurement(src.kernel.duration_us, ps + ctx_s,
-                                              bias_persistence(src.kernel, sc, tc, m.model.params()));
+                                              bias_persistence(src.kernel.cls, sc, tc, m.model.params()));
       const double pred =
           transfer_measurement(d, ctx_s, context_floor_us(m, src.kernel, tc), ps, pt, tc.launch_floor_us);
       const double err = std::fabs(pred - t.kernel.duration_us) / t.kernel.duration_us;

@@ -35,6 +35,7 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"conv_choice_gain", 1.0, 0.2, 4.0, "SIMT conv without a known cuDNN algorithm: median family gain (measured, not fitted)"},
     {"simt_long_k_exp", 0.0, 0.0, 1.0, "SGEMM slowdown exponent for K ranges per CTA beyond 4096 (architectures with simt_long_k)"},
     {"gemm_bias_persistence", 1.0, 0.0, 1.0, "share of a measured GEMM's deviation from the model kept on another compute capability (measured, not fitted)"},
+    {"conv_bias_persistence", 1.0, 0.0, 1.0, "share of a measured convolution's deviation from the model kept on another compute capability (measured, not fitted)"},
 }};
 
 ModelParams::ModelParams() {

@@ -56,6 +56,8 @@ enum Param : int {
                          // GPU of another compute capability (model/transfer.h): 1 = all (the plain
                          // ratio). Not fitted: kcast calibrate measures it as the regression slope of one
                          // GPU's log residual on another's over the GEMMs both measured
+  kConvBiasPersistence,  // the same for convolutions (their cuDNN algorithm, read from the source's kernel
+                         // name, carries over; the rest of their deviation mostly does too)
   kNumParams
 };
 

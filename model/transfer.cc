@@ -12,13 +12,16 @@ double measured_gpu_time(double d, double context_us, double floor_us) {
   return std::max(d - context_us, std::min(d, floor_us));
 }
 
-double gemm_bias_persistence(const GpuCaps& source, const GpuCaps& target, const ModelParams& p) {
-  if (source.compute_capability == target.compute_capability) return 1.0;
-  return std::clamp(p[kGemmBiasPersistence], 0.0, 1.0);
+std::optional<Param> persistence_param(KernelClass c) {
+  if (c == KernelClass::gemm) return kGemmBiasPersistence;
+  if (c == KernelClass::conv) return kConvBiasPersistence;
+  return std::nullopt;
 }
 
-double bias_persistence(const Kernel& k, const GpuCaps& source, const GpuCaps& target, const ModelParams& p) {
-  return k.cls == KernelClass::gemm ? gemm_bias_persistence(source, target, p) : 1.0;
+double bias_persistence(KernelClass c, const GpuCaps& source, const GpuCaps& target, const ModelParams& p) {
+  const std::optional<Param> param = persistence_param(c);
+  if (!param || source.compute_capability == target.compute_capability) return 1.0;
+  return std::clamp(p[*param], 0.0, 1.0);
 }
 
 double persistent_measurement(double d, double predicted_us, double persistence) {

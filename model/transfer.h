@@ -32,6 +32,8 @@
 // A100 1.34 vs 2.6 µs, A40 1.09 vs 2.05, L40 0.94 vs 1.64, H200 1.26 vs 2.43).
 #pragma once
 
+#include <optional>
+
 #include "model/gpu_caps.h"
 #include "model/kernel.h"
 #include "model/model_params.h"
@@ -42,11 +44,12 @@ namespace kcast {
 // measured figure would be better data; until GpuCaps carries one, this ratio is the documented default.
 inline constexpr double kGraphLaunchFraction = 0.52;
 
-// The share of a GEMM's measured deviation from the model that persists from `source` to `target`:
-// kGemmBiasPersistence between GPUs of different compute capabilities, else 1.
-double gemm_bias_persistence(const GpuCaps& source, const GpuCaps& target, const ModelParams& p);
-// The same for kernel `k`: gemm_bias_persistence for a GEMM, 1 for every other class.
-double bias_persistence(const Kernel& k, const GpuCaps& source, const GpuCaps& target, const ModelParams& p);
+// The parameter that says how much of a measured deviation from the model class `c` keeps across
+// compute capabilities (kGemmBiasPersistence, kConvBiasPersistence), or nullopt: all of it.
+std::optional<Param> persistence_param(KernelClass c);
+// The share of a measured kernel of class `c`'s deviation from the model that persists from `source`
+// to `target`: its persistence_param between GPUs of different compute capabilities, else 1.
+double bias_persistence(KernelClass c, const GpuCaps& source, const GpuCaps& target, const ModelParams& p);
 
 // The measurement a transfer moves: `d` shrunk toward `predicted_us`, the model's prediction of that
 // same measurement on its source (GPU time plus context), keeping the share `persistence` of the

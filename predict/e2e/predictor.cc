@@ -251,9 +251,11 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
   std::vector<uint8_t> source_used(w.sources.size(), 0);
   const double floor_t = caps.launch_floor_us;
   const double blend = w.model->params()[kFloorBlend];
-  std::vector<double> gemm_persistence(w.sources.size());  // per source GPU, not per row
+  // Per source GPU and class, not per row: the share of a measured deviation from the model kept here.
+  std::vector<std::array<double, kNumClasses>> persistence(w.sources.size());
   for (size_t s = 0; s < w.sources.size(); ++s)
-    gemm_persistence[s] = gemm_bias_persistence(w.source_caps[s], caps, w.model->params());
+    for (KernelClass c : kAllClasses)
+      persistence[s][size_t(c)] = bias_persistence(c, w.source_caps[s], caps, w.model->params());
 
   for (size_t r = 0; r < rows.size(); ++r) {
     const Kernel& k = rows[r];
@@ -270,11 +272,9 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
     if (s >= 0) {
       const KernelPrediction& ps = w.source_pred[s][u];
       const double ctx_s = ctx_base * w.source_caps[s].context_scale + w.model->operand_pass_us(pass_bytes, w.source_caps[s]);
-      // Across compute capabilities a GEMM keeps only the share of its deviation from the model that
-      // persists there (model/transfer.h); anything else, the measurement itself.
-      const double d = k.cls == KernelClass::gemm
-                           ? persistent_measurement(k.duration_us, ps.time_us + ctx_s, gemm_persistence[size_t(s)])
-                           : k.duration_us;
+      // Across compute capabilities a GEMM or a convolution keeps only the share of its deviation from
+      // the model that persists there (model/transfer.h); anything else, the measurement itself.
+      const double d = persistent_measurement(k.duration_us, ps.time_us + ctx_s, persistence[size_t(s)][size_t(k.cls)]);
       const double m_t = transfer_measurement(d, ctx_s, ctx, ps.time_us, p.time_us, floor_t);
       if (m_t > d * transfer_ratio(ctx_s, ctx, ps.time_us, p.time_us)) b = Bound::launch;  // held at the floor
       const double gpu = measured_gpu_time(m_t, ctx, floor_t);

@@ -261,43 +261,48 @@ TEST(FitModel, MeasuresTheLibrarysTileChoiceFromNamedSgemms) {
   EXPECT_EQ(fit_model(data, truth, opt).model.params()[kSimtChoiceEff], truth.model.params()[kSimtChoiceEff]);
 }
 
-// gemm_bias_persistence is measured, not fitted: the slope of one GPU's log residual on another's
-// over the GEMMs both measured, for GPUs of different compute capabilities. Here the T4's deviations
-// are half the V100's plus as much again of its own (equal spread on both: a slope of 0.5 both ways),
-// on top of an overall offset per board that must not count.
-TEST(FitModel, MeasuresHowMuchOfAGemmsDeviationPersistsAcrossComputeCapabilities) {
+// The bias persistences are measured, not fitted: the slope of one GPU's log residual on another's
+// over the kernels of their class both measured, for GPUs of different compute capabilities. Here
+// the T4's deviations are `share` of the V100's plus an own part that keeps the spread equal on both
+// (a slope of `share` both ways), on top of an overall offset per board that must not count; the
+// GEMMs' and the convolutions' shares are measured apart.
+TEST(FitModel, MeasuresHowMuchOfADeviationPersistsAcrossComputeCapabilities) {
   LoadedModel truth = initial_model("truth");
   std::mt19937 rng(11);
-  std::normal_distribution<double> dev(0.0, 0.2), own(0.0, 0.2 * std::sqrt(0.75));
+  std::normal_distribution<double> dev(0.0, 0.2), unit(0.0, 1.0);
   std::uniform_int_distribution<int> dim(512, 4096);
   auto measure = [&](std::initializer_list<const char*> gpus) {
     MeasuredSet data = measured_on(gpus);
-    for (int i = 0; i < 400; ++i) {
-      Kernel k;
-      k.cls = KernelClass::gemm;
-      k.dtype = DType::fp32;
-      k.m = dim(rng), k.n = dim(rng), k.k = dim(rng);
-      k.derive_from_shape();
-      const double first = dev(rng), second = 0.5 * first + own(rng);
-      for (size_t g = 0; g < data.gpus.size(); ++g) {
-        k.duration_us = predicted_as_measured(truth, k, truth.caps_for(*data.gpus[g])) *
-                        std::exp((g == 0 ? first : second) + (g == 0 ? 0.1 : -0.2));
-        data.rows.push_back({k, g, "synthetic"});
+    for (const auto& [cls, share] : {std::pair{KernelClass::gemm, 0.5}, std::pair{KernelClass::conv, 0.8}})
+      for (int i = 0; i < 400; ++i) {
+        Kernel k;
+        k.cls = cls;
+        k.dtype = DType::fp32;
+        k.m = dim(rng), k.n = dim(rng), k.k = dim(rng);
+        k.derive_from_shape();
+        const double first = dev(rng), second = share * first + 0.2 * std::sqrt(1 - share * share) * unit(rng);
+        for (size_t g = 0; g < data.gpus.size(); ++g) {
+          k.duration_us = predicted_as_measured(truth, k, truth.caps_for(*data.gpus[g])) *
+                          std::exp((g == 0 ? first : second) + (g == 0 ? 0.1 : -0.2));
+          data.rows.push_back({k, g, "synthetic"});
+        }
       }
-    }
     return data;
   };
-  FitOptions opt = only_eff_simt();  // which also freezes the persistence: measured only when free
-  std::erase(opt.frozen, std::string(kParamInfo[kGemmBiasPersistence].name));
-  const double measured = fit_model(measure({"V100-PCIe-32GB", "T4"}), truth, opt).model.params()[kGemmBiasPersistence];
-  EXPECT_NEAR(measured, 0.5, 0.08);
-  // Boards of one compute capability say nothing about it: the base model's value stays.
-  EXPECT_EQ(fit_model(measure({"A100-PCIe-40GB", "A100-SXM4-80GB"}), truth, opt).model.params()[kGemmBiasPersistence],
-            truth.model.params()[kGemmBiasPersistence]);
-  // Frozen, it keeps the base model's value.
+  FitOptions opt = only_eff_simt();  // which also freezes the persistences: measured only when free
+  for (Param q : {kGemmBiasPersistence, kConvBiasPersistence}) std::erase(opt.frozen, std::string(kParamInfo[q].name));
+  const ModelParams measured = fit_model(measure({"V100-PCIe-32GB", "T4"}), truth, opt).model.params();
+  EXPECT_NEAR(measured[kGemmBiasPersistence], 0.5, 0.08);
+  EXPECT_NEAR(measured[kConvBiasPersistence], 0.8, 0.08);
+  // Boards of one compute capability say nothing about it: the base model's values stay.
+  const ModelParams same = fit_model(measure({"A100-PCIe-40GB", "A100-SXM4-80GB"}), truth, opt).model.params();
+  EXPECT_EQ(same[kGemmBiasPersistence], truth.model.params()[kGemmBiasPersistence]);
+  EXPECT_EQ(same[kConvBiasPersistence], truth.model.params()[kConvBiasPersistence]);
+  // Frozen, each keeps the base model's value.
   opt.frozen.push_back("gemm_bias_persistence");
-  EXPECT_EQ(fit_model(measure({"V100-PCIe-32GB", "T4"}), truth, opt).model.params()[kGemmBiasPersistence],
-            truth.model.params()[kGemmBiasPersistence]);
+  const ModelParams frozen = fit_model(measure({"V100-PCIe-32GB", "T4"}), truth, opt).model.params();
+  EXPECT_EQ(frozen[kGemmBiasPersistence], truth.model.params()[kGemmBiasPersistence]);
+  EXPECT_NEAR(frozen[kConvBiasPersistence], 0.8, 0.08);
 }
 
 // conv_choice_gain is measured, not fitted: the median family gain of the CUDA-core convolutions

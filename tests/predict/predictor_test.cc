@@ -67,10 +67,11 @@ TEST(Predictor, TransferIdentityHoldsForTimelinesToo) {
   EXPECT_EQ(p.kernel_us, w.measured_kernel_us);
 }
 
-// A model whose GEMM deviations persist across compute capabilities by `share` (1: the plain ratio).
+// A model whose GEMM and convolution deviations persist across compute capabilities by `share` (1:
+// the plain ratio).
 LoadedModel with_persistence(double share) {
   LoadedModel m = model();
-  m.model.mutable_params()[kGemmBiasPersistence] = share;
+  m.model.mutable_params()[kGemmBiasPersistence] = m.model.mutable_params()[kConvBiasPersistence] = share;
   return m;
 }
 
@@ -85,10 +86,11 @@ TEST(Predictor, TransferScalesByModelRatio) {
   EXPECT_EQ(p.source_gpus, std::vector<std::string>{"V100-SXM2-32GB"});
 }
 
-// Across compute capabilities a GEMM keeps only the persisting share of its (log) deviation from the
-// model: with none it is the model's own prediction on the target, with all the plain ratio, between
-// them the geometric blend. Within a compute capability, and for every other class, the plain ratio.
-TEST(Predictor, TransferKeepsAGemmsPersistingDeviationAcrossComputeCapabilities) {
+// Across compute capabilities a GEMM (or a convolution) keeps only the persisting share of its (log)
+// deviation from the model: with none it is the model's own prediction on the target, with all the
+// plain ratio, between them the geometric blend. Within a compute capability, and for the other
+// classes, the plain ratio.
+TEST(Predictor, TransferKeepsTheMatrixKernelsPersistingDeviationAcrossComputeCapabilities) {
   const Kernel k = measured(gemm(4096, 4096, 1024), 180.0, "V100-SXM2-32GB");
   const double ms = model().model.predict(k, target("V100-SXM2-32GB").caps).time_us;
   const double mt = model().model.predict(k, target("A100-SXM4-80GB").caps).time_us;
@@ -102,6 +104,13 @@ TEST(Predictor, TransferKeepsAGemmsPersistingDeviationAcrossComputeCapabilities)
   const double mp = model().model.predict(a, target("A100-PCIe-40GB").caps).time_us;
   EXPECT_DOUBLE_EQ(predict_one({a}, "A100-PCIe-40GB", opts(PredictMode::transfer), with_persistence(0.0)).kernel_us,
                    180.0 * mp / ma);
+  // A convolution the same way.
+  Kernel c = measured(gemm(8192, 256, 2304, DType::fp32), 900.0, "V100-SXM2-32GB");
+  c.cls = KernelClass::conv;
+  const double cs = model().model.predict(c, target("V100-SXM2-32GB").caps).time_us;
+  const double ct = model().model.predict(c, target("A100-SXM4-80GB").caps).time_us;
+  ASSERT_GT(std::fabs(std::log(900.0 / cs)), 0.05);
+  EXPECT_DOUBLE_EQ(predict_one({c}, "A100-SXM4-80GB", opts(PredictMode::transfer), with_persistence(0.0)).kernel_us, ct);
   // A memory-bound kernel moves by the plain ratio whatever the GEMMs' persistence.
   const Kernel s = measured(streaming(4e8), 900.0, "V100-SXM2-32GB");
   const double ss = model().model.predict(s, target("V100-SXM2-32GB").caps).time_us;
