@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "model/error.h"
@@ -103,6 +105,26 @@ TEST(KernelListCsv, RoundTripsThroughWriter) {
   EXPECT_DOUBLE_EQ(back[0].start_us, 100.5);
   EXPECT_EQ(back[0].stream, 7);
   EXPECT_TRUE(back[0].l2_cold);
+}
+
+// A file is read with room reserved for the rows its first 64 KiB promise; a file whose later rows
+// are far longer (or that has no final newline) still yields every row, in order.
+TEST(KernelListCsv, FileRowsAreAllReadWhateverTheirLengthsPromise) {
+  const std::string path = ::testing::TempDir() + "kcast_rows_of_two_lengths.csv";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << "name,class,bytes,duration_us\n";
+    for (int i = 0; i < 5000; ++i) f << "a" << i << ",elementwise,8," << i << "\n";
+    for (int i = 0; i < 300; ++i) f << std::string(2000, 'b') << i << ",elementwise,8,1\n";
+    f << "last,elementwise,8,2";  // no final newline
+  }
+  const std::vector<Kernel> ks = read_kernel_list(path, {});
+  ASSERT_EQ(ks.size(), 5301u);
+  EXPECT_EQ(ks[4999].name, "a4999");
+  EXPECT_DOUBLE_EQ(ks[4999].duration_us, 4999);
+  EXPECT_EQ(ks[5299].name, std::string(2000, 'b') + "299");
+  EXPECT_EQ(ks.back().name, "last");
+  std::remove(path.c_str());
 }
 
 }  // namespace
