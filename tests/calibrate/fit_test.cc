@@ -25,17 +25,23 @@ MeasuredSet measured_on(std::initializer_list<const char*> gpus) {
   return data;
 }
 
+// An FP32 `cls` kernel of random shape (each dimension 512-4096), not yet timed.
+Kernel random_fp32(KernelClass cls, std::mt19937& rng) {
+  std::uniform_int_distribution<int> dim(512, 4096);
+  Kernel k;
+  k.cls = cls;
+  k.dtype = DType::fp32;
+  k.m = dim(rng), k.n = dim(rng), k.k = dim(rng);
+  k.derive_from_shape();
+  return k;
+}
+
 // 120 FP32 `cls` rows of random shapes on GPU `gi` of `data`, timed by `truth` (plus 2% noise).
 void add_simt_rows(MeasuredSet& data, size_t gi, KernelClass cls, const LoadedModel& truth, std::mt19937& rng) {
   std::lognormal_distribution<double> noise(0.0, 0.02);
-  std::uniform_int_distribution<int> dim(512, 4096);
   const GpuCaps caps = truth.caps_for(*data.gpus[gi]);
   for (int i = 0; i < 120; ++i) {
-    Kernel k;
-    k.cls = cls;
-    k.dtype = DType::fp32;
-    k.m = dim(rng), k.n = dim(rng), k.k = dim(rng);
-    k.derive_from_shape();
+    Kernel k = random_fp32(cls, rng);
     k.duration_us = predicted_as_measured(truth, k, caps) * noise(rng);
     data.rows.push_back({k, gi, "synthetic"});
   }
@@ -270,16 +276,11 @@ TEST(FitModel, MeasuresHowMuchOfADeviationPersistsAcrossComputeCapabilities) {
   LoadedModel truth = initial_model("truth");
   std::mt19937 rng(11);
   std::normal_distribution<double> dev(0.0, 0.2), unit(0.0, 1.0);
-  std::uniform_int_distribution<int> dim(512, 4096);
   auto measure = [&](std::initializer_list<const char*> gpus) {
     MeasuredSet data = measured_on(gpus);
     for (const auto& [cls, share] : {std::pair{KernelClass::gemm, 0.5}, std::pair{KernelClass::conv, 0.8}})
       for (int i = 0; i < 400; ++i) {
-        Kernel k;
-        k.cls = cls;
-        k.dtype = DType::fp32;
-        k.m = dim(rng), k.n = dim(rng), k.k = dim(rng);
-        k.derive_from_shape();
+        Kernel k = random_fp32(cls, rng);
         const double first = dev(rng), second = share * first + 0.2 * std::sqrt(1 - share * share) * unit(rng);
         for (size_t g = 0; g < data.gpus.size(); ++g) {
           k.duration_us = predicted_as_measured(truth, k, truth.caps_for(*data.gpus[g])) *
