@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <new>
 #include <fstream>
+#include <new>
 #include <ostream>
 
 #include "calibrate/atomic_file.h"

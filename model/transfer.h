@@ -24,8 +24,10 @@
 // boards, and across compute capabilities torch.mm's pairs land 12.5% median with the ratio, 7.0%
 // with the model alone. So across compute capabilities a GEMM's measurement is first shrunk toward
 // the model's own prediction of it, keeping the share of its deviation that persists
-// (ModelParams kGemmBiasPersistence, which kcast calibrate measures); everything else, and every
-// GEMM within a compute capability, moves by the plain ratio.
+// (ModelParams kGemmBiasPersistence, which kcast calibrate measures); a convolution's likewise
+// (kConvBiasPersistence: its cuDNN algorithm, read from the source's name, carries over, and most of
+// its deviation with it). The other classes, and every kernel moved within its compute capability,
+// move by the plain ratio.
 // CUDA graphs: replaying a captured graph shrinks the per-kernel launch cost from the launch floor
 // (the back-to-back launch interval of an empty kernel) to the graph launch interval, which
 // published measurements put at about half of it (te42kyfo/gpu-benches gpu-small-kernels:
@@ -35,7 +37,7 @@
 #include <optional>
 
 #include "model/gpu_caps.h"
-#include "model/kernel.h"
+#include "model/kernel_class.h"
 #include "model/model_params.h"
 
 namespace kcast {
