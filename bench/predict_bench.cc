@@ -4,16 +4,16 @@
 //   BM_EndToEnd_1Mx10      a 1M-row measured trace (transformer-like, start_us and streams) on ten
 //                          GPUs in auto mode: dedupe, transfer, per-class sums and the step replay,
 //                          on all cores (the CSV read is timed separately, below);
-//   BM_ReadKernelList_1M   reading the same trace from its CSV (calibrate/kernel_list_csv.cc).
+//   BM_ReadKernelList_1M   reading the same trace from its CSV (io/kernel_list_csv.cc).
 // scripts/bench_predict.sh times the whole `kcast predict` command against Python's csv module.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <random>
 
-#include "calibrate/classifier_rules.h"
-#include "calibrate/gpu_database_csv.h"
-#include "calibrate/kernel_list_csv.h"
+#include "io/classifier_rules.h"
+#include "io/gpu_database_csv.h"
+#include "io/kernel_list_csv.h"
 #include "calibrate/model_file.h"
 #include "predict/e2e/predictor.h"
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "calibrate/atomic_file.h"
-#include "calibrate/classifier_rules.h"
-#include "calibrate/kernel_list_csv.h"
+#include "io/atomic_file.h"
+#include "io/classifier_rules.h"
+#include "io/kernel_list_csv.h"
 #include "model/inferred_work.h"
 
 namespace kcast {

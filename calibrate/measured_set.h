@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/file_digest.h"
+#include "io/file_digest.h"
 #include "calibrate/model_file.h"
 #include "model/gpu_database.h"
 #include "model/kernel.h"

@@ -4,11 +4,11 @@
 #include <sstream>
 #include <vector>
 
-#include "calibrate/atomic_file.h"
-#include "calibrate/csv_source.h"
-#include "calibrate/embedded_data.h"
-#include "calibrate/gpu_database_csv.h"
-#include "calibrate/json_input.h"
+#include "io/atomic_file.h"
+#include "io/csv_source.h"
+#include "io/embedded_data.h"
+#include "io/gpu_database_csv.h"
+#include "io/json_input.h"
 #include "calibrate/median.h"
 #include "model/error.h"
 

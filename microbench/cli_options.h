@@ -1,4 +1,4 @@
-// Command line of kcast-microbench (docs/CLI.md, docs/MICROBENCH.md). A small hand loop: the CUDA tool
+// Command line of kcast-microbench (docs/cli-contract.md, docs/MICROBENCH.md). A small hand loop: the CUDA tool
 // links no Boost, and there are only four options.
 #pragma once
 #include <optional>

@@ -1,5 +1,5 @@
 // Writing the result CSV (docs/MICROBENCH.md): RFC 4180 quoting, shortest round-trip numbers, and an
-// atomic file replace (kcast's own, calibrate/atomic_file.cc) so a failed or interrupted run never
+// atomic file replace (kcast's own, io/atomic_file.cc) so a failed or interrupted run never
 // destroys an existing result file. CUDA-free, so kcast's tests can check that its reader accepts exactly
 // what this tool writes.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/atomic_file.h"
+#include "io/atomic_file.h"
 #include "microbench/result_row.h"
 
 namespace kcast::microbench {
@@ -50,7 +50,7 @@ inline void write_csv(std::ostream& out, const std::vector<Row>& rows, const std
         << quoted(device) << ',' << quoted(r.notes) << '\n';
 }
 
-// Writes to `path` atomically (calibrate/atomic_file.h: devices and links as a shell's `>` treats
+// Writes to `path` atomically (io/atomic_file.h: devices and links as a shell's `>` treats
 // them); throws an error naming the path on failure.
 inline void write_csv_file(const std::string& path, const std::vector<Row>& rows,
                            const std::string& device) {

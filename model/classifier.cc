@@ -1,5 +1,5 @@
 // Classifier: kernel name -> KernelClass through ordered regex rules (see model/classifier.h).
-// The rules themselves are data (data/classifier_rules.csv, loaded by calibrate/classifier_rules.cc);
+// The rules themselves are data (data/classifier_rules.csv, loaded by io/classifier_rules.cc);
 // this file only compiles them once and answers look-ups, caching one answer per distinct name.
 #include "model/classifier.h"
 

@@ -1,4 +1,4 @@
-// DType: the math type of a kernel (FORMATS.md `dtype`). The cost model picks the GPU's peak
+// DType: the math type of a kernel (docs/formats.md `dtype`). The cost model picks the GPU's peak
 // throughput by dtype, so this enum is the key into GpuSpec's per-dtype peaks.
 #pragma once
 #include <array>

@@ -1,4 +1,4 @@
-// Kernel: one row of the kernel list (FORMATS.md, kcast-csv v1). Unknown numbers are NaN, unknown
+// Kernel: one row of the kernel list (docs/formats.md, kcast-csv v1). Unknown numbers are NaN, unknown
 // integers 0, so "not given" is never confused with a real zero duration or shape.
 #pragma once
 #include <cmath>

@@ -1,4 +1,4 @@
-// KernelClass: the kernel families of FORMATS.md. Each class has its own cost terms in the model.
+// KernelClass: the kernel families of docs/formats.md. Each class has its own cost terms in the model.
 #pragma once
 #include <optional>
 #include <string_view>

@@ -70,7 +70,7 @@ extern const std::array<ParamInfo, kNumParams> kParamInfo;
 
 struct ModelParams {
   std::array<double, kNumParams> p{};
-  // Framework/host floor per measurement context (FORMATS.md extension column `context`): added to
+  // Framework/host floor per measurement context (docs/formats.md extension column `context`): added to
   // every kernel measured in that context, never part of a GPU's own prediction.
   std::map<std::string, double> context_overhead_us;
   // Bytes per element of the GEMM's A operand (batch x m x k) that one more kernel streams in every op

@@ -17,7 +17,7 @@
 #     (model/sgemm_name.h), so it is identifiable (0.16); and simt_choice_eff, the rate of the library's
 #     own tile choice relative to the menu's best for SGEMMs without a name (synthesized ones), is
 #     measured from those named kernels rather than fitted.
-# The FP8 corpus is not fitted: its timings include activation quantization (see README accuracy).
+# The FP8 corpus is not fitted: its timings include activation quantization (see docs/accuracy.md#bf16-and-fp8-gemms).
 # usage: scripts/fit_default_model.sh [KCAST_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."

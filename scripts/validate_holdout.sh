@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The accuracy table of the README: every number scores GPUs the model was NOT fitted on.
+# The accuracy tables of docs/accuracy.md (summarized in the README): every number scores GPUs the model was NOT fitted on.
 #  BF16 GEMMs: refit the GEMM terms without H100 (then without A100) and score the held-out GPU.
 #  FP32 ops:   refit the FP32 terms without each NeuSight GPU in turn and score it, with its kernel names
 #              (the tile and cuDNN algorithm its library chose) and again without them.

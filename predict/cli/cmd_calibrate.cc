@@ -7,12 +7,12 @@
 #include <ctime>
 #include <iostream>
 
-#include "calibrate/atomic_file.h"
-#include "calibrate/file_digest.h"
+#include "io/atomic_file.h"
+#include "io/file_digest.h"
 #include "calibrate/fit.h"
 #include "calibrate/measured_priors.h"
-#include "calibrate/gpu_database_csv.h"
-#include "calibrate/microbench_results.h"
+#include "io/gpu_database_csv.h"
+#include "io/microbench_results.h"
 #include "calibrate/score.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
@@ -98,7 +98,7 @@ int cmd_calibrate(int argc, char** argv) {
       std::vector<KernelClass> cls;
       for (const auto& c : only_class) {
         const auto k = parse_kernel_class(c);
-        if (!k) throw InputError("option '--class': unknown kernel class '" + c + "' (FORMATS.md lists them)");
+        if (!k) throw InputError("option '--class': unknown kernel class '" + c + "' (docs/formats.md lists them)");
         cls.push_back(*k);
       }
       data = filter_classes(data, cls);

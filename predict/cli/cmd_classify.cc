@@ -2,7 +2,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "calibrate/classifier_rules.h"
+#include "io/classifier_rules.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"

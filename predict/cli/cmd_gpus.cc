@@ -5,8 +5,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "calibrate/csv_quote.h"
-#include "calibrate/gpu_database_csv.h"
+#include "io/csv_quote.h"
+#include "io/gpu_database_csv.h"
 #include "calibrate/model_file.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"

@@ -1,8 +1,8 @@
 // `kcast import INPUT [--from FORMAT] [--gpu NAME] [-o OUT.csv] [--aggregate] [step selection]`
-// (CLI.md): converts a trace to the native kernel list; stdout without -o, else written atomically.
+// (docs/cli-contract.md): converts a trace to the native kernel list; stdout without -o, else written atomically.
 #include <iostream>
 
-#include "calibrate/kernel_list_csv.h"
+#include "io/kernel_list_csv.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"

@@ -1,11 +1,11 @@
-// `kcast predict` (CLI.md): a kernel list's predicted time on one or more GPUs. Thin: options here,
+// `kcast predict` (docs/cli-contract.md): a kernel list's predicted time on one or more GPUs. Thin: options here,
 // the work in predict/e2e (predictor), the output in predict/report (values struct + renderers).
 #include <iostream>
 
-#include "calibrate/atomic_file.h"
-#include "calibrate/classifier_rules.h"
-#include "calibrate/gpu_database_csv.h"
-#include "calibrate/kernel_list_csv.h"
+#include "io/atomic_file.h"
+#include "io/classifier_rules.h"
+#include "io/gpu_database_csv.h"
+#include "io/kernel_list_csv.h"
 #include "calibrate/model_file.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"

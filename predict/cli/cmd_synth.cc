@@ -1,4 +1,4 @@
-// `kcast synth MODEL [options]` (CLI.md): the kernel list PyTorch eager launches for one step of a
+// `kcast synth MODEL [options]` (docs/cli-contract.md): the kernel list PyTorch eager launches for one step of a
 // built-in model or a Hugging Face config.json, written as a kcast-csv kernel list.
 #include <algorithm>
 #include <cstdio>
@@ -6,9 +6,9 @@
 #include <optional>
 #include <utility>
 
-#include "calibrate/gpu_database_csv.h"
-#include "calibrate/kernel_list_csv.h"
-#include "calibrate/atomic_file.h"
+#include "io/gpu_database_csv.h"
+#include "io/kernel_list_csv.h"
+#include "io/atomic_file.h"
 #include "calibrate/model_file.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
@@ -53,15 +53,19 @@ int64_t positive(const po::variables_map& vm, const char* option) {
 
 }  // namespace
 
-int cmd_synth(int argc, char** argv) {
-  po::options_description opts("kcast synth options");
+// The string-valued options of `kcast synth`, as given (the numbers stay in the variables map).
+struct SynthArgs {
   std::string model, mode = "infer", dtype, attention = "eager", runtime = "eager", optimizer = "adam", head = "auto",
       config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format, html;
-  opts.add_options()("model", po::value(&model), "a built-in or zoo model's name (positional; see --list)")(
+};
+
+// The option table (its help text is the per-flag reference `kcast synth --help` prints).
+void add_synth_options(po::options_description& opts, SynthArgs& a) {
+  opts.add_options()("model", po::value(&a.model), "a built-in or zoo model's name (positional; see --list)")(
       "list", "list the built-in and zoo models")("batch", po::value<int64_t>(), "batch size (default 1)")(
       "seq", po::value<int64_t>(), "sequence length; decode: the context each new token attends to (default: the "
       "model's context; BERT 512)")(
-      "mode", po::value(&mode)->default_value("infer"),
+      "mode", po::value(&a.mode)->default_value("infer"),
       "infer (forward), train (forward + backward + optimizer step) or decode (one generated token per "
       "sequence against a KV cache of --seq tokens) or generate (a prompt of --seq tokens, then --new-tokens "
       "decode steps)")(
@@ -70,22 +74,22 @@ int cmd_synth(int argc, char** argv) {
       "dtype (fp8, fp4, bf16, fp16; default the model's), as serving stacks quantize it")(
       "decode-tokens", po::value<int64_t>(), "decode: tokens each sequence runs this step against its cache "
       "(default 1; 1 + k verifies k draft tokens of speculative decoding)")(
-      "dtype", po::value(&dtype), "fp32, tf32, fp16, bf16, fp8 or fp4 (transformer inference: FP8 / NVFP4 projections) (default: bf16 for llama models, fp32 otherwise)")(
-      "attention", po::value(&attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
-      "runtime", po::value(&runtime)->default_value("eager"), "inference: eager (PyTorch as Hugging Face's code runs "
+      "dtype", po::value(&a.dtype), "fp32, tf32, fp16, bf16, fp8 or fp4 (transformer inference: FP8 / NVFP4 projections) (default: bf16 for llama models, fp32 otherwise)")(
+      "attention", po::value(&a.attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
+      "runtime", po::value(&a.runtime)->default_value("eager"), "inference: eager (PyTorch as Hugging Face's code runs "
       "it) or serving (vLLM / SGLang kernels: fused norms, rotary and activation, merged projections, paged KV "
       "cache, fused attention and MoE, logits of the sampled tokens only)")(
-      "optimizer", po::value(&optimizer)->default_value("adam"), "adam, adamw, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
-      "head", po::value(&head)->default_value("auto"),
+      "optimizer", po::value(&a.optimizer)->default_value("adam"), "adam, adamw, sgd or none: the optimizer step of --mode train (PyTorch foreach kernels; ignored for infer)")(
+      "head", po::value(&a.head)->default_value("auto"),
       "auto, lm, classifier, pretraining or none (auto: LM for decoders; BERT: classifier in infer, "
       "pretraining in train)")("no-loss", "train: leave out the loss and its backward")(
-      "recompute", po::value(&recompute)->default_value("none"),
+      "recompute", po::value(&a.recompute)->default_value("none"),
       "none, selective or full: train with activation recomputation (full: each layer keeps its input and "
       "its forward runs again before its backward; selective: eager attention keeps no scores, its core "
       "runs again)")(
       "master-weights", "train with a 16-bit --dtype in mixed precision: fp32 master weights and Adam state "
       "(12 bytes per parameter) beside the 16-bit weights and gradients")(
-      "config", po::value(&config), "Hugging Face config.json of a transformer (instead of MODEL)")(
+      "config", po::value(&a.config), "Hugging Face config.json of a transformer (instead of MODEL)")(
       "layers", po::value<int64_t>(), "override the number of layers")(
       "hidden", po::value<int64_t>(), "override the hidden size")("heads", po::value<int64_t>(), "override the attention heads")(
       "kv-heads", po::value<int64_t>(), "override the key/value heads")("ffn", po::value<int64_t>(), "override the MLP size")(
@@ -108,21 +112,104 @@ int cmd_synth(int argc, char** argv) {
       "then data / expert parallel, then pipeline stages")(
       "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
       "accumulation; default 1)")(
-      "output,o", po::value(&out), "write the kernel list here (atomically) instead of stdout")(
-      "gpu", po::value(&gpus), "also say whether the step's memory fits on these GPUs and predict its time there "
+      "output,o", po::value(&a.out), "write the kernel list here (atomically) instead of stdout")(
+      "gpu", po::value(&a.gpus), "also say whether the step's memory fits on these GPUs and predict its time there "
       "(as 'kcast predict --mode absolute' predicts the list; with tokens/s, MFU, a generation's time to first "
       "and per output token, a decode's MBU): NAME[,NAME...]")(
-      "cost-model", po::value(&cost_model_file),
+      "cost-model", po::value(&a.cost_model_file),
       "with --gpu: the model.json to predict with (default: the shipped model)")(
       "cuda-graph", "with --gpu: predict the step replayed as CUDA graphs (as serving stacks replay decode steps)")(
-      "batch-sweep", po::value(&batch_sweep), "with --gpu: instead of a kernel list, a table of the step at each of "
+      "batch-sweep", po::value(&a.batch_sweep), "with --gpu: instead of a kernel list, a table of the step at each of "
       "these global batches B1,B2,... on each GPU: memory verdict, step, time to first / per output token, "
       "tokens/s, MFU, MBU")(
-      "format", po::value(&format), "with --batch-sweep: table (default), csv or json")(
-      "html", po::value(&html), "with --batch-sweep: also write the sweep as a self-contained HTML page here")(
+      "format", po::value(&a.format), "with --batch-sweep: table (default), csv or json")(
+      "html", po::value(&a.html), "with --batch-sweep: also write the sweep as a self-contained HTML page here")(
       "acceptance", po::value<double>(), "with --gpu and --decode-tokens Q > 1: the drafts' acceptance rate "
       "(0 to 1), for the tokens a speculative step yields ((1 - a^Q) / (1 - a) a sequence) and their rate")(
-      "memory-json", po::value(&memory_json), "also write the memory report (and each --gpu's fit) as JSON here");
+      "memory-json", po::value(&a.memory_json), "also write the memory report (and each --gpu's fit) as JSON here");
+}
+
+// The step's SynthOptions from the command line; every bad value an error naming its option.
+SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a) {
+  SynthOptions o;
+  o.batch = positive(vm, "batch");
+  o.seq = positive(vm, "seq");
+  o.layers = positive(vm, "layers");
+  o.hidden = positive(vm, "hidden");
+  o.heads = positive(vm, "heads");
+  o.kv_heads = positive(vm, "kv-heads");
+  o.ffn = positive(vm, "ffn");
+  o.vocab = positive(vm, "vocab");
+  for (auto [option, degree] : {std::pair{"tp", &o.tp}, std::pair{"pp", &o.pp}, std::pair{"dp", &o.dp},
+                                std::pair{"ep", &o.ep}, std::pair{"cp", &o.cp},
+                                std::pair{"microbatches", &o.microbatches},
+                                std::pair{"virtual-stages", &o.virtual_stages},
+                                std::pair{"gpus-per-node", &o.gpus_per_node}})
+    if (vm.count(option)) *degree = positive(vm, option);
+  o.mode = pick<Mode>("mode", a.mode,
+                      {{"infer", Mode::infer},
+                       {"inference", Mode::infer},
+                       {"train", Mode::train},
+                       {"decode", Mode::decode},
+                       {"generate", Mode::generate}});
+  o.new_tokens = positive(vm, "new-tokens");
+  if (vm.count("decode-tokens")) o.decode_tokens = positive(vm, "decode-tokens");
+  if (o.new_tokens && o.mode != Mode::generate)
+    throw InputError("option '--new-tokens': only with --mode generate");
+  o.attention = pick<AttentionImpl>("attention", a.attention, {{"eager", AttentionImpl::eager}, {"flash", AttentionImpl::flash}});
+  o.runtime = pick<Runtime>("runtime", a.runtime, {{"eager", Runtime::eager}, {"serving", Runtime::serving}});
+  o.optimizer = pick<Optimizer>("optimizer", a.optimizer,
+                                {{"adam", Optimizer::adam},
+                                 {"adamw", Optimizer::adamw},
+                                 {"sgd", Optimizer::sgd},
+                                 {"none", Optimizer::none}});
+  o.head = pick<HeadKind>("head", a.head,
+                          {{"auto", HeadKind::automatic},
+                           {"lm", HeadKind::lm},
+                           {"classifier", HeadKind::classifier},
+                           {"pretraining", HeadKind::pretraining},
+                           {"none", HeadKind::none}});
+  o.loss = !vm.count("no-loss");
+  if (vm.count("zero")) o.zero = vm["zero"].as<int>();
+  o.sequence_parallel = vm.count("sequence-parallel") > 0;
+  o.master_weights = vm.count("master-weights") > 0;
+  enum class Recompute { none, selective, full };
+  const Recompute r = pick<Recompute>("recompute", a.recompute,
+                                      {{"none", Recompute::none}, {"selective", Recompute::selective},
+                                       {"full", Recompute::full}});
+  o.recompute = r == Recompute::full;
+  o.selective_recompute = r == Recompute::selective;
+  if (vm.count("kv-cache-dtype"))
+    o.kv_cache_dtype = dtype_named("kv-cache-dtype", vm["kv-cache-dtype"].as<std::string>());
+  if (!a.dtype.empty()) o.dtype = dtype_named("dtype", a.dtype);
+
+  return o;
+}
+
+// --batch-sweep: the step at each global batch on each GPU, as a table (and an HTML page) instead of a
+// kernel list.
+void print_batch_sweep(const StepSynthesizer& step, const SynthOptions& o, const po::variables_map& vm,
+                       const SynthArgs& a, const std::vector<const GpuSpec*>& fit_gpus, const LoadedModel& lm,
+                       const GpuDatabase& db, bool cuda_graph, double acceptance, const std::string& what) {
+  if (vm.count("batch")) throw InputError("option '--batch-sweep': give either --batch or --batch-sweep");
+  if (!a.out.empty() || !a.memory_json.empty())
+    throw InputError(std::string("option '--batch-sweep': writes its table instead of a kernel list; drop ") +
+                     (a.out.empty() ? "--memory-json" : "-o"));
+  const std::vector<int64_t> batches = parse_batch_list(a.batch_sweep);
+  const Format fmt = parse_format(a.format.empty() ? "table" : a.format);
+  const std::vector<SweepRow> rows = sweep_batches(step, o, batches, fit_gpus, lm, db, cuda_graph, acceptance);
+  // The page before the table: a page that cannot be written fails the run before anything is printed.
+  if (!a.html.empty())
+    write_file_atomically(a.html, [&](std::ostream& os) {
+      os << sweep_html(rows, what + (cuda_graph ? ", CUDA graphs" : ", eager launches"));
+    });
+  render_sweep(rows, fmt, std::cout);
+}
+
+int cmd_synth(int argc, char** argv) {
+  po::options_description opts("kcast synth options");
+  SynthArgs a;
+  add_synth_options(opts, a);
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -149,104 +236,41 @@ int cmd_synth(int argc, char** argv) {
     for (const auto& m : models) std::cout << m.name << std::string(width - m.name.size(), ' ') << m.description << "\n";
     return 0;
   }
-  if (model.empty() && config.empty())
+  if (a.model.empty() && a.config.empty())
     throw InputError("synth: give a MODEL (see 'kcast synth --list') or --config FILE.json");
-  if (!model.empty() && !config.empty())
+  if (!a.model.empty() && !a.config.empty())
     throw InputError("option '--config': give either a MODEL name or --config, not both");
 
-  SynthOptions o;
-  o.batch = positive(vm, "batch");
-  o.seq = positive(vm, "seq");
-  o.layers = positive(vm, "layers");
-  o.hidden = positive(vm, "hidden");
-  o.heads = positive(vm, "heads");
-  o.kv_heads = positive(vm, "kv-heads");
-  o.ffn = positive(vm, "ffn");
-  o.vocab = positive(vm, "vocab");
-  for (auto [option, degree] : {std::pair{"tp", &o.tp}, std::pair{"pp", &o.pp}, std::pair{"dp", &o.dp},
-                                std::pair{"ep", &o.ep}, std::pair{"cp", &o.cp},
-                                std::pair{"microbatches", &o.microbatches},
-                                std::pair{"virtual-stages", &o.virtual_stages},
-                                std::pair{"gpus-per-node", &o.gpus_per_node}})
-    if (vm.count(option)) *degree = positive(vm, option);
-  o.mode = pick<Mode>("mode", mode,
-                      {{"infer", Mode::infer},
-                       {"inference", Mode::infer},
-                       {"train", Mode::train},
-                       {"decode", Mode::decode},
-                       {"generate", Mode::generate}});
-  o.new_tokens = positive(vm, "new-tokens");
-  if (vm.count("decode-tokens")) o.decode_tokens = positive(vm, "decode-tokens");
-  if (o.new_tokens && o.mode != Mode::generate)
-    throw InputError("option '--new-tokens': only with --mode generate");
-  o.attention = pick<AttentionImpl>("attention", attention, {{"eager", AttentionImpl::eager}, {"flash", AttentionImpl::flash}});
-  o.runtime = pick<Runtime>("runtime", runtime, {{"eager", Runtime::eager}, {"serving", Runtime::serving}});
-  o.optimizer = pick<Optimizer>("optimizer", optimizer,
-                                {{"adam", Optimizer::adam},
-                                 {"adamw", Optimizer::adamw},
-                                 {"sgd", Optimizer::sgd},
-                                 {"none", Optimizer::none}});
-  o.head = pick<HeadKind>("head", head,
-                          {{"auto", HeadKind::automatic},
-                           {"lm", HeadKind::lm},
-                           {"classifier", HeadKind::classifier},
-                           {"pretraining", HeadKind::pretraining},
-                           {"none", HeadKind::none}});
-  o.loss = !vm.count("no-loss");
-  if (vm.count("zero")) o.zero = vm["zero"].as<int>();
-  o.sequence_parallel = vm.count("sequence-parallel") > 0;
-  o.master_weights = vm.count("master-weights") > 0;
-  enum class Recompute { none, selective, full };
-  const Recompute r = pick<Recompute>("recompute", recompute,
-                                      {{"none", Recompute::none}, {"selective", Recompute::selective},
-                                       {"full", Recompute::full}});
-  o.recompute = r == Recompute::full;
-  o.selective_recompute = r == Recompute::selective;
-  if (vm.count("kv-cache-dtype"))
-    o.kv_cache_dtype = dtype_named("kv-cache-dtype", vm["kv-cache-dtype"].as<std::string>());
-  if (!dtype.empty()) o.dtype = dtype_named("dtype", dtype);
-
+  const SynthOptions o = synth_options_from(vm, a);
   const bool cuda_graph = vm.count("cuda-graph") > 0;
   double acceptance = kUnknown;
   if (vm.count("acceptance")) {
     acceptance = vm["acceptance"].as<double>();
     if (!(acceptance >= 0 && acceptance <= 1))
       throw InputError("option '--acceptance': a rate from 0 to 1 (got " + std::to_string(acceptance) + ")");
-    if (gpus.empty() || o.decode_tokens < 2 || o.mode != Mode::decode)
+    if (a.gpus.empty() || o.decode_tokens < 2 || o.mode != Mode::decode)
       throw InputError("option '--acceptance': only with --gpu, --mode decode and --decode-tokens 2 or more "
                        "(the drafts a speculative step verifies)");
   }
-  if ((cuda_graph || !cost_model_file.empty()) && gpus.empty())
+  if ((cuda_graph || !a.cost_model_file.empty()) && a.gpus.empty())
     throw InputError(std::string("option '--") + (cuda_graph ? "cuda-graph" : "cost-model") +
                      "': only with --gpu, whose predictions it sets");
   // Resolved before synthesis, so a misspelt GPU or a bad model fails before any output is written.
   const GpuDatabase& db = default_gpu_database();
   const std::vector<const GpuSpec*> fit_gpus =
-      gpus.empty() ? std::vector<const GpuSpec*>{} : resolve_gpu_list(db, gpus);
+      a.gpus.empty() ? std::vector<const GpuSpec*>{} : resolve_gpu_list(db, a.gpus);
   std::optional<LoadedModel> lm;
-  if (!fit_gpus.empty()) lm = model_or_default(cost_model_file);
+  if (!fit_gpus.empty()) lm = model_or_default(a.cost_model_file);
   // What is synthesized, by its name or config file, as the notes and the sweep's page name it.
-  const std::string what = config.empty() ? model : config;
+  const std::string what = a.config.empty() ? a.model : a.config;
   const StepSynthesizer step = [&](const SynthOptions& ob, Footprint* f) {
-    return config.empty() ? synthesize(model, ob, f) : synthesize_config_file(config, ob, f);
+    return a.config.empty() ? synthesize(a.model, ob, f) : synthesize_config_file(a.config, ob, f);
   };
-  if (!format.empty() && batch_sweep.empty()) throw InputError("option '--format': only with --batch-sweep");
-  if (!html.empty() && batch_sweep.empty()) throw InputError("option '--html': only with --batch-sweep");
-  if (!batch_sweep.empty()) {
+  if (!a.format.empty() && a.batch_sweep.empty()) throw InputError("option '--format': only with --batch-sweep");
+  if (!a.html.empty() && a.batch_sweep.empty()) throw InputError("option '--html': only with --batch-sweep");
+  if (!a.batch_sweep.empty()) {
     if (fit_gpus.empty()) throw InputError("option '--batch-sweep': give the GPUs to size the step on (--gpu)");
-    if (vm.count("batch")) throw InputError("option '--batch-sweep': give either --batch or --batch-sweep");
-    if (!out.empty() || !memory_json.empty())
-      throw InputError(std::string("option '--batch-sweep': writes its table instead of a kernel list; drop ") +
-                       (out.empty() ? "--memory-json" : "-o"));
-    const std::vector<int64_t> batches = parse_batch_list(batch_sweep);
-    const Format fmt = parse_format(format.empty() ? "table" : format);
-    const std::vector<SweepRow> rows = sweep_batches(step, o, batches, fit_gpus, *lm, db, cuda_graph, acceptance);
-    // The page before the table: a page that cannot be written fails the run before anything is printed.
-    if (!html.empty())
-      write_file_atomically(html, [&](std::ostream& os) {
-        os << sweep_html(rows, what + (cuda_graph ? ", CUDA graphs" : ", eager launches"));
-      });
-    render_sweep(rows, fmt, std::cout);
+    print_batch_sweep(step, o, vm, a, fit_gpus, *lm, db, cuda_graph, acceptance, what);
     return 0;
   }
   Footprint fp;
@@ -258,14 +282,14 @@ int cmd_synth(int argc, char** argv) {
                        : time_synth_step(kernels, fp, o, fit_gpus, *lm, db, cuda_graph, acceptance);
   // The report and the list replace what they overwrite only once both are written.
   StagedOutputs outs;
-  if (!memory_json.empty()) {
+  if (!a.memory_json.empty()) {
     nlohmann::json j = memory_json_of(fp, o, fits);
     for (size_t i = 0; i < times.size(); ++i) j["gpus"][i]["predicted"] = timing_json(times[i]);
-    outs.stage(memory_json, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
+    outs.stage(a.memory_json, [&](std::ostream& os) { os << j.dump(2) << "\n"; });
   }
-  if (!out.empty()) outs.stage(out, [&](std::ostream& os) { write_kernel_list(kernels, os); });
+  if (!a.out.empty()) outs.stage(a.out, [&](std::ostream& os) { write_kernel_list(kernels, os); });
   outs.commit();
-  if (out.empty()) write_kernel_list(kernels, std::cout);
+  if (a.out.empty()) write_kernel_list(kernels, std::cout);
   for (const std::string& note : fp.notes)
     std::cerr << "kcast synth: " << what << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";

@@ -6,9 +6,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "calibrate/atomic_file.h"
+#include "io/atomic_file.h"
 #include "calibrate/fit.h"
-#include "calibrate/gpu_database_csv.h"
+#include "io/gpu_database_csv.h"
 #include "calibrate/score.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"

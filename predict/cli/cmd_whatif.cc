@@ -1,11 +1,11 @@
-// `kcast whatif` (CLI.md): the workload on a modified GPU, a knob sweep, and the walls study. Thin:
+// `kcast whatif` (docs/cli-contract.md): the workload on a modified GPU, a knob sweep, and the walls study. Thin:
 // options here, the work in predict/whatif, the output in predict/report.
 #include <iostream>
 
-#include "calibrate/atomic_file.h"
-#include "calibrate/classifier_rules.h"
-#include "calibrate/gpu_database_csv.h"
-#include "calibrate/kernel_list_csv.h"
+#include "io/atomic_file.h"
+#include "io/classifier_rules.h"
+#include "io/gpu_database_csv.h"
+#include "io/kernel_list_csv.h"
 #include "calibrate/model_file.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"

@@ -1,4 +1,4 @@
-// The kcast subcommands (CLI.md). Each lives in its own cmd_<name>.cc and returns the exit code.
+// The kcast subcommands (docs/cli-contract.md). Each lives in its own cmd_<name>.cc and returns the exit code.
 // Errors thrown as InputError / usage errors are turned into "kcast: ..." and exit 2 by main().
 #pragma once
 

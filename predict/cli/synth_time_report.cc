@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "calibrate/classifier_rules.h"
-#include "calibrate/kernel_list_csv.h"
+#include "io/classifier_rules.h"
+#include "io/kernel_list_csv.h"
 
 #include "predict/e2e/predictor.h"
 #include "predict/report/text_util.h"

@@ -1,7 +1,7 @@
 // import_trace(): reads a trace in a given (or detected) format into a kernel list, plain or
 // aggregated; plus the kcast-csv pass-through reader.
-#include "calibrate/atomic_file.h"
-#include "calibrate/kernel_list_csv.h"
+#include "io/atomic_file.h"
+#include "io/kernel_list_csv.h"
 #include "model/error.h"
 #include "predict/import/import.h"
 #include "predict/import/import_util.h"

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "calibrate/classifier_rules.h"
-#include "calibrate/csv_source.h"
-#include "calibrate/gpu_database_csv.h"
+#include "io/classifier_rules.h"
+#include "io/csv_source.h"
+#include "io/gpu_database_csv.h"
 #include "model/error.h"
 
 namespace kcast::import_detail {

@@ -15,7 +15,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "calibrate/json_input.h"
+#include "io/json_input.h"
 #include "model/error.h"
 #include "predict/import/import.h"
 #include "predict/import/import_util.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <map>
 
-#include "calibrate/csv_source.h"
+#include "io/csv_source.h"
 #include "model/error.h"
 #include "predict/import/import.h"
 #include "predict/import/import_util.h"

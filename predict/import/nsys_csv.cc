@@ -17,7 +17,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "calibrate/csv_source.h"
+#include "io/csv_source.h"
 #include "model/error.h"
 #include "predict/import/import.h"
 #include "predict/import/import_util.h"

@@ -57,7 +57,7 @@ void add_prefix_breakdown(PredictValues& v, const PreparedWorkload& w, const std
 
 void render_predict_table(const PredictValues& v, std::ostream& out);
 void render_predict_csv(const PredictValues& v, std::ostream& out);
-nlohmann::json predict_json(const PredictValues& v);  // CLI.md's shape plus extra fields
+nlohmann::json predict_json(const PredictValues& v);  // docs/cli-contract.md's shape plus extra fields
 std::string predict_html(const PredictValues& v);
 
 }  // namespace kcast

@@ -46,7 +46,7 @@ WhatifValues make_whatif_values(const WhatifResult& r, const WhatifSpec& ws,
 
 void render_whatif_table(const WhatifValues& v, std::ostream& out);
 void render_whatif_csv(const WhatifValues& v, std::ostream& out);
-nlohmann::json whatif_json(const WhatifValues& v);  // CLI.md's shapes plus extra fields
+nlohmann::json whatif_json(const WhatifValues& v);  // docs/cli-contract.md's shapes plus extra fields
 std::string whatif_html(const WhatifValues& v);
 
 }  // namespace kcast

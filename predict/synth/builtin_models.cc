@@ -1,7 +1,10 @@
 // The built-in models of `kcast synth` (published configurations: the tables below, and the config
 // zoo of data/synth/) and the synthesis entry points.
+#include <algorithm>
 #include <cstdio>
+#include <string_view>
 
+#include "io/embedded_data.h"
 #include "model/ascii_lower.h"
 #include "model/error.h"
 #include "predict/synth/generation.h"
@@ -151,6 +154,32 @@ std::vector<Kernel> synthesize_config_file(const std::string& path, const SynthO
     return synthesize_generation(
         [&](const SynthOptions& o, Footprint* f) { return synthesize_config_file(path, o, f); }, opt, fp);
   return synthesize_transformer(with_overrides(read_hf_config(path), opt), opt, fp);
+}
+
+// The zoo: published configs embedded from data/synth/, by file stem.
+std::optional<TransformerConfig> zoo_config(const std::string& name) {
+  // Names are file stems: nothing that could leave data/synth/.
+  if (name.empty() || name.find_first_of("/\\") != std::string::npos || name[0] == '.') return std::nullopt;
+  std::string text;
+  try {
+    text = data_file("synth/" + name + ".json");
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+  TransformerConfig c = parse_hf_config(text, "data/synth/" + name + ".json");
+  c.name = name;
+  return c;
+}
+
+std::vector<std::string> zoo_models() {
+  std::vector<std::string> names;
+  const std::string prefix = "synth/", suffix = ".json";
+  for (std::string_view p : embedded_paths())
+    if (p.size() > prefix.size() + suffix.size() && p.substr(0, prefix.size()) == prefix &&
+        p.substr(p.size() - suffix.size()) == suffix)
+      names.emplace_back(p.substr(prefix.size(), p.size() - prefix.size() - suffix.size()));
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace kcast::synth

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/kernel.h"
+#include "predict/synth/optimizer.h"
 #include "predict/synth/synth.h"
 
 namespace kcast::synth {
@@ -101,14 +102,9 @@ void check_parallelism(const SynthOptions& opt);
 std::vector<Kernel> gradient_all_reduce(const std::vector<int64_t>& param_numels, DType dt, int64_t dp,
                                         const std::string& what = "");
 
-// PyTorch foreach optimizer kernels (torch.optim.Adam / SGD defaults on CUDA: foreach=True).
 // ZeRO's bucketed reduce-scatter or all-gather of `numels` over `dp` replicas (`what`: the NCCL op
 // and what it moves): each sends (dp - 1) / dp of the bytes.
 std::vector<Kernel> sharded_gradient_collectives(const std::vector<int64_t>& numels, DType dt, int64_t dp,
                                                 const std::string& what);
-// `master_weights`: the step runs on fp32 master copies of 16-bit `dt` weights (SynthOptions::
-// master_weights): the gradients cast to fp32 first, the updated weights cast back after.
-std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& param_numels, DType dt,
-                                   bool master_weights = false);
 
 }  // namespace kcast::synth

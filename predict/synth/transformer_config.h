@@ -12,6 +12,9 @@
 
 namespace kcast::synth {
 
+// Far above any real model's sizes: a config dimension beyond it is an input error, not a model.
+constexpr int64_t kMaxDimension = int64_t(1) << 24;
+
 enum class Family { bert, gpt2, opt, llama };
 enum class NormKind { layer, rms };
 // gelu: one erf-GELU kernel; gelu_tanh: one fused tanh-GELU kernel (gelu_pytorch_tanh);

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "calibrate/gpu_database_csv.h"
+#include "io/gpu_database_csv.h"
 #include "calibrate/score.h"
 #include "model/conv_algo.h"
 #include "model/sgemm_name.h"

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "calibrate/gpu_database_csv.h"
+#include "io/gpu_database_csv.h"
 
 namespace kcast {
 namespace {

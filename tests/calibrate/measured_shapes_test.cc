@@ -10,9 +10,9 @@
 #include <regex>
 #include <string>
 
-#include "calibrate/classifier_rules.h"
-#include "calibrate/gpu_database_csv.h"
-#include "calibrate/kernel_list_csv.h"
+#include "io/classifier_rules.h"
+#include "io/gpu_database_csv.h"
+#include "io/kernel_list_csv.h"
 
 namespace kcast {
 namespace {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <initializer_list>
 
-#include "calibrate/gpu_database_csv.h"
+#include "io/gpu_database_csv.h"
 #include "model/error.h"
 #include "tests/input_error_of.h"
 

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "calibrate/atomic_file.h"
-#include "calibrate/kernel_list_csv.h"
+#include "io/atomic_file.h"
+#include "io/kernel_list_csv.h"
 #include "tests/import/import_test_util.h"
 
 namespace kcast {

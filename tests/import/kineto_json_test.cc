@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "calibrate/atomic_file.h"
+#include "io/atomic_file.h"
 #include "tests/import/import_test_util.h"
 
 namespace kcast {

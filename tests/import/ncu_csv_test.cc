@@ -1,7 +1,7 @@
 // Tests of the Nsight Compute CSV reader (predict/import/ncu_csv.cc), long and wide forms.
 #include <gtest/gtest.h>
 
-#include "calibrate/atomic_file.h"
+#include "io/atomic_file.h"
 #include "tests/import/import_test_util.h"
 
 namespace kcast {

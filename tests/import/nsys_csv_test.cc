@@ -1,7 +1,7 @@
 // Tests of the nsys cuda_gpu_trace CSV reader (predict/import/nsys_csv.cc).
 #include <gtest/gtest.h>
 
-#include "calibrate/atomic_file.h"
+#include "io/atomic_file.h"
 #include "tests/import/import_test_util.h"
 
 namespace kcast {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "calibrate/classifier_rules.h"
+#include "io/classifier_rules.h"
 #include "model/classifier.h"
 #include "model/error.h"
 

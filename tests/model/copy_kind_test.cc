@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "calibrate/kernel_list_csv.h"
+#include "io/kernel_list_csv.h"
 #include "tests/predict/predict_fixture.h"
 
 namespace kcast {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "calibrate/gpu_database_csv.h"
+#include "io/gpu_database_csv.h"
 #include "calibrate/model_file.h"
 
 namespace kcast {

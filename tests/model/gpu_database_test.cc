@@ -66,12 +66,12 @@ TEST(GpuDatabase, ResolvesBoardVariantByProperties) {
 }  // namespace
 }  // namespace kcast
 
-#include "calibrate/gpu_database_csv.h"
+#include "io/gpu_database_csv.h"
 
 namespace kcast {
 namespace {
 
-// Every device string CLI.md promises must resolve, to the board it names, and so must the devices of
+// Every device string docs/cli-contract.md promises must resolve, to the board it names, and so must the devices of
 // the public measurements kcast is validated on.
 TEST(ShippedGpuDatabase, ResolvesEveryCliDeviceName) {
   const GpuDatabase& db = default_gpu_database();

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "calibrate/kernel_list_csv.h"
+#include "io/kernel_list_csv.h"
 
 namespace kcast {
 namespace {

@@ -1,4 +1,4 @@
-// `kcast predict` and `kcast whatif` through the binary (KCAST_BINARY): CLI.md's JSON shapes, the
+// `kcast predict` and `kcast whatif` through the binary (KCAST_BINARY): docs/cli-contract.md's JSON shapes, the
 // per-kernel CSV's row order, the HTML page, and errors for bad options.
 #include <csv.h>
 #include <gtest/gtest.h>

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "calibrate/classifier_rules.h"
-#include "calibrate/gpu_database_csv.h"
-#include "calibrate/kernel_list_csv.h"
+#include "io/classifier_rules.h"
+#include "io/gpu_database_csv.h"
+#include "io/kernel_list_csv.h"
 #include "calibrate/model_file.h"
 #include "predict/e2e/predictor.h"
 

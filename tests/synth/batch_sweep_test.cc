@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "calibrate/atomic_file.h"
+#include "io/atomic_file.h"
 #include "tests/predict/predict_fixture.h"
 
 namespace kcast::synth {

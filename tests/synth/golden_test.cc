@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct GoldenCase {
   std::string name;
   std::string args;  // OUT: a temporary file; TESTDATA: tests/data
 };
+
+// gtest names a failing case by this, not by the struct's bytes.
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<GoldenCase> golden_cases() {
   std::vector<GoldenCase> cases;

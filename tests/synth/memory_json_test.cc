@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "calibrate/atomic_file.h"
+#include "io/atomic_file.h"
 #include "predict/synth/synth.h"
 #include "tests/predict/predict_fixture.h"
 #include "tests/synth/synth_options.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "calibrate/kernel_list_csv.h"
+#include "io/kernel_list_csv.h"
 #include "model/error.h"
 #include "predict/synth/emitter.h"
 #include "predict/synth/synth.h"

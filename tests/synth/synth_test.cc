@@ -11,7 +11,7 @@
 #include <map>
 #include <sstream>
 
-#include "calibrate/kernel_list_csv.h"
+#include "io/kernel_list_csv.h"
 #include "model/error.h"
 #include "predict/synth/transformer_config.h"
 #include "tests/input_error_of.h"

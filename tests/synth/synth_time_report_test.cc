@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "calibrate/atomic_file.h"
+#include "io/atomic_file.h"
 #include "predict/cli/synth_time_report.h"
 #include "tests/predict/predict_fixture.h"
 

@@ -1,4 +1,4 @@
-#include "calibrate/json_input.h"
+#include "io/json_input.h"
 
 #include "model/error.h"
 

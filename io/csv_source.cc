@@ -1,4 +1,4 @@
-#include "calibrate/csv_source.h"
+#include "io/csv_source.h"
 
 #include <charconv>
 #include <cmath>

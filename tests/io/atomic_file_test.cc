@@ -1,4 +1,4 @@
-#include "calibrate/atomic_file.h"
+#include "io/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

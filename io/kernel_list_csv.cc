@@ -1,4 +1,4 @@
-#include "calibrate/kernel_list_csv.h"
+#include "io/kernel_list_csv.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,9 +6,9 @@
 #include <new>
 #include <ostream>
 
-#include "calibrate/atomic_file.h"
-#include "calibrate/csv_quote.h"
-#include "calibrate/csv_source.h"
+#include "io/atomic_file.h"
+#include "io/csv_quote.h"
+#include "io/csv_source.h"
 #include "model/ascii_lower.h"
 #include "model/attention_kernel.h"
 #include "model/error.h"

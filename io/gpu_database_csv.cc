@@ -1,12 +1,12 @@
-#include "calibrate/gpu_database_csv.h"
+#include "io/gpu_database_csv.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include "calibrate/csv_source.h"
-#include "calibrate/embedded_data.h"
+#include "io/csv_source.h"
+#include "io/embedded_data.h"
 #include "model/error.h"
 
 namespace kcast {

@@ -1,4 +1,4 @@
-#include "calibrate/microbench_results.h"
+#include "io/microbench_results.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "calibrate/gpu_database_csv.h"
+#include "io/gpu_database_csv.h"
 #include "microbench/csv_output.h"  // the CUDA tool's writer (header-only, CUDA-free)
 #include "model/error.h"
 

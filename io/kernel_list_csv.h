@@ -1,4 +1,4 @@
-// Reader and writer of the kernel-list CSV (FORMATS.md, kcast-csv v1). The reader is strict: every
+// Reader and writer of the kernel-list CSV (docs/formats.md, kcast-csv v1). The reader is strict: every
 // error names the file, line and column. Classes left empty are filled by the classifier; GEMM rows
 // get flops/bytes from their shape; GPU names are resolved to canonical names.
 #pragma once

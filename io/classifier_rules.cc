@@ -1,7 +1,7 @@
-#include "calibrate/classifier_rules.h"
+#include "io/classifier_rules.h"
 
-#include "calibrate/csv_source.h"
-#include "calibrate/embedded_data.h"
+#include "io/csv_source.h"
+#include "io/embedded_data.h"
 #include "model/error.h"
 
 namespace kcast {

@@ -1,4 +1,4 @@
-#include "calibrate/kernel_list_csv.h"
+#include "io/kernel_list_csv.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "calibrate/file_digest.h"
+#include "io/file_digest.h"
 
 #include <zlib.h>
 

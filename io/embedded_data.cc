@@ -1,4 +1,4 @@
-#include "calibrate/embedded_data.h"
+#include "io/embedded_data.h"
 
 #include <cstdlib>
 #include <fstream>

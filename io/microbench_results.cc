@@ -1,7 +1,7 @@
 // Reader, writer and applier of microbenchmark results; see microbench_results.h.
-#include "calibrate/microbench_results.h"
+#include "io/microbench_results.h"
 
-#include "calibrate/csv_quote.h"
+#include "io/csv_quote.h"
 
 #include <charconv>
 #include <cmath>
@@ -10,8 +10,8 @@
 #include <memory>
 #include <ostream>
 
-#include "calibrate/atomic_file.h"
-#include "calibrate/csv_source.h"
+#include "io/atomic_file.h"
+#include "io/csv_source.h"
 #include "model/error.h"
 
 namespace kcast {

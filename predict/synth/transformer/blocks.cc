@@ -1,0 +1,209 @@
+// The building blocks every section of a transformer layer is made of, as PyTorch eager launches
+// them for the Hugging Face implementations (and, with --runtime serving, as vLLM / SGLang do):
+//  - Linear layers are one GEMM with m = batch*seq (addmm with bias fused, mm without); backward is
+//    dgrad (m=T, n=in, k=out), wgrad (m=out, n=in, k=T) and a bias-sum reduction. FP8 / FP4 serving
+//    quantizes the input and runs the scaled narrow GEMM (quantize.h).
+//  - LLaMA's RMSNorm is HF's Python composite (cast, pow, mean, add, rsqrt, mul, cast, mul).
+//  - Dropout launches nothing in inference (the graphs show ~0 ms nodes) nor when p = 0.
+//  - Backward: one kernel per differentiable elementwise input, reading grad and saved operand;
+//    a gradient-accumulation add wherever a tensor feeds several consumers (residual stream,
+//    separate q/k/v projections, gate/up).
+// Reads the shapes of TransformerSynth (transformer_synth.h); emits into the Section it is given.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model/error.h"
+#include "predict/synth/transformer/transformer_synth.h"
+
+namespace kcast::synth::transformer {
+
+// ---- building blocks -------------------------------------------------------------------
+// y[rows, out] = x[rows, in] W^T (+ b); `times` identical projections (q/k/v, gate/up).
+// `quantizable`: FP8 / FP4 serving runs it narrow (not the MoE router, which serving stacks keep BF16).
+void TransformerSynth::linear(Section& s, const std::string& name, double rows, int64_t in, int64_t out, bool bias,
+            double n, bool register_params, bool quantizable) {
+  const int64_t r = int64_t(rows);
+  if (register_params)
+    for (double i = 0; i < n; ++i) {
+      s.param(in * out);
+      if (bias) s.param(out);
+    }
+  // Only the repeated block's projections: quantized serving keeps embeddings and heads BF16.
+  if (quant_ && quantizable && in_block(s)) {
+    quant_params_ += s.weights * n * double(in) * double(out);
+    // The input quantized, then the scaled narrow GEMM (BF16 C).
+    s.op(times(quantize_input(*quant_, name, rows, double(in)), n));
+    s.op(times(gemm(name + " " + quant_->gemm, quant_->dtype, 1, r, out, in), n));
+    return;
+  }
+  std::vector<Kernel> bwd{times(gemm(name + " aten::mm (dgrad)", dt_, 1, r, in, out), n),
+                          times(gemm(name + " aten::mm (wgrad)", dt_, 1, out, in, r), n)};
+  if (bias)
+    bwd.push_back(times(work(name + " aten::sum (bias grad)", KernelClass::reduction, dt_, rows * double(out),
+                             (rows * double(out) + double(out)) * e_),
+                        n));
+  s.op(times(gemm(name + (bias ? " aten::addmm" : " aten::mm"), dt_, 1, r, out, in), n), std::move(bwd));
+}
+
+Kernel TransformerSynth::accumulate(const std::string& name, double elems, double n) {
+  return times(pointwise(name + " aten::add (grad accumulate)", dt_, elems, 3, 1), n);
+}
+
+// A unary pointwise op: forward reads x writes y; backward reads grad and the saved tensor.
+void TransformerSynth::unary(Section& s, const std::string& name, const std::string& op, const std::string& bwd_op,
+           double elems, double flops) {
+  s.op(pointwise(name + " " + op, dt_, elems, 2, flops), {pointwise(name + " " + bwd_op, dt_, elems, 3, flops)});
+}
+
+void TransformerSynth::dropout(Section& s, const std::string& name, double elems, double p) {
+  if (!train_ || p <= 0) return;
+  // native_dropout writes the output and a bool mask; the backward multiplies by the mask.
+  s.op(work(name + " aten::native_dropout", EW, dt_, elems * 4, elems * (2 * e_ + 1)),
+       {work(name + " aten::native_dropout_backward", EW, dt_, elems, elems * (2 * e_ + 1))});
+}
+
+// A layout copy; either direction may be free where PyTorch can view instead (batch 1).
+void TransformerSynth::copy(Section& s, const std::string& name, double elems, double n, bool fwd, bool bwd) {
+  std::vector<Kernel> b;
+  if (bwd) b.push_back(times(pointwise(name + " aten::copy_ (backward)", dt_, elems, 2, 0), n));
+  if (fwd) s.op(times(pointwise(name + " aten::copy_", dt_, elems, 2, 0), n), std::move(b));
+  else if (bwd) s.backward_only(std::move(b));
+}
+
+// A serving stack adds the residual inside the norm that follows (residual_norm): no kernel of its own.
+void TransformerSynth::residual_add(Section& s, const std::string& name) {
+  if (serving_) return;
+  s.op(pointwise(name + " aten::add", dt_, Tn_ * d_, 3, 1), {accumulate(name, Tn_ * d_)});
+}
+
+// Over `rows` of `width` (default: the hidden size).
+void TransformerSynth::norm(Section& s, const std::string& name, double rows, int64_t width) {
+  const int64_t w = width ? width : d_;
+  const double n = rows * double(w);
+  if (serving_ && c_.norm == NormKind::rms) {
+    // vLLM / SGLang's rms_norm (a CUDA op, or the one kernel torch.compile makes of it): reads x, writes y.
+    s.op(over_rows(work(name + " vllm::rms_norm", KernelClass::normalization, dt_, 4 * n, 2 * n * e_ + w * e_),
+                   rows, double(w)));
+    s.param(w);
+    return;
+  }
+  if (c_.norm == NormKind::layer) {
+    // Its rows (of w) say how much of them the kernel's resident CTAs re-read from L2.
+    s.op(over_rows(work(name + " aten::native_layer_norm", KernelClass::normalization, dt_, 8 * n,
+                        2 * n * e_ + rows * 8 + 2 * w * e_),
+                   rows, double(w)),
+         {work(name + " aten::native_layer_norm_backward (input)", KernelClass::normalization, dt_, 8 * n,
+               3 * n * e_ + rows * 8 + w * e_),
+          work(name + " aten::native_layer_norm_backward (gamma, beta)", KernelClass::normalization, dt_,
+               4 * n, 2 * n * e_ + 2 * w * e_)});
+    s.param(w);
+    s.param(w);
+    return;
+  }
+  // HF LlamaRMSNorm in eager: x.to(fp32); v = x.pow(2).mean(-1); x * rsqrt(v + eps); .to(dtype); w * x.
+  const bool cast = e_ != 4;
+  const DType f32 = DType::fp32;
+  if (cast)
+    s.op(work(name + " aten::_to_copy (fp32)", EW, dt_, 0, n * (e_ + 4)),
+         {work(name + " aten::_to_copy (backward)", EW, dt_, 0, n * (e_ + 4))});
+  s.op(pointwise(name + " aten::pow", f32, n, 2, 1),
+       {pointwise(name + " aten::pow (backward)", f32, n, 2, 1), pointwise(name + " aten::mul (pow backward)", f32, n, 3, 1)});
+  s.op(work(name + " aten::mean", KernelClass::reduction, f32, n, 4 * (n + rows)),
+       {work(name + " aten::mean (backward)", EW, f32, n, 4 * (n + rows))});
+  s.op(times(pointwise(name + " aten::add|rsqrt", f32, rows, 2, 2), 2),
+       {pointwise(name + " aten::rsqrt (backward)", f32, rows, 3, 3)});
+  s.op(work(name + " aten::mul (x * rstd)", EW, f32, n, 4 * (2 * n + rows)),
+       {work(name + " aten::mul (backward, x)", EW, f32, n, 4 * (2 * n + rows)),
+        work(name + " aten::mul (backward, rstd)", EW, f32, n, 4 * (2 * n)),
+        work(name + " aten::sum (backward, rstd)", KernelClass::reduction, f32, n, 4 * (n + rows)),
+        accumulate(name + " x", n)});
+  if (cast)
+    s.op(work(name + " aten::_to_copy (dtype)", EW, dt_, 0, n * (e_ + 4)),
+         {work(name + " aten::_to_copy (backward)", EW, dt_, 0, n * (e_ + 4))});
+  s.op(pointwise(name + " aten::mul (weight)", dt_, n, 2, 1),
+       {pointwise(name + " aten::mul (backward, input)", dt_, n, 2, 1),
+        pointwise(name + " aten::mul (backward, weight)", dt_, n, 3, 1),
+        work(name + " aten::sum (weight grad)", KernelClass::reduction, dt_, n, (n + w) * e_)});
+  s.param(w);
+}
+
+// Serving: the residual add and the next RMSNorm as one kernel (vLLM's fused_add_rms_norm: residual
+// += x, x = norm(residual); reads both, writes both). The first layer's norm has no residual yet and
+// is counted as the others.
+void TransformerSynth::residual_norm(Section& s, const std::string& name) {
+  const double n = Tn_ * d_;
+  s.op(over_rows(work(name + " vllm::fused_add_rms_norm", KernelClass::normalization, dt_, 5 * n,
+                      4 * n * e_ + double(d_) * e_),
+                 Tn_, double(d_)));
+  s.param(d_);
+}
+
+// The norm before a pre-norm decoder's sub-block (and the final one): a serving stack's carries the
+// residual add before it.
+void TransformerSynth::pre_norm(Section& s, const std::string& name) {
+  if (serving_) residual_norm(s, name);
+  else norm(s, name, Tn_);
+}
+
+void TransformerSynth::rotary(Section& s, const std::string& name, double elems) {
+  if (serving_) {
+    // One in-place kernel over the rotated dimensions (vLLM's rotary_embedding, q and k in one
+    // launch where the caller passes both), reading the cos / sin cache computed at load time.
+    const double rotated = c_.mla() ? elems : elems * c_.rotary_dim_fraction;
+    const double table = T_ * double(rot_);
+    s.op(work(name + " vllm::rotary_embedding", EW, dt_, 3 * rotated, 2 * rotated * e_ + table * e_));
+    return;
+  }
+  // Partial rotary (HF): q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:] (views), the
+  // rotation below on q_rot, then cat(q_embed, q_pass); backward, each slice's gradient scattered
+  // into a zero tensor of q's size (slice_backward) and the two added.
+  const double all = elems;
+  const bool partial = c_.rotary_dim_fraction < 1 && !c_.mla();
+  if (partial) elems *= c_.rotary_dim_fraction;
+  // q*cos + rotate_half(q)*sin, rotate_half = cat(-x2, x1).
+  s.op(pointwise(name + " aten::neg", dt_, elems / 2, 2, 1), {pointwise(name + " aten::neg (backward)", dt_, elems / 2, 2, 1)});
+  s.op(pointwise(name + " aten::cat", dt_, elems, 2, 0),
+       {times(pointwise(name + " aten::slice_backward", dt_, elems / 2, 3, 0), 2)});
+  s.op(times(pointwise(name + " aten::mul (cos|sin)", dt_, elems, 2.2, 1), 2),
+       {times(pointwise(name + " aten::mul (backward)", dt_, elems, 2.2, 1), 2), accumulate(name, elems)});
+  s.op(pointwise(name + " aten::add", dt_, elems, 3, 1));
+  if (partial)
+    s.op(pointwise(name + " aten::cat (rotated | passed)", dt_, all, 2, 0),
+         {times(pointwise(name + " aten::slice_backward (rotated | passed)", dt_, all, 2, 0), 2),
+          accumulate(name + " (rotated | passed)", all)});
+}
+
+// HF's L2 norm of `rows` heads of hd_ (x.float(), pow, mean, add, rsqrt, mul, cast back), on
+// `share` of the layers.
+void TransformerSynth::l2_norm(Section& s, const std::string& name, double rows, double share) {
+  const double n = rows * double(hd_);
+  const DType f32 = DType::fp32;
+  s.op(times(work(name + " aten::_to_copy (fp32)", EW, dt_, 0, n * (e_ + 4)), share),
+       {times(work(name + " aten::_to_copy (backward)", EW, dt_, 0, n * (e_ + 4)), share)});
+  s.op(times(pointwise(name + " aten::pow", f32, n, 2, 1), share),
+       {times(pointwise(name + " aten::pow (backward)", f32, n, 3, 2), share)});
+  s.op(times(work(name + " aten::mean", KernelClass::reduction, f32, n, 4 * (n + rows)), share),
+       {times(work(name + " aten::mean (backward)", EW, f32, n, 4 * (n + rows)), share)});
+  s.op(times(pointwise(name + " aten::add|rsqrt", f32, rows, 2, 2), 2 * share),
+       {times(pointwise(name + " aten::rsqrt (backward)", f32, rows, 3, 3), share)});
+  s.op(times(work(name + " aten::mul (x * rstd)", EW, f32, n, 4 * (2 * n + rows)), share),
+       {times(work(name + " aten::mul (backward, x)", EW, f32, n, 4 * (2 * n + rows)), share),
+        times(work(name + " aten::sum (backward, rstd)", KernelClass::reduction, f32, n, 4 * (n + rows)), share),
+        times(accumulate(name + " x", n), share)});
+  s.op(times(work(name + " aten::_to_copy (dtype)", EW, f32, 0, n * (e_ + 4)), share),
+       {times(work(name + " aten::_to_copy (backward)", EW, f32, 0, n * (e_ + 4)), share)});
+}
+
+// cap * tanh(x / cap) over `elems` (Gemma 2's attention scores and logits), op by op as HF writes it.
+void TransformerSynth::soft_cap(Section& s, const std::string& name, double elems) {
+  // Scaling by a constant: its backward reads the gradient only.
+  s.op(pointwise(name + " aten::div", dt_, elems, 2, 1),
+       {pointwise(name + " aten::div (backward)", dt_, elems, 2, 1)});
+  unary(s, name, "aten::tanh", "aten::tanh_backward", elems, 6);
+  s.op(pointwise(name + " aten::mul", dt_, elems, 2, 1),
+       {pointwise(name + " aten::mul (backward)", dt_, elems, 2, 1)});
+}
+
+}  // namespace kcast::synth::transformer

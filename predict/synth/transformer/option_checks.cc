@@ -1,0 +1,167 @@
+// The options a transformer step cannot be synthesized with, refused before any kernel is made: each
+// an InputError naming the option, in the order the checks below run (the first that fails is
+// reported). Dimensions a parallel layout must divide, modes a model has no kernels for, layouts
+// the synthesizer does not lay out (mixed layers over pipeline stages), serving-stack limits.
+#include "predict/synth/transformer/option_checks.h"
+
+#include <string>
+
+#include "model/error.h"
+#include "predict/synth/emitter.h"
+
+namespace kcast::synth::transformer {
+
+namespace {
+
+// Sizes, dtypes, and the options that belong to one mode only.
+void check_step(const TransformerConfig& cfg, const SynthOptions& opt) {
+  if (opt.batch < 0) throw InputError("option '--batch': must be positive");
+  if (opt.seq < 0) throw InputError("option '--seq': must be positive");
+  if (opt.dtype && (*opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
+    throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
+                     " is not supported by synth (fp32, tf32, fp16, bf16; fp8 and fp4 for inference)");
+  if ((opt.dtype == DType::fp8 || opt.dtype == DType::fp4) && opt.mode == Mode::train)
+    throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
+                     " is synthesized for inference (quantized serving: narrow projections, BF16 elsewhere); "
+                     "low-precision training recipes are not modelled, use bf16");
+  if (opt.sequence_parallel && opt.tp < 2)
+    throw InputError("option '--sequence-parallel': splits the tokens over the tensor-parallel GPUs; "
+                     "give --tp 2 or more");
+  if (opt.kv_cache_dtype) {
+    if (opt.mode != Mode::decode && opt.mode != Mode::generate)
+      throw InputError("option '--kv-cache-dtype': the KV cache is decoding's; use --mode decode or generate");
+    if (opt.attention != AttentionImpl::flash && opt.runtime != Runtime::serving)
+      throw InputError("option '--kv-cache-dtype': a quantized cache is read by fused attention kernels; add "
+                       "--attention flash (eager attention reads the cache in the model's dtype)");
+    const DType kv = *opt.kv_cache_dtype;
+    if (kv != DType::fp8 && kv != DType::fp4 && kv != DType::bf16 && kv != DType::fp16)
+      throw InputError("option '--kv-cache-dtype': " + std::string(to_string(kv)) +
+                       " is not a KV cache dtype (fp8, fp4, bf16, fp16)");
+  }
+  if (opt.cp > 1) {
+    if (opt.mode == Mode::decode || opt.mode == Mode::generate)
+      throw InputError("option '--cp': context parallelism splits whole sequences (train or infer), not decoding");
+    if (opt.attention != AttentionImpl::flash)
+      throw InputError("option '--cp': ring attention is a fused kernel's; add --attention flash");
+    if (opt.seq <= 0 || opt.seq % opt.cp != 0)
+      throw InputError("option '--cp': give a --seq that splits into " + std::to_string(opt.cp) + " chunks");
+  }
+  if (opt.decode_tokens != 1 && opt.mode != Mode::decode)
+    throw InputError("option '--decode-tokens': only with --mode decode");
+  if (opt.decode_tokens < 1 || (opt.seq > 0 && opt.decode_tokens > opt.seq))
+    throw InputError("option '--decode-tokens': must be between 1 and --seq (got " +
+                     std::to_string(opt.decode_tokens) + ")");
+  if ((opt.recompute || opt.selective_recompute) && opt.mode != Mode::train)
+    throw InputError("option '--recompute': recomputation is of training's activations; use it with --mode train");
+  if (opt.mode == Mode::generate)  // a sequence of steps: synthesize_generation() builds it from infer and decode
+    throw InputError("option '--mode': generate is synthesized through synthesize() / synthesize_config_file()");
+  if (opt.mode == Mode::decode && cfg.family == Family::bert)
+    throw InputError("option '--mode': decode and generate produce tokens with a decoder; " + cfg.name + " is an encoder");
+  if (cfg.family != Family::bert && (opt.head == HeadKind::classifier || opt.head == HeadKind::pretraining))
+    throw InputError("option '--head': the classifier and pretraining heads are for encoder (BERT) models");
+  if (cfg.family == Family::bert && opt.head == HeadKind::lm)
+    throw InputError("option '--head': lm is for decoder models (use pretraining for BERT's MLM head)");
+  if (cfg.positions == PositionKind::learned && opt.seq > cfg.max_positions)
+    throw InputError("option '--seq': " + std::to_string(opt.seq) + " exceeds the " +
+                     std::to_string(cfg.max_positions) + " learned positions of " + cfg.name);
+}
+
+// Tensor parallelism splits heads, MLP and hidden sizes: it must divide them.
+void check_tensor_parallel(const TransformerConfig& cfg, const SynthOptions& opt) {
+  check_parallelism(opt);
+  auto divides = [&](int64_t what, const char* name) {
+    if (what % opt.tp != 0)
+      throw InputError("option '--tp': " + std::to_string(opt.tp) + " does not divide the " + name + " (" +
+                       std::to_string(what) + ") of " + cfg.name);
+  };
+  divides(cfg.heads, "attention heads");
+  // More tensor-parallel GPUs than key/value heads: at inference each GPU holds a replica of one (as
+  // vLLM and SGLang serve such models); Megatron-LM's training splits them and needs tp to divide.
+  const bool replicated_kv = opt.tp > cfg.kv_heads && opt.tp % cfg.kv_heads == 0 && opt.mode != Mode::train;
+  if (!replicated_kv && cfg.kv_heads % opt.tp != 0)
+    throw InputError("option '--tp': " + std::to_string(opt.tp) + " does not divide the key/value heads (" +
+                     std::to_string(cfg.kv_heads) + ") of " + cfg.name +
+                     (opt.mode == Mode::train && opt.tp % cfg.kv_heads == 0
+                          ? " (serving replicates them over more GPUs; training splits them)"
+                          : ""));
+  if (cfg.experts == 0) divides(cfg.ffn, "MLP size");  // a mixture has no dense MLP
+  if (cfg.experts > 0) {
+    divides(cfg.expert_ffn, "expert MLP size");
+    if (cfg.shared_expert_ffn > 0) divides(cfg.shared_expert_ffn, "shared expert MLP size");
+  }
+  divides(cfg.hidden, "hidden size");
+}
+
+// Experts over expert-parallel GPUs, layers over pipeline stages and virtual stages.
+void check_experts_and_stages(const TransformerConfig& cfg, const SynthOptions& opt) {
+  if (opt.ep > 1 && cfg.experts == 0)
+    throw InputError("option '--ep': " + cfg.name + " has no experts to split (expert parallelism is for mixtures of experts)");
+  using X = TransformerConfig::EagerExperts;
+  const bool all_experts =
+      cfg.eager_experts == X::all || (cfg.eager_experts == X::all_in_inference && opt.mode != Mode::train);
+  if (opt.ep > 1 && all_experts && opt.dtype != DType::fp8 && opt.dtype != DType::fp4)
+    throw InputError("option '--ep': " + cfg.name + " runs every expert on every token in HF's eager code; expert "
+                     "parallelism is synthesized for its routed (--dtype fp8 or fp4, fused MoE) path");
+  if (cfg.attention_chunk > 0 && opt.seq > cfg.attention_chunk)
+    throw InputError("option '--seq': " + cfg.name + "'s chunked attention (attention_chunk_size " +
+                     std::to_string(cfg.attention_chunk) + ") is synthesized up to one chunk of keys; give --seq " +
+                     std::to_string(cfg.attention_chunk) + " or less");
+  if (opt.ep > 1 && cfg.experts % opt.ep != 0)
+    throw InputError("option '--ep': " + std::to_string(opt.ep) + " GPUs do not divide the " +
+                     std::to_string(cfg.experts) + " experts of " + cfg.name);
+  if (opt.pp > 1 && cfg.experts > 0 && cfg.dense_layers > 0)
+    throw InputError("option '--pp': " + cfg.name + " mixes dense and expert layers, which synth puts on one stage only");
+  const bool window_bites = cfg.sliding_window < (opt.seq ? opt.seq : cfg.max_positions);
+  if (opt.pp > 1 && cfg.local_layers > 0 && cfg.local_layers < cfg.layers && window_bites)
+    throw InputError("option '--pp': " + cfg.name + " mixes sliding-window and full-attention layers, which synth "
+                     "puts on one stage only");
+  if (cfg.layers % opt.pp != 0)
+    throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +
+                     std::to_string(cfg.layers) + " layers of " + cfg.name);
+  if (opt.virtual_stages < 1)
+    throw InputError("option '--virtual-stages': must be at least 1");
+  if (opt.virtual_stages > 1) {
+    if (opt.pp < 2) throw InputError("option '--virtual-stages': interleaves pipeline stages; give --pp 2 or more");
+    if ((cfg.layers / opt.pp) % opt.virtual_stages != 0)
+      throw InputError("option '--virtual-stages': " + std::to_string(opt.virtual_stages) +
+                       " chunks do not divide the " + std::to_string(cfg.layers / opt.pp) + " layers of a stage");
+    if (opt.microbatches % opt.pp != 0)
+      throw InputError("option '--virtual-stages': the interleaved schedule needs micro-batches (" +
+                       std::to_string(opt.microbatches) + ") divisible by the stages (" + std::to_string(opt.pp) + ")");
+  }
+  if (cfg.linear_layers > 0) {
+    if (opt.pp > 1 || opt.cp > 1)
+      throw InputError(std::string("option '--") + (opt.pp > 1 ? "pp" : "cp") + "': " + cfg.name +
+                       " mixes linear- and full-attention layers, which synth lays out on one stage and without "
+                       "context parallelism");
+    if (cfg.lin_k_heads % opt.tp != 0 || cfg.lin_v_heads % opt.tp != 0)
+      throw InputError("option '--tp': " + std::to_string(opt.tp) + " GPUs do not divide the " +
+                       std::to_string(cfg.lin_k_heads) + " key / " + std::to_string(cfg.lin_v_heads) +
+                       " value heads of " + cfg.name + "'s linear attention");
+  }
+}
+
+// --runtime serving: the serving stacks' kernels exist for llama-like decoders' inference.
+void check_serving(const TransformerConfig& cfg, const SynthOptions& opt) {
+  if (opt.runtime == Runtime::serving) {
+    auto refuse = [&](const std::string& why) {
+      throw InputError("option '--runtime': serving is synthesized for " + why);
+    };
+    if (opt.mode == Mode::train) refuse("inference (--mode infer, decode or generate); training runs eager");
+    if (cfg.family != Family::llama)
+      refuse("llama-like decoders (RMSNorm, rotary, SwiGLU); " + cfg.name + " is a BERT, GPT-2 or OPT model");
+    if (cfg.complex_rotary) refuse("rotary attention; Llama 4's complex rotary and NoPE layers run eager only");
+    if (cfg.clamped_swiglu || cfg.attention_sinks) refuse("plain SwiGLU attention blocks; GPT-OSS runs eager only");
+  }
+}
+
+}  // namespace
+
+void check_options(const TransformerConfig& cfg, const SynthOptions& opt) {
+  check_step(cfg, opt);
+  check_tensor_parallel(cfg, opt);
+  check_experts_and_stages(cfg, opt);
+  check_serving(cfg, opt);
+}
+
+}  // namespace kcast::synth::transformer

@@ -1,0 +1,66 @@
+// The collectives a parallel layout adds to a transformer layer.
+//  - Tensor parallelism as Megatron-LM (Shoeybi et al. 2019): q/k/v and the first MLP projection
+//    split their outputs (column parallel), the attention output and the second MLP projection
+//    their inputs (row parallel), each GPU holding heads / tp and ffn / tp; after each row-parallel
+//    projection an all-reduce of the activations, in backward one before each column-parallel
+//    input's gradient leaves the block; norms, residuals and dropout on the hidden state run whole
+//    on every GPU. The word embedding and the LM head split the vocabulary (an all-reduce after the
+//    lookup; the cross-entropy all-reduces each token's max, target logit and sum).
+//  - Sequence parallelism (Korthikanti et al. 2022): the all-reduces become reduce-scatter /
+//    all-gather pairs around the regions outside tensor parallelism.
+//  - Expert parallelism: the tokens' all-to-all to the GPUs holding their experts and back.
+//  - Pipeline parallelism: the point-to-point sends at a stage boundary (their count is the
+//    schedule's, set in transformer_synth.cc).
+// Each collective's share of bytes that leaves the node comes from emitter.h's placement rules.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model/error.h"
+#include "predict/synth/transformer/transformer_synth.h"
+
+namespace kcast::synth::transformer {
+
+// Expert parallelism's exchange of `rows` token activations (forward; their gradients in
+// backward): each GPU sends the (ep - 1) / ep of them whose experts live elsewhere.
+void TransformerSynth::all_to_all(Section& s, const std::string& name, double rows) {
+  if (o_.ep <= 1) return;
+  const double bytes = rows * double(d_) * e_ * double(o_.ep - 1) / double(o_.ep);
+  const double net = all_to_all_net_share(o_.ep, tp_, o_.gpus_per_node);  // experts tp ranks apart
+  s.op(over_network(collective(name + " nccl:all_to_all (expert parallel)", dt_, bytes), net),
+       {over_network(collective(name + " nccl:all_to_all (expert parallel, backward)", dt_, bytes), net)});
+}
+
+// The all-reduce of a [tokens, hidden] activation (or its gradient) over the tensor-parallel group.
+// `forward`: the all-reduce of a row-parallel output (forward); else of a column-parallel input's
+// gradient (backward). Under sequence parallelism a region's input is all-gathered (forward; its
+// gradient reduce-scattered, and the input gathered again for the weight gradients, Megatron-LM
+// keeping only its shard) and its output reduce-scattered (its gradient all-gathered).
+void TransformerSynth::tp_all_reduce(Section& s, const std::string& name, bool forward) {
+  if (tp_ <= 1) return;
+  const double net = tp_net_share();
+  if (!o_.sequence_parallel) {
+    Kernel k = over_network(all_reduce(name + " nccl:all_reduce (tensor parallel)", dt_, T_ * d_, tp_), net);
+    if (forward) s.op(std::move(k));
+    else s.backward_only({std::move(k)});
+    return;
+  }
+  const double bus = double(tp_ - 1) / double(tp_) * T_ * d_ * e_;
+  auto c = [&](const char* op) {
+    return over_network(collective(name + " nccl:" + op + " (sequence parallel)", dt_, bus), net);
+  };
+  if (forward) s.op(c("reduce_scatter"), {c("all_gather")});
+  else s.op(c("all_gather"), {c("reduce_scatter"), c("all_gather (input again)")});
+}
+
+// One stage boundary crossed by a micro-batch: its activations forward, their gradient back.
+void TransformerSynth::stage_sends(Section& s) {
+  s.weights = 0;
+  // Neighbouring stages sit tp x cp x dp ranks apart.
+  const double net = stage_boundary_net_share(o_.pp, tp_ * o_.cp * o_.dp, o_.gpus_per_node);
+  s.op(over_network(collective("send_recv nccl:send (pipeline activations)", dt_, T_ * d_ * e_), net),
+       {over_network(collective("send_recv nccl:send (pipeline gradients)", dt_, T_ * d_ * e_), net)});
+}
+
+}  // namespace kcast::synth::transformer

@@ -1,0 +1,218 @@
+// Transformer kernel lists as PyTorch eager runs the Hugging Face implementations (BERT, GPT-2,
+// OPT, LLaMA families). One layer's rows carry count = layers. Choices, checked against the
+// NeuSight torch.fx graphs (per-node latencies of the HF models, PyTorch 2.1):
+// This file walks one layer (attention, MLP or experts, norms and residuals: the other files of
+// this folder) and assembles the step: embeddings, the repeated layer sections, the head and
+// loss, and the pipeline schedule's critical path; and the step's memory footprint.
+//  - Pipeline parallelism: layers / pp per stage; with m micro-batches the last stage (which holds
+//    the head) is busy (m + pp - 1) micro-batch times of its layers — the schedule's fill and
+//    drain — plus m of the head and loss, and the critical path crosses a stage boundary
+//    pp + m - 2 times each way (point-to-point activation and gradient sends). With v virtual
+//    stages (interleaved 1F1B) the path is m v + pp - 1 chunk times of layers / (pp v) layers, and
+//    m v + pp - 2 crossings (Narayanan et al. 2021).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model/error.h"
+#include "predict/synth/synth.h"
+#include "predict/synth/transformer/option_checks.h"
+#include "predict/synth/transformer/transformer_synth.h"
+
+namespace kcast::synth {
+
+namespace transformer {
+
+TransformerSynth::TransformerSynth(const TransformerConfig& c, const SynthOptions& o)
+    : c_(c), o_(o), train_(o.mode == Mode::train), decode_(o.mode == Mode::decode) {
+  dt_ = o.dtype.value_or(c.default_dtype);
+  // FP8 / FP4 serving (vLLM/sglang FP8 checkpoints, NVFP4 ModelOpt ones): the blocks' projections
+  // run scaled GEMMs on narrow weights, each after quantizing its BF16 input; everything else
+  // stays BF16.
+  if (dt_ == DType::fp8) quant_ = &kFp8Kernels;
+  if (dt_ == DType::fp4) quant_ = &kFp4Kernels;
+  if (quant_) dt_ = DType::bf16;
+  e_ = dtype_bytes(dt_);
+  kv_e_ = o.kv_cache_dtype ? dtype_bytes(*o.kv_cache_dtype) : e_;
+  tp_ = o.tp;
+  B_ = (o.batch ? o.batch : 1) / (o.dp * o.microbatches);  // one micro-batch of one replica
+  // Keys each query attends to; by default the context (one chunk of chunked attention).
+  Sk_ = o.seq ? o.seq : c.attention_chunk > 0 ? std::min(c.max_positions, c.attention_chunk) : c.max_positions;
+  S_ = decode_ ? o.decode_tokens : Sk_ / o.cp;  // queries (new tokens) per sequence on this GPU
+  T_ = double(B_) * double(S_);
+  Tn_ = o.sequence_parallel ? T_ / double(o.tp) : T_;
+  if (o.sequence_parallel && std::fmod(T_, double(o.tp)) != 0)
+    throw InputError("option '--sequence-parallel': the " + std::to_string(int64_t(T_)) +
+                     " tokens of a micro-batch do not split over the " + std::to_string(o.tp) +
+                     " tensor-parallel GPUs");
+  d_ = c.hidden;
+  qd_ = c.q_width() / tp_;
+  H_ = c.heads / tp_;
+  // Serving stacks replicate the key/value heads when the tensor-parallel GPUs outnumber them (vLLM:
+  // each GPU holds one; the check below allows it outside training).
+  Hkv_ = c.kv_heads >= tp_ ? c.kv_heads / tp_ : 1;
+  hd_ = c.head_dim();
+  qkhd_ = vhd_ = hd_;
+  od_ = qd_;
+  if (c.mla()) {
+    // Per head: q.k over the non-rotary and rotary parts, v apart; the rotary table is qk_rope wide.
+    qkhd_ = c.qk_nope_dim + c.qk_rope_dim;
+    vhd_ = c.v_head_dim;
+    hd_ = c.qk_rope_dim;
+    qd_ = H_ * qkhd_;
+    od_ = H_ * vhd_;
+  }
+  F_ = c.ffn / tp_;
+  V_ = (c.vocab + tp_ - 1) / tp_;
+  head_ = o.head;
+  if (head_ == HeadKind::automatic) {
+    head_ = c.family == Family::bert ? (train_ ? HeadKind::pretraining : HeadKind::classifier) : HeadKind::lm;
+  }
+  serving_ = o.runtime == Runtime::serving;
+  flash_ = o.attention == AttentionImpl::flash || serving_;  // serving stacks always fuse attention
+  latent_decode_ = c.mla() && decode_ && flash_;
+  // The dimensions of a head the positions rotate (latent attention: its whole rotary part).
+  rot_ = c.mla() ? hd_ : int64_t(double(hd_) * c.rotary_dim_fraction);
+}
+
+std::vector<Kernel> TransformerSynth::run() {
+  const double pp = double(o_.pp), m = double(o_.microbatches), stage_layers = this->stage_layers();
+  Section& embed = tape_.section("embed.", 1);
+  embeddings(embed);
+  // A mixture's dense layers (DeepSeek's first, Qwen's or Llama 4's between), then the expert
+  // layers (single stage only).
+  const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
+  Section* dense_layers = nullptr;
+  if (dense > 0) {
+    dense_layers = &layer_section(kDenseLayerSection, dense);
+    layer(*dense_layers, /*dense_mlp=*/true);
+  }
+  // Sliding-window layers get their own section where the window is shorter than the keys (else
+  // they are full-attention layers); with pipeline stages only where every layer has the window.
+  const double local = local_stage_layers(), linear = double(c_.linear_layers);
+  const double full = stage_layers - dense - local - linear;
+  Section* layers = full > 0 ? &layer_section(kLayerSection, full) : nullptr;
+  if (layers) layer(*layers);
+  Section* local_layers = local > 0 ? &layer_section(kLocalLayerSection, local) : nullptr;
+  if (local_layers) layer(*local_layers, false, c_.sliding_window);
+  // (Linear attention is synthesized for one stage's inference: no schedule to follow.)
+  Section* linear_layers = linear > 0 ? &layer_section(kLinearLayerSection, linear) : nullptr;
+  if (linear_layers) layer(*linear_layers, false, 0, /*linear=*/true);
+  const double v = double(o_.virtual_stages);
+  if (o_.pp > 1) stage_sends(tape_.section("pp.", m * v + pp - 2));
+  Section& out = tape_.section("head.", 1);
+  head(out);
+  Section* ce = train_ && o_.loss ? &tape_.section("loss.", 1) : nullptr;
+  if (ce) loss(*ce);
+  // The schedule's critical path (header comment). The step's parameters are the last stage's:
+  // with pipeline stages the embedding lives on the first, and its first micro-batch's lookup is
+  // all of it on the path.
+  if (layers) layers->count = full / v * (m * v + pp - 1);
+  if (local_layers) local_layers->count = local / v * (m * v + pp - 1);
+  if (dense_layers) dense_layers->count = dense * m;
+  out.count = m;
+  if (ce) ce->count = m;
+  embed.count = o_.pp > 1 ? 1 : m;
+  if (o_.pp > 1) embed.weights = 0;
+  return tape_.assemble(o_, dt_);
+}
+
+// Eager attention's softmax runs in fp32 on 16-bit scores (HF's Llama family; OPT in fp16), then
+// casts back.
+bool TransformerSynth::softmax_upcast() const {
+  return e_ != 4 &&
+         ((c_.family == Family::llama && c_.fp32_softmax) || (c_.family == Family::opt && dt_ == DType::fp16));
+}
+
+// A section of repeated layers: with --recompute full, its forward runs again before its backward.
+Section& TransformerSynth::layer_section(const char* prefix, double count) {
+  Section& s = tape_.section(prefix, count);
+  s.recompute = o_.recompute;
+  return s;
+}
+
+Footprint TransformerSynth::footprint() const {
+  Footprint f = tape_.footprint(o_, dt_, quant_params_, quant_ ? quant_->dtype : dt_);
+  // Every decoding sequence's K and V for its seq keys, in each of this GPU's layers.
+  // Latent decoding caches one [latent | rotary key] row per token, shared by the heads (and so
+  // whole on every tensor-parallel GPU).
+  const double per_token = latent_decode_ ? double(c_.kv_lora_rank + c_.qk_rope_dim) : double(Hkv_ * (qkhd_ + vhd_));
+  // Sliding-window layers keep only the window (HF's HybridCache, serving stacks' paged caches).
+  const double local = local_stage_layers();
+  const double linear = double(c_.linear_layers);
+  const double cached_keys = (stage_layers() - local - linear) * double(Sk_) + local * double(c_.sliding_window);
+  if (decode_) f.kv_cache_bytes = double(B_) * double(o_.microbatches) * cached_keys * per_token * kv_e_;
+  // Linear-attention layers keep, per sequence, each head's recurrent state and the conv's last taps.
+  if (decode_ && linear > 0)
+    f.kv_cache_bytes += double(B_) * double(o_.microbatches) * linear * linear_state_bytes_per_sequence();
+  f.batch_sequences = double(B_);
+  f.step_tokens = double(B_) * double(o_.microbatches) * double(o_.dp) * double(decode_ ? S_ : Sk_);
+  f.weight_bytes += absorbed_copy_bytes_;
+  const ActivationMemory activations(c_, o_, shape());
+  if (!train_) {
+    f.activation_bytes = activations.inference_peak_bytes();
+    f.activations_transient = true;
+  }
+  if (train_) {
+    f.activation_bytes = activations.activation_bytes();
+    f.first_stage_activation_bytes = activations.first_stage_activation_bytes();
+    f.loss_transient_bytes = activations.loss_transient_bytes();
+    if (o_.pp > 1) f.first_stage_microbatches = activations.first_stage_microbatches();
+  }
+  return f;
+}
+
+// This GPU's shapes, for the activation estimates (activation_memory.h).
+StepShape TransformerSynth::shape() const {
+  StepShape s;
+  s.B = B_, s.S = S_, s.Sk = Sk_, s.T = T_, s.Tn = Tn_, s.tp = tp_, s.d = d_;
+  s.qd = qd_, s.H = H_, s.Hkv = Hkv_, s.hd = hd_, s.qkhd = qkhd_, s.vhd = vhd_, s.od = od_, s.F = F_, s.V = V_;
+  s.e = e_, s.flash = flash_, s.decode = decode_, s.softmax_upcast = softmax_upcast(), s.head = head_;
+  s.serving = serving_;
+  s.stage_layers = stage_layers();
+  return s;
+}
+
+// `dense_mlp`: one of a mixture's dense layers; `window`: a sliding-window layer's.
+void TransformerSynth::layer(Section& s, bool dense_mlp, int64_t window, bool linear) {
+  if (c_.family == Family::bert) {  // post-norm
+    attention(s);
+    residual_add(s, "attn.residual");
+    norm(s, "attn.LayerNorm", Tn_);
+    mlp(s, dense_mlp);
+    residual_add(s, "mlp.residual");
+    norm(s, "mlp.LayerNorm", Tn_);
+    return;
+  }
+  pre_norm(s, "input_norm");
+  if (linear) linear_attention(s);
+  else attention(s, window);
+  if (c_.sandwich_norm) norm(s, "attn.output_norm", Tn_);  // Gemma 2/3: each sub-block's output normed too
+  residual_add(s, "attn.residual");
+  pre_norm(s, "post_attention_norm");
+  mlp(s, dense_mlp);
+  if (c_.sandwich_norm) norm(s, "mlp.output_norm", Tn_);
+  residual_add(s, "mlp.residual");
+}
+
+}  // namespace transformer
+
+std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const SynthOptions& opt, Footprint* footprint) {
+  transformer::check_options(cfg, opt);
+  // A serving stack merges q|k|v and gate|up into one projection each.
+  TransformerConfig merged = cfg;
+  if (opt.runtime == Runtime::serving) merged.fused_qkv = merged.fused_gate_up = true;
+  transformer::TransformerSynth s(merged, opt);
+  std::vector<Kernel> out = s.run();
+  if (footprint) {
+    *footprint = s.footprint();
+    footprint->notes = cfg.notes;
+    if (opt.selective_recompute && opt.attention == AttentionImpl::flash)
+      footprint->notes.push_back("--recompute selective: the fused attention kernel keeps no scores (its backward "
+                                 "recomputes them), so nothing is recomputed");
+  }
+  return out;
+}
+
+}  // namespace kcast::synth
