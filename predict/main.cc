@@ -37,7 +37,10 @@ void usage(std::ostream& o) {
     for (size_t i = c.name.size(); i < 11; ++i) o << ' ';
     o << c.summary << "\n";
   }
-  o << "\noptions:\n  -h, --help     show this help\n  --version      print the version\n";
+  o << "\noptions:\n  -h, --help     show this help\n  --version      print the version\n"
+    << "\ndocumentation (in the source tree): README.md (first page), docs/cli.md (every command and\n"
+    << "option), docs/synth.md (kcast synth), docs/model.md (the cost model), docs/accuracy.md,\n"
+    << "docs/formats.md (the kernel-list CSV), docs/cli-contract.md (the command-line contract)\n";
 }
 
 }  // namespace
