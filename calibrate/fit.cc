@@ -246,23 +246,23 @@ void measure_bias_persistence(LoadedModel& m, const MeasuredSet& data, KernelCla
   m.model.mutable_params()[param] = std::clamp(sxy / sxx, 0.0, 1.0);
 }
 
-}  // namespace
-
-LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const FitOptions& opt,
-                      FitReport* report) {
-  if (data.rows.empty()) throw InputError("calibrate: no measured rows (need 'gpu' and 'duration_us')");
-  const auto t0 = std::chrono::steady_clock::now();
-
-  // Contexts present in the data, each with its own floor parameter, started below the smallest
-  // measurement of that context (the floor cannot exceed the fastest kernel measured in it).
+// The measurement contexts of the data, each with its own floor parameter, started below the
+// smallest measurement of that context (the floor cannot exceed the fastest kernel measured in it).
+struct ContextFloors {
   std::map<std::string, double> ctx_min;
+  std::vector<std::string> contexts;
+  std::vector<double> ctx_values;
+  std::vector<int> ctx_of_row;  // index into contexts, or -1
+};
+
+ContextFloors context_floors(const MeasuredSet& data, const LoadedModel& base) {
+  ContextFloors f;
+  auto& [ctx_min, contexts, ctx_values, ctx_of_row] = f;
   for (const auto& r : data.rows)
     if (!r.kernel.context.empty()) {
       auto [it, fresh] = ctx_min.emplace(r.kernel.context, r.kernel.duration_us);
       if (!fresh) it->second = std::min(it->second, r.kernel.duration_us);
     }
-  std::vector<std::string> contexts;
-  std::vector<double> ctx_values;
   for (const auto& [c, mn] : ctx_min) {
     contexts.push_back(c);
     const double start = base.model.params().context_overhead_us.count(c)
@@ -270,27 +270,41 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
                              : 0.5 * mn;
     ctx_values.push_back(std::min(start, 0.95 * mn));
   }
-  std::vector<int> ctx_of_row;
-  std::map<std::pair<size_t, int>, double> group_n;
   for (const auto& r : data.rows) {
     int ci = -1;
     if (!r.kernel.context.empty())
       ci = int(std::lower_bound(contexts.begin(), contexts.end(), r.kernel.context) - contexts.begin());
     ctx_of_row.push_back(ci);
-    group_n[{r.gpu_index, int(r.kernel.cls)}] += 1;
   }
+  return f;
+}
+
+// Each row weighs 1 / sqrt(rows of its GPU and class), so that no large group drowns the others.
+std::vector<double> row_weights(const MeasuredSet& data) {
+  std::map<std::pair<size_t, int>, double> group_n;
+  for (const auto& r : data.rows) group_n[{r.gpu_index, int(r.kernel.cls)}] += 1;
   std::vector<double> weight;
   for (const auto& r : data.rows) weight.push_back(1.0 / std::sqrt(group_n[{r.gpu_index, int(r.kernel.cls)}]));
 
+  return weight;
+}
+
+// The per-board scale blocks.
+struct BoardScales {
+  ScaleBlock sgemms, convs, rigs;
+};
+
+BoardScales board_scales(const MeasuredSet& data, const LoadedModel& base, const FitOptions& opt) {
   // Boards with enough SIMT GEMM and convolution rows get their own SGEMM scale, which acts on
   // both; a board measured on convolutions alone gets a convolution scale instead: cuDNN's kernels
   // say little of its cuBLAS GEMMs (the A100 80GB PCIe's convolutions run at 0.87 of eff_simt, the
   // GEMMs of its 40GB sibling at 1.2 and its own linear layers, NeuSight's test set, at 1.2 too).
   // Boards with enough rows measured in a context get their own rig scale (the framework floors of
   // each measurement machine differ: host CPU, driver, framework).
-  ScaleBlock sgemms{"sgemm_scale", &GpuSpec::measured_sgemm_scale, &GpuMeasured::sgemm_scale, 0.3, 3.0, {}, {}};
-  ScaleBlock convs{"conv_scale", &GpuSpec::measured_conv_scale, &GpuMeasured::conv_scale, 0.3, 3.0, {}, {}};
-  ScaleBlock rigs{"context_scale", &GpuSpec::measured_context_scale, &GpuMeasured::context_scale, 0.2, 5.0, {}, {}};
+  BoardScales b{{"sgemm_scale", &GpuSpec::measured_sgemm_scale, &GpuMeasured::sgemm_scale, 0.3, 3.0, {}, {}},
+                {"conv_scale", &GpuSpec::measured_conv_scale, &GpuMeasured::conv_scale, 0.3, 3.0, {}, {}},
+                {"context_scale", &GpuSpec::measured_context_scale, &GpuMeasured::context_scale, 0.2, 5.0, {}, {}}};
+  auto& [sgemms, convs, rigs] = b;
   std::vector<GpuCaps> base_caps;
   for (const GpuSpec* g : data.gpus) base_caps.push_back(base.caps_for(*g));
   std::vector<size_t> gemm_rows(data.gpus.size(), 0), conv_rows(data.gpus.size(), 0);
@@ -307,7 +321,21 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   });
   select_scales(rigs, data, base, opt, [](const MeasuredRow& r) { return !r.kernel.context.empty(); });
 
-  std::vector<bool> is_frozen(kNumParams, false);
+  return b;
+}
+
+// Which model parameters the fit may move: --freeze, and those measured rather than fitted.
+struct FreeParams {
+  std::vector<bool> is_frozen;
+  bool measure_tiles = false, measure_convs = false;
+  std::vector<std::pair<KernelClass, Param>> persistences;  // those to measure
+};
+
+FreeParams free_params(const FitOptions& opt, const BoardScales& scales) {
+  FreeParams fp;
+  std::vector<bool>& is_frozen = fp.is_frozen;
+  is_frozen.assign(kNumParams, false);
+  const ScaleBlock &sgemms = scales.sgemms, &convs = scales.convs, &rigs = scales.rigs;
   for (const auto& name : opt.frozen) {
     if (name == sgemms.name || name == convs.name || name == rigs.name) continue;
     int idx = -1;
@@ -319,25 +347,40 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   // The library-choice ratios are measured after the fit, never fitted (the rows they are measured
   // on do not depend on them); measured before it too, so that rows without a named tile or cuDNN
   // algorithm are fitted with them.
-  const bool measure_tiles = !is_frozen[kSimtChoiceEff], measure_convs = !is_frozen[kConvChoiceGain];
-  std::vector<std::pair<KernelClass, Param>> persistences;  // those to measure
+  fp.measure_tiles = !is_frozen[kSimtChoiceEff], fp.measure_convs = !is_frozen[kConvChoiceGain];
   for (KernelClass c : kAllClasses)
     if (const std::optional<Param> q = persistence_param(c)) {
-      if (!is_frozen[*q]) persistences.emplace_back(c, *q);
+      if (!is_frozen[*q]) fp.persistences.emplace_back(c, *q);
       is_frozen[*q] = true;
     }
   is_frozen[kSimtChoiceEff] = is_frozen[kConvChoiceGain] = true;
-  LoadedModel start = base;
-  measure_library_choices(start, data, measure_tiles, measure_convs);
+  return fp;
+}
+
+// What the fit solves for: the free model parameters, and the scale blocks with at least one GPU
+// (in parameter-block order).
+struct Unknowns {
   std::vector<int> free;
   std::vector<double> params;
+  std::vector<ScaleBlock*> scales;
+};
+
+// The Ceres problem over the free parameters, the context floors and the board scales, solved in
+// place (their values in `u`, `cf` and `bs` are the solution afterwards).
+ceres::Solver::Summary solve(const MeasuredSet& data, const LoadedModel& base, const LoadedModel& start,
+                             const FitOptions& opt, const std::vector<bool>& is_frozen, ContextFloors& cf,
+                             const std::vector<double>& weight, BoardScales& bs, Unknowns& u) {
+  auto& [ctx_min, contexts, ctx_values, ctx_of_row] = cf;
+  auto& [sgemms, convs, rigs] = bs;
+  std::vector<int>& free = u.free;
+  std::vector<double>& params = u.params;
+  std::vector<ScaleBlock*>& scales = u.scales;
   for (int i = 0; i < kNumParams; ++i)
     if (!is_frozen[i]) {
       free.push_back(i);
       params.push_back(std::clamp(base.model.params().p[i], kParamInfo[i].lower, kParamInfo[i].upper));
     }
   const bool has_ctx = !contexts.empty();
-  std::vector<ScaleBlock*> scales;  // those with at least one GPU, in parameter-block order
   for (ScaleBlock* b : {&sgemms, &convs, &rigs})
     if (!b->values.empty()) scales.push_back(b);
   if (free.empty() && !has_ctx && scales.empty())
@@ -394,7 +437,29 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   if (!so.IsValid(&why)) throw std::runtime_error("ceres options: " + why);
   ceres::Solver::Summary summary;
   ceres::Solve(so, &problem, &summary);
+  return summary;
+}
 
+}  // namespace
+
+LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const FitOptions& opt,
+                      FitReport* report) {
+  if (data.rows.empty()) throw InputError("calibrate: no measured rows (need 'gpu' and 'duration_us')");
+  const auto t0 = std::chrono::steady_clock::now();
+  ContextFloors cf = context_floors(data, base);
+  const std::vector<double> weight = row_weights(data);
+  BoardScales bs = board_scales(data, base, opt);
+  const FreeParams fp = free_params(opt, bs);
+  LoadedModel start = base;
+  measure_library_choices(start, data, fp.measure_tiles, fp.measure_convs);
+  Unknowns u;
+  const ceres::Solver::Summary summary = solve(data, base, start, opt, fp.is_frozen, cf, weight, bs, u);
+
+  const std::vector<int>& free = u.free;
+  const std::vector<double>& params = u.params;
+  const std::vector<std::string>& contexts = cf.contexts;
+  const std::vector<double>& ctx_values = cf.ctx_values;
+  const std::vector<ScaleBlock*>& scales = u.scales;
   LoadedModel out = start;
   ModelParams& mp = out.model.mutable_params();
   for (size_t j = 0; j < free.size(); ++j) mp.p[free[j]] = params[j];
@@ -407,8 +472,8 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
       const std::string note = std::string(b->name) + " fitted from measured kernels";
       if (gm.source.find(note) == std::string::npos) gm.source += (gm.source.empty() ? "" : "; ") + note;
     }
-  measure_library_choices(out, data, measure_tiles, measure_convs);
-  for (const auto& [cls, param] : persistences) measure_bias_persistence(out, data, cls, param);
+  measure_library_choices(out, data, fp.measure_tiles, fp.measure_convs);
+  for (const auto& [cls, param] : fp.persistences) measure_bias_persistence(out, data, cls, param);
   if (report) {
     report->brief = summary.BriefReport();
     if (opt.verbose) std::cerr << summary.FullReport() << "\n";

@@ -171,6 +171,9 @@ double conv_gain(const ModelParams& p, ConvAlgo a, bool simt) {
   }
 }
 
+// One function by design (~120 lines): the tile x split-K search below is the predictor's hot loop
+// (bench/predict_bench.cc, millions of predictions a second), and its terms share a dozen locals that
+// separate functions would pass around or recompute.
 KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_scale, KernelTerms* terms) const {
   const ModelParams& p = params_;
   const int gd = gemm_dtype(g, k.dtype);

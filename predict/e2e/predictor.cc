@@ -59,15 +59,10 @@ void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_
   if (error) std::rethrow_exception(error);
 }
 
-PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedModel& lm,
-                                  const GpuDatabase& db, const E2eOptions& opt, const std::string& file) {
-  PreparedWorkload w;
-  w.rows = &rows;
-  w.model = &lm.model;
-  w.opt = opt;
-  w.timeline = timeline_order(rows);
+namespace {
 
-  // Context floors, looked up once per distinct context string.
+// Context floors, looked up once per distinct context string.
+void add_context_floors(PreparedWorkload& w, const std::vector<Kernel>& rows, const LoadedModel& lm) {
   const bool any_context = std::any_of(rows.begin(), rows.end(), [](const Kernel& k) { return !k.context.empty(); });
   if (any_context) {
     w.context_us.resize(rows.size());
@@ -83,8 +78,11 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
       }
     }
   }
+}
 
-  // Source GPUs of measured rows.
+// Source GPUs of measured rows.
+void assign_sources(PreparedWorkload& w, const std::vector<Kernel>& rows, const LoadedModel& lm, const GpuDatabase& db,
+                    const E2eOptions& opt, const std::string& file) {
   w.source_of_row.assign(rows.size(), -1);
   if (opt.mode != PredictMode::absolute) {
     std::map<std::string, int16_t> index;  // as written in the file -> source
@@ -126,13 +124,16 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
       w.source_of_row[r] = last_idx;
     }
   }
+}
 
-  // Measured rows without work get what their measurement implies (model/inferred_work.h). Rows that
-  // the model cannot tell apart, from the same source, whose GPU times agree to 2^-10 (0.07%), share
-  // one inference at the bucket's time and then count as one kernel: a trace of a million launches of
-  // a few hundred kernels costs a few thousand inferences and predictions per GPU. Transfer still
-  // scales each row's own measurement by the model's ratio, so a measurement on its own GPU is
-  // reproduced exactly.
+// Measured rows without work get what their measurement implies (model/inferred_work.h). Rows that
+// the model cannot tell apart, from the same source, whose GPU times agree to 2^-10 (0.07%), share
+// one inference at the bucket's time and then count as one kernel: a trace of a million launches of
+// a few hundred kernels costs a few thousand inferences and predictions per GPU. Transfer still
+// scales each row's own measurement by the model's ratio, so a measurement on its own GPU is
+// reproduced exactly.
+void find_distinct_kernels(PreparedWorkload& w, const std::vector<Kernel>& rows, const LoadedModel& lm,
+                           const E2eOptions& opt) {
   const UniqueKernels same = dedupe_kernels(rows);
   std::vector<int64_t> bucket_of(rows.size(), -1);
   struct Bucket {
@@ -183,8 +184,11 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
       }
     }
   }
+}
 
-  // Source predictions, only for the distinct kernels each source measured.
+// Source predictions, only for the distinct kernels each source measured.
+void predict_on_sources(PreparedWorkload& w, const std::vector<Kernel>& rows, const LoadedModel& lm,
+                        const E2eOptions& opt) {
   w.source_pred.resize(w.sources.size());
   parallel_for(w.sources.size(), opt.max_threads, [&](size_t s) {
     std::vector<uint8_t> needed(w.uniq.rep.size(), 0);
@@ -195,7 +199,10 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     for (size_t u = 0; u < needed.size(); ++u)
       if (needed[u]) pred[u] = lm.model.predict(w.kernels[u], w.source_caps[s]);
   });
+}
 
+// The measured kernel time and step time, when every row is measured.
+void add_measured_totals(PreparedWorkload& w, const std::vector<Kernel>& rows) {
   double measured = 0;
   bool all_measured = true;
   for (const Kernel& k : rows) {
@@ -209,6 +216,22 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
     w.measured_kernel_us = measured;
     w.measured_step_us = w.timeline.empty() ? measured : measured_step_time(rows, w.timeline);
   }
+}
+
+}  // namespace
+
+PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedModel& lm,
+                                  const GpuDatabase& db, const E2eOptions& opt, const std::string& file) {
+  PreparedWorkload w;
+  w.rows = &rows;
+  w.model = &lm.model;
+  w.opt = opt;
+  w.timeline = timeline_order(rows);
+  add_context_floors(w, rows, lm);
+  assign_sources(w, rows, lm, db, opt, file);
+  find_distinct_kernels(w, rows, lm, opt);
+  predict_on_sources(w, rows, lm, opt);
+  add_measured_totals(w, rows);
   return w;
 }
 

@@ -323,22 +323,21 @@ struct Launch {
   int64_t external_id;
 };
 
-void import_json(const std::string& text, const std::string& file, const ImportOptions& opt,
-                 KernelSink& sink) {
-  const json root = parse_json_input(text, file);
-  const json* events = nullptr;
-  if (root.is_array()) {
-    events = &root;
-  } else if (root.is_object()) {
-    events = field(root, "traceEvents");
+// The trace's event array: the file itself, or its traceEvents.
+const json& trace_events(const json& root, const std::string& file) {
+  if (root.is_array()) return root;
+  if (root.is_object()) {
+    const json* events = field(root, "traceEvents");
     if (!events) throw InputError(file + ": no 'traceEvents' (not a Chrome / PyTorch profiler trace)");
     if (!events->is_array()) throw InputError(file + ": 'traceEvents' is not an array");
-  } else {
-    throw InputError(file + ": not a Chrome / PyTorch profiler trace (expected a JSON object)");
+    return *events;
   }
+  throw InputError(file + ": not a Chrome / PyTorch profiler trace (expected a JSON object)");
 
-  // Devices: id -> canonical GPU name.
-  DeviceResolver devices(opt, file);
+}
+
+// Devices: id -> canonical GPU name, from the trace's deviceProperties (or computeProperties).
+std::unordered_map<int64_t, std::string> gpu_names(const json& root, DeviceResolver& devices) {
   std::unordered_map<int64_t, std::string> gpu_of;
   for (const char* key : {"deviceProperties", "computeProperties"}) {
     const json* props = field(root, key);
@@ -362,13 +361,22 @@ void import_json(const std::string& text, const std::string& file, const ImportO
     if (!gpu_of.empty()) break;
   }
 
-  // One pass: GPU work, launches, CPU ops and annotation ranges.
+  return gpu_of;
+}
+
+// What one pass over the events finds: GPU work, launches, CPU ops and annotation ranges.
+struct TraceIndex {
   std::vector<size_t> gpu_events;
   std::unordered_map<int64_t, Launch> launches;  // correlation -> runtime call
   std::unordered_map<int64_t, OpInfo> ops;       // External id -> what the CPU op says
   std::vector<std::pair<std::string, Range>> cpu_ranges, gpu_ranges;
-  for (size_t i = 0; i < events->size(); ++i) {
-    const json& e = (*events)[i];
+};
+
+TraceIndex index_events(const json& events, const std::string& file) {
+  TraceIndex t;
+  auto& [gpu_events, launches, ops, cpu_ranges, gpu_ranges] = t;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const json& e = events[i];
     if (!e.is_object()) throw InputError(file + ": traceEvents[" + std::to_string(i) + "]: not an object");
     if (str(field(e, "ph")) != "X") continue;
     const std::string cat = str(field(e, "cat"));
@@ -411,10 +419,17 @@ void import_json(const std::string& text, const std::string& file, const ImportO
     }
   }
 
-  // Step selection. CPU-side range first: a kernel belongs to the step whose CPU range contains
-  // the runtime call that launched it (by correlation), which is exact even when GPU work of
-  // consecutive steps overlaps in time. Without a CPU range, the gpu_user_annotation projection
-  // of that range on the GPU timeline is used (kernel start inside it).
+  return t;
+}
+
+// The step the options select, as a CPU range (exact by launch) or else a GPU range.
+struct StepRange {
+  std::optional<Range> cpu, gpu;
+};
+
+StepRange select_step(TraceIndex& t, const std::string& file, const ImportOptions& opt) {
+  auto& cpu_ranges = t.cpu_ranges;
+  auto& gpu_ranges = t.gpu_ranges;
   std::optional<Range> cpu_sel, gpu_sel;
   if (!opt.step.nvtx.empty())
     throw InputError(file + ": option '--nvtx' applies to nsys-sqlite; use --profiler-step or "
@@ -452,90 +467,120 @@ void import_json(const std::string& text, const std::string& file, const ImportO
     }
   }
 
-  const Classifier& cls = classifier(opt);
-  for (size_t i : gpu_events) {
-    const json& e = (*events)[i];
-    auto where = [&] { return file + ": traceEvents[" + std::to_string(i) + "]"; };
-    Kernel k;
-    const json* name = field(e, "name");
-    if (!name || !name->is_string() || name->get_ref<const std::string&>().empty())
-      throw InputError(where() + ": 'name' is missing or not a string");
-    k.name = name->get<std::string>();
-    double ts = 0, dur = 0;
-    if (!num(field(e, "ts"), ts)) throw InputError(where() + " ('" + k.name + "'): 'ts' is missing or not a number");
-    if (!num(field(e, "dur"), dur)) throw InputError(where() + " ('" + k.name + "'): 'dur' is missing or not a number");
-    if (dur < 0) throw InputError(where() + " ('" + k.name + "'): negative 'dur'");
-    k.start_us = ts;
-    k.duration_us = dur;
-    const Kind kind = kind_of(str(field(e, "cat")));
-    static const json kEmpty = json::object();
-    const json* ap = field(e, "args");
-    const json& args = ap && ap->is_object() ? *ap : kEmpty;
+  return {cpu_sel, gpu_sel};
+}
 
-    int64_t corr = -1;
-    const bool has_corr = integer(field(args, "correlation"), corr);
-    const Launch* launch = nullptr;
-    if (has_corr)
-      if (auto it = launches.find(corr); it != launches.end()) launch = &it->second;
-    if (cpu_sel) {
-      if (!cpu_sel->contains(launch ? launch->ts : ts)) continue;
-    } else if (gpu_sel && !gpu_sel->contains(ts)) {
-      continue;
-    }
-
-    if (kind == Kind::memcpy) {
-      k.cls = KernelClass::memcpy;
-    } else if (kind == Kind::memset) {
-      k.cls = KernelClass::memset;
-    } else {
-      k.cls = cls.classify(k.name);
-    }
-    for (int d = 0; d < 2; ++d) {
-      const json* v = field(args, d == 0 ? "grid" : "block");
-      if (v && v->is_array() && v->size() == 3) {
-        for (size_t j = 0; j < 3; ++j) {
-          int64_t x = 0;
-          if (integer(&(*v)[j], x) && x >= 0) (d == 0 ? k.grid : k.block)[j] = x;
-        }
+// The launch configuration a kernel event's args carry (grid, block, registers, shared memory, stream).
+void launch_config(const json& args, Kernel& k) {
+  for (int d = 0; d < 2; ++d) {
+    const json* v = field(args, d == 0 ? "grid" : "block");
+    if (v && v->is_array() && v->size() == 3) {
+      for (size_t j = 0; j < 3; ++j) {
+        int64_t x = 0;
+        if (integer(&(*v)[j], x) && x >= 0) (d == 0 ? k.grid : k.block)[j] = x;
       }
     }
-    int64_t x = 0;
-    if (integer(field(args, "registers per thread"), x) && x >= 0) k.registers = x;
-    if (integer(field(args, "shared memory"), x) && x >= 0) k.shared_bytes = x;
-    if (integer(field(args, "stream"), x) && x >= 0) k.stream = x;
-    double b = 0;
-    if (kind != Kind::kernel && num(field(args, "bytes"), b) && b >= 0) k.bytes = b;
-    int64_t device = 0;
-    const bool has_device = integer(field(args, "device"), device);
-    if (devices.overridden()) {
-      k.gpu = devices.override_name();
-    } else if (auto it = gpu_of.find(has_device ? device : 0); it != gpu_of.end()) {
-      k.gpu = it->second;
-    } else if (gpu_of.size() == 1) {
-      k.gpu = gpu_of.begin()->second;
-    }
-
-    std::optional<DType> named;
-    if (kind == Kind::kernel && (named = dtype_from_kernel_name(k.name))) k.dtype = *named;
-    // The CPU op that launched it: via the runtime call's External id, else the kernel's own.
-    int64_t ext = launch ? launch->external_id : -1;
-    if (ext < 0) integer(field(args, "External id"), ext);
-    if (kind == Kind::kernel && ext >= 0) {
-      if (auto it = ops.find(ext); it != ops.end()) {
-        const OpInfo& op = it->second;
-        // The op's operand type wins, except that fp32 operands run as tf32 when the kernel's
-        // name says so (TF32 tensor cores, torch.backends.cuda.matmul.allow_tf32).
-        if (op.dtype && !(*op.dtype == DType::fp32 && named == DType::tf32)) k.dtype = *op.dtype;
-        // Only the GEMM / conv kernels of the op do its GEMM; cuDNN layout transforms, split-K
-        // reductions and bias adds launched by the same op keep no shape.
-        if (op.has_shape() && (k.cls == KernelClass::gemm || k.cls == KernelClass::conv)) {
-          k.batch = op.batch, k.m = op.m, k.n = op.n, k.k = op.k;
-          k.derive_from_shape();
-        }
-      }
-    }
-    sink.add(std::move(k));
   }
+  int64_t x = 0;
+  if (integer(field(args, "registers per thread"), x) && x >= 0) k.registers = x;
+  if (integer(field(args, "shared memory"), x) && x >= 0) k.shared_bytes = x;
+  if (integer(field(args, "stream"), x) && x >= 0) k.stream = x;
+}
+
+// The kernel list row of a GPU event (kernel, memcpy or memset); nullopt when outside the step.
+std::optional<Kernel> kernel_of(const json& events, size_t i, const std::string& file, const TraceIndex& t,
+                                const StepRange& step, const std::unordered_map<int64_t, std::string>& gpu_of,
+                                const DeviceResolver& devices, const Classifier& cls) {
+  const auto& launches = t.launches;
+  const auto& ops = t.ops;
+  const std::optional<Range>& cpu_sel = step.cpu;
+  const std::optional<Range>& gpu_sel = step.gpu;
+  const json& e = events[i];
+  auto where = [&] { return file + ": traceEvents[" + std::to_string(i) + "]"; };
+  Kernel k;
+  const json* name = field(e, "name");
+  if (!name || !name->is_string() || name->get_ref<const std::string&>().empty())
+    throw InputError(where() + ": 'name' is missing or not a string");
+  k.name = name->get<std::string>();
+  double ts = 0, dur = 0;
+  if (!num(field(e, "ts"), ts)) throw InputError(where() + " ('" + k.name + "'): 'ts' is missing or not a number");
+  if (!num(field(e, "dur"), dur)) throw InputError(where() + " ('" + k.name + "'): 'dur' is missing or not a number");
+  if (dur < 0) throw InputError(where() + " ('" + k.name + "'): negative 'dur'");
+  k.start_us = ts;
+  k.duration_us = dur;
+  const Kind kind = kind_of(str(field(e, "cat")));
+  static const json kEmpty = json::object();
+  const json* ap = field(e, "args");
+  const json& args = ap && ap->is_object() ? *ap : kEmpty;
+
+  int64_t corr = -1;
+  const bool has_corr = integer(field(args, "correlation"), corr);
+  const Launch* launch = nullptr;
+  if (has_corr)
+    if (auto it = launches.find(corr); it != launches.end()) launch = &it->second;
+  if (cpu_sel) {
+    if (!cpu_sel->contains(launch ? launch->ts : ts)) return std::nullopt;
+  } else if (gpu_sel && !gpu_sel->contains(ts)) {
+    return std::nullopt;
+  }
+
+  if (kind == Kind::memcpy) {
+    k.cls = KernelClass::memcpy;
+  } else if (kind == Kind::memset) {
+    k.cls = KernelClass::memset;
+  } else {
+    k.cls = cls.classify(k.name);
+  }
+  launch_config(args, k);
+  double b = 0;
+  if (kind != Kind::kernel && num(field(args, "bytes"), b) && b >= 0) k.bytes = b;
+  int64_t device = 0;
+  const bool has_device = integer(field(args, "device"), device);
+  if (devices.overridden()) {
+    k.gpu = devices.override_name();
+  } else if (auto it = gpu_of.find(has_device ? device : 0); it != gpu_of.end()) {
+    k.gpu = it->second;
+  } else if (gpu_of.size() == 1) {
+    k.gpu = gpu_of.begin()->second;
+  }
+
+  std::optional<DType> named;
+  if (kind == Kind::kernel && (named = dtype_from_kernel_name(k.name))) k.dtype = *named;
+  // The CPU op that launched it: via the runtime call's External id, else the kernel's own.
+  int64_t ext = launch ? launch->external_id : -1;
+  if (ext < 0) integer(field(args, "External id"), ext);
+  if (kind == Kind::kernel && ext >= 0) {
+    if (auto it = ops.find(ext); it != ops.end()) {
+      const OpInfo& op = it->second;
+      // The op's operand type wins, except that fp32 operands run as tf32 when the kernel's
+      // name says so (TF32 tensor cores, torch.backends.cuda.matmul.allow_tf32).
+      if (op.dtype && !(*op.dtype == DType::fp32 && named == DType::tf32)) k.dtype = *op.dtype;
+      // Only the GEMM / conv kernels of the op do its GEMM; cuDNN layout transforms, split-K
+      // reductions and bias adds launched by the same op keep no shape.
+      if (op.has_shape() && (k.cls == KernelClass::gemm || k.cls == KernelClass::conv)) {
+        k.batch = op.batch, k.m = op.m, k.n = op.n, k.k = op.k;
+        k.derive_from_shape();
+      }
+    }
+  }
+  return k;
+}
+
+void import_json(const std::string& text, const std::string& file, const ImportOptions& opt,
+                 KernelSink& sink) {
+  const json root = parse_json_input(text, file);
+  const json& events = trace_events(root, file);
+  DeviceResolver devices(opt, file);
+  const std::unordered_map<int64_t, std::string> gpu_of = gpu_names(root, devices);
+  TraceIndex t = index_events(events, file);
+  // Step selection. CPU-side range first: a kernel belongs to the step whose CPU range contains
+  // the runtime call that launched it (by correlation), which is exact even when GPU work of
+  // consecutive steps overlaps in time. Without a CPU range, the gpu_user_annotation projection
+  // of that range on the GPU timeline is used (kernel start inside it).
+  const StepRange step = select_step(t, file, opt);
+  const Classifier& cls = classifier(opt);
+  for (size_t i : t.gpu_events)
+    if (std::optional<Kernel> k = kernel_of(events, i, file, t, step, gpu_of, devices, cls)) sink.add(std::move(*k));
 }
 
 }  // namespace
