@@ -26,6 +26,50 @@ namespace {
 
 using Reader = io::CSVReader<kNumColumns, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
 
+// The row's class, given or from its name, and what its name tells the model.
+void classify(Kernel& k, const char* cell, const CellRef& ref, const KernelListOptions& opt) {
+  if (cell && *cell) {
+    auto cls = parse_kernel_class(cell);
+    if (!cls) throw InputError(ref.where() + ": unknown class '" + cell + "'");
+    k.cls = *cls;
+    k.cls_given = true;
+  } else {
+    k.cls = opt.classifier ? opt.classifier->classify(k.name) : KernelClass::other;
+  }
+  if (k.cls == KernelClass::conv) k.conv_algo = conv_algo_of(k.name);
+  if (k.cls == KernelClass::normalization || k.cls == KernelClass::softmax) k.row_read_once = reads_rows_once(k.name);
+  if (k.cls == KernelClass::attention) k.mma_sync = runs_mma_sync(k.name);
+  if (k.cls == KernelClass::memcpy) k.copy = copy_kind_of(k.name);
+  // cuDNN launches cuBLAS SGEMMs for some convolutions (1x1, im2col, Winograd-nonfused): their names
+  // record the tile too.
+  if (k.cls == KernelClass::gemm || k.conv_algo == ConvAlgo::gemm) k.tile = sgemm_tile_of(k.name);
+}
+
+// The `gpu` cells, resolved against the database when the options give one; traces repeat one GPU,
+// so the last resolution is kept.
+class GpuCells {
+ public:
+  explicit GpuCells(const GpuDatabase* db) : db_(db) {}
+  std::string name_of(const char* cell, const CellRef& ref) {
+    if (!db_) return cell;
+    if (last_in_ == cell) return last_out_;
+    const GpuSpec* g = db_->find(cell);
+    if (!g) {
+      try {
+        db_->resolve(cell);
+      } catch (const InputError& e) {
+        throw InputError(ref.where() + ": " + e.what());
+      }
+    }
+    last_in_ = cell;
+    return last_out_ = g->name;
+  }
+
+ private:
+  const GpuDatabase* db_;
+  std::string last_in_, last_out_;
+};
+
 // `expected_rows`: an estimate of the rows to come, reserved up front (0: none). A million-row trace
 // otherwise grows its vector by doubling, and touching each new block costs a page fault per page:
 // on this project's VMs page faults were a quarter of `kcast predict`'s time on such a trace.
@@ -42,7 +86,7 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
     out.reserve(expected_rows);
   } catch (const std::bad_alloc&) {  // an estimate too large for the address space: grow as read
   }
-  std::string last_gpu_in, last_gpu_out;  // traces repeat one GPU: resolve it once
+  GpuCells gpus(opt.gpus);
   while (in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12],
                      c[13], c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23], c[24])) {
     const unsigned line = in.get_file_line();
@@ -50,21 +94,7 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
     Kernel k;
     k.name = c[0] ? c[0] : "";
     if (k.name.empty()) throw InputError(at(0).where() + ": kernel name is empty");
-    if (c[1] && *c[1]) {
-      auto cls = parse_kernel_class(c[1]);
-      if (!cls) throw InputError(at(1).where() + ": unknown class '" + c[1] + "'");
-      k.cls = *cls;
-      k.cls_given = true;
-    } else {
-      k.cls = opt.classifier ? opt.classifier->classify(k.name) : KernelClass::other;
-    }
-    if (k.cls == KernelClass::conv) k.conv_algo = conv_algo_of(k.name);
-    if (k.cls == KernelClass::normalization || k.cls == KernelClass::softmax) k.row_read_once = reads_rows_once(k.name);
-    if (k.cls == KernelClass::attention) k.mma_sync = runs_mma_sync(k.name);
-    if (k.cls == KernelClass::memcpy) k.copy = copy_kind_of(k.name);
-    // cuDNN launches cuBLAS SGEMMs for some convolutions (1x1, im2col, Winograd-nonfused): their names
-    // record the tile too.
-    if (k.cls == KernelClass::gemm || k.conv_algo == ConvAlgo::gemm) k.tile = sgemm_tile_of(k.name);
+    classify(k, c[1], at(1), opt);
     if (c[2] && *c[2]) {
       auto dt = parse_dtype(c[2]);
       if (!dt) throw InputError(at(2).where() + ": unknown dtype '" + c[2] + "'");
@@ -91,24 +121,7 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
       throw InputError(at(17).where() + ": count must be positive");
     if (parse_double_cell(c[18], at(18), k.duration_us) && k.duration_us < 0)
       throw InputError(at(18).where() + ": duration must not be negative");
-    if (c[19] && *c[19]) {
-      if (!opt.gpus) {
-        k.gpu = c[19];
-      } else if (last_gpu_in == c[19]) {
-        k.gpu = last_gpu_out;
-      } else {
-        const GpuSpec* g = opt.gpus->find(c[19]);
-        if (!g) {
-          try {
-            opt.gpus->resolve(c[19]);
-          } catch (const InputError& e) {
-            throw InputError(at(19).where() + ": " + e.what());
-          }
-        }
-        last_gpu_in = c[19];
-        last_gpu_out = k.gpu = g->name;
-      }
-    }
+    if (c[19] && *c[19]) k.gpu = gpus.name_of(c[19], at(19));
     parse_double_cell(c[20], at(20), k.start_us);
     parse_int_cell(c[21], at(21), k.stream);
     if (c[22]) k.context = c[22];

@@ -36,6 +36,73 @@ GpuMeasured measured_from(const GpuSpec& s) {
   return m;
 }
 
+// --microbench: each file's figures become its GPU's own measured figures in the model, and the
+// measured GPUs' median DRAM efficiency the one of GPUs without a measurement.
+void apply_microbenchmarks(LoadedModel& model, const std::vector<std::string>& microbench, const GpuDatabase& db,
+                           nlohmann::json& inputs) {
+  for (const auto& f : microbench) {
+    const std::string text = read_file(f);
+    MicrobenchResults r = parse_microbench_csv(text, f == "-" ? "<stdin>" : f);
+    const GpuSpec& gpu = db.resolve(r.device);
+    // Its own figures only: a sibling's figures would be stored as this board's own.
+    GpuSpec spec = model.spec_for(gpu, false);
+    apply_microbench(r, spec);
+    model.gpus[gpu.name] = measured_from(spec);
+    inputs.push_back(provenance_entry(digest_of(f, text), r.rows.size()));
+    std::cerr << "kcast: microbenchmarks " << f << " -> " << gpu.name << "\n";
+  }
+  // Like the per-GPU figures, this is a measurement, not a fitted value: --freeze mem_eff then keeps
+  // it through the fit.
+  if (!microbench.empty()) {
+    if (auto u = set_mem_eff_from_measured(model, db))
+      std::cerr << "kcast: " << u->param << " = " << u->value << " (median measured/datasheet DRAM bandwidth of "
+                << u->gpus << " measured GPUs; used for GPUs without a measurement)\n";
+  }
+
+}
+
+// --measurements: the fit of the model's parameters to the measured kernels (those of --exclude-gpu
+// and outside --class left out), its error per GPU and class printed and kept in the model.
+void fit_measurements(LoadedModel& model, const std::vector<std::string>& files, const std::vector<std::string>& exclude,
+                      const std::vector<std::string>& only_class, const FitOptions& fo, const GpuDatabase& db,
+                      nlohmann::json& inputs) {
+  std::vector<std::string> ex;
+  for (const auto& e : exclude) ex.push_back(db.resolve(e).name);
+  const MeasuredSet read = read_measurements(files, db);
+  std::cerr << without_work_note(read, "calibrate");
+  MeasuredSet data = filter_gpus(read, ex, false);
+  if (!only_class.empty()) {
+    std::vector<KernelClass> cls;
+    for (const auto& c : only_class) {
+      const auto k = parse_kernel_class(c);
+      if (!k) throw InputError("option '--class': unknown kernel class '" + c + "' (docs/formats.md lists them)");
+      cls.push_back(*k);
+    }
+    data = filter_classes(data, cls);
+    if (data.rows.empty()) throw InputError("option '--class': no measured kernel of that class in --measurements");
+  }
+  for (const FileDigest& d : data.digests) {
+    size_t n = 0;
+    for (const auto& r : data.rows) n += r.file == d.file;
+    inputs.push_back(provenance_entry(d, n));
+  }
+  FitReport rep;
+  model = fit_model(data, model, fo, &rep);
+  std::cerr << "kcast: " << rep.brief << "\n";
+  std::cerr << "kcast: fitted " << data.rows.size() << " rows on " << data.gpus.size() << " GPUs in "
+            << rep.seconds << " s\n";
+  // The fit error per class and GPU travels with the model.
+  nlohmann::json fit = nlohmann::json::array();
+  std::printf("%-16s %-14s %7s %8s %8s\n", "gpu", "class", "rows", "median%", "p90%");
+  for (const auto& l : score_absolute(data, model)) {
+    fit.push_back({{"gpu", l.gpu}, {"class", l.cls}, {"rows", l.stats.rows}, {"median_err", l.stats.median},
+                   {"mean_err", l.stats.mean}, {"p90_err", l.stats.p90}});
+    std::printf("%-16s %-14s %7zu %8.1f %8.1f\n", l.gpu.c_str(), l.cls.c_str(), l.stats.rows,
+                100 * l.stats.median, 100 * l.stats.p90);
+  }
+  model.fit = {{"per_class_gpu", fit}, {"solver", rep.brief}, {"seconds", rep.seconds}};
+}
+
 }  // namespace
 
 int cmd_calibrate(int argc, char** argv) {
@@ -69,65 +136,13 @@ int cmd_calibrate(int argc, char** argv) {
   LoadedModel model = model_or_default(base_path);
   nlohmann::json inputs = nlohmann::json::array();
 
-  for (const auto& f : microbench) {
-    const std::string text = read_file(f);
-    MicrobenchResults r = parse_microbench_csv(text, f == "-" ? "<stdin>" : f);
-    const GpuSpec& gpu = db.resolve(r.device);
-    // Its own figures only: a sibling's figures would be stored as this board's own.
-    GpuSpec spec = model.spec_for(gpu, false);
-    apply_microbench(r, spec);
-    model.gpus[gpu.name] = measured_from(spec);
-    inputs.push_back(provenance_entry(digest_of(f, text), r.rows.size()));
-    std::cerr << "kcast: microbenchmarks " << f << " -> " << gpu.name << "\n";
-  }
-  // Like the per-GPU figures, this is a measurement, not a fitted value: --freeze mem_eff then keeps
-  // it through the fit.
-  if (!microbench.empty()) {
-    if (auto u = set_mem_eff_from_measured(model, db))
-      std::cerr << "kcast: " << u->param << " = " << u->value << " (median measured/datasheet DRAM bandwidth of "
-                << u->gpus << " measured GPUs; used for GPUs without a measurement)\n";
-  }
-
+  apply_microbenchmarks(model, microbench, db, inputs);
   if (!files.empty()) {
-    std::vector<std::string> ex;
-    for (const auto& e : exclude) ex.push_back(db.resolve(e).name);
-    const MeasuredSet read = read_measurements(files, db);
-    std::cerr << without_work_note(read, "calibrate");
-    MeasuredSet data = filter_gpus(read, ex, false);
-    if (!only_class.empty()) {
-      std::vector<KernelClass> cls;
-      for (const auto& c : only_class) {
-        const auto k = parse_kernel_class(c);
-        if (!k) throw InputError("option '--class': unknown kernel class '" + c + "' (docs/formats.md lists them)");
-        cls.push_back(*k);
-      }
-      data = filter_classes(data, cls);
-      if (data.rows.empty()) throw InputError("option '--class': no measured kernel of that class in --measurements");
-    }
-    for (const FileDigest& d : data.digests) {
-      size_t n = 0;
-      for (const auto& r : data.rows) n += r.file == d.file;
-      inputs.push_back(provenance_entry(d, n));
-    }
     FitOptions fo;
     fo.verbose = verbose;
     fo.max_iterations = max_iter;
     fo.frozen = freeze;
-    FitReport rep;
-    model = fit_model(data, model, fo, &rep);
-    std::cerr << "kcast: " << rep.brief << "\n";
-    std::cerr << "kcast: fitted " << data.rows.size() << " rows on " << data.gpus.size() << " GPUs in "
-              << rep.seconds << " s\n";
-    // The fit error per class and GPU travels with the model.
-    nlohmann::json fit = nlohmann::json::array();
-    std::printf("%-16s %-14s %7s %8s %8s\n", "gpu", "class", "rows", "median%", "p90%");
-    for (const auto& l : score_absolute(data, model)) {
-      fit.push_back({{"gpu", l.gpu}, {"class", l.cls}, {"rows", l.stats.rows}, {"median_err", l.stats.median},
-                     {"mean_err", l.stats.mean}, {"p90_err", l.stats.p90}});
-      std::printf("%-16s %-14s %7zu %8.1f %8.1f\n", l.gpu.c_str(), l.cls.c_str(), l.stats.rows,
-                  100 * l.stats.median, 100 * l.stats.p90);
-    }
-    model.fit = {{"per_class_gpu", fit}, {"solver", rep.brief}, {"seconds", rep.seconds}};
+    fit_measurements(model, files, exclude, only_class, fo, db, inputs);
   }
   std::time_t now = std::time(nullptr);
   char ts[32];

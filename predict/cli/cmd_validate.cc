@@ -48,6 +48,46 @@ void write_per_row(const MeasuredSet& s, const LoadedModel& m, const std::string
   });
 }
 
+// --holdout-gpu: the model refitted without the held-out GPUs' rows, which become the only ones scored.
+void refit_without(const std::vector<std::string>& held, const MeasuredSet& all, const FitOptions& fo,
+                   LoadedModel& model, MeasuredSet& targets, MeasuredSet& sources) {
+  // A held-out board's fitted SGEMM, convolution and rig scales came from its own measurements:
+  // they must not help predict them (microbenchmark figures stay: they are not the scored data).
+  for (const auto& h : held)
+    if (auto it = model.gpus.find(h); it != model.gpus.end())
+      it->second.sgemm_scale = it->second.conv_scale = it->second.context_scale = kUnknown;
+  targets = filter_gpus(all, held, true);
+  sources = filter_gpus(all, held, false);
+  if (targets.rows.empty()) throw InputError("validate: no measured rows on the held-out GPU(s)");
+  if (sources.rows.empty()) throw InputError("validate: nothing left to fit after holding out the GPU(s)");
+  FitReport rep;
+  model = fit_model(sources, model, fo, &rep);
+  std::cerr << "kcast: refitted without";
+  for (const auto& h : held) std::cerr << " " << h;
+  std::cerr << " on " << sources.rows.size() << " rows in " << rep.seconds << " s (" << rep.iterations
+            << " iterations)\n";
+}
+
+void render_scores(const std::vector<ScoreLine>& lines, Format fmt, const std::vector<std::string>& held,
+                   size_t target_rows, bool summary_only) {
+  if (fmt == Format::json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& l : lines)
+      arr.push_back({{"mode", l.mode}, {"source_gpu", l.source}, {"gpu", l.gpu}, {"class", l.cls},
+                     {"rows", l.stats.rows}, {"median_err", l.stats.median}, {"mean_err", l.stats.mean},
+                     {"p90_err", l.stats.p90}});
+    nlohmann::json out = {{"holdout_gpus", held}, {"rows", target_rows}, {"scores", arr}};
+    std::cout << out.dump(2) << "\n";
+  } else if (fmt == Format::csv) {
+    std::cout << "mode,source_gpu,gpu,class,rows,median_err,mean_err,p90_err\n";
+    for (const auto& l : lines)
+      std::printf("%s,%s,%s,%s,%zu,%.6f,%.6f,%.6f\n", l.mode.c_str(), l.source.c_str(), l.gpu.c_str(),
+                  l.cls.c_str(), l.stats.rows, l.stats.median, l.stats.mean, l.stats.p90);
+  } else {
+    print_table(lines, summary_only);
+  }
+}
+
 }  // namespace
 
 int cmd_validate(int argc, char** argv) {
@@ -90,25 +130,11 @@ int cmd_validate(int argc, char** argv) {
 
   MeasuredSet targets = all, sources = all;
   if (!held.empty()) {
-    // A held-out board's fitted SGEMM, convolution and rig scales came from its own measurements:
-    // they must not help predict them (microbenchmark figures stay: they are not the scored data).
-    for (const auto& h : held)
-      if (auto it = model.gpus.find(h); it != model.gpus.end())
-        it->second.sgemm_scale = it->second.conv_scale = it->second.context_scale = kUnknown;
-    targets = filter_gpus(all, held, true);
-    sources = filter_gpus(all, held, false);
-    if (targets.rows.empty()) throw InputError("validate: no measured rows on the held-out GPU(s)");
-    if (sources.rows.empty()) throw InputError("validate: nothing left to fit after holding out the GPU(s)");
     FitOptions fo;
     fo.verbose = verbose;
     fo.max_iterations = max_iter;
     fo.frozen = freeze;
-    FitReport rep;
-    model = fit_model(sources, model, fo, &rep);
-    std::cerr << "kcast: refitted without";
-    for (const auto& h : held) std::cerr << " " << h;
-    std::cerr << " on " << sources.rows.size() << " rows in " << rep.seconds << " s (" << rep.iterations
-              << " iterations)\n";
+    refit_without(held, all, fo, model, targets, sources);
   }
   // The scored GPU's own kernel names say which tile (and cuDNN algorithm) its library chose: a
   // prediction for a GPU without a trace of its own has no such names.
@@ -120,22 +146,7 @@ int cmd_validate(int argc, char** argv) {
     auto t = score_transfer(targets, sources, model);
     lines.insert(lines.end(), t.begin(), t.end());
   }
-  if (fmt == Format::json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& l : lines)
-      arr.push_back({{"mode", l.mode}, {"source_gpu", l.source}, {"gpu", l.gpu}, {"class", l.cls},
-                     {"rows", l.stats.rows}, {"median_err", l.stats.median}, {"mean_err", l.stats.mean},
-                     {"p90_err", l.stats.p90}});
-    nlohmann::json out = {{"holdout_gpus", held}, {"rows", targets.rows.size()}, {"scores", arr}};
-    std::cout << out.dump(2) << "\n";
-  } else if (fmt == Format::csv) {
-    std::cout << "mode,source_gpu,gpu,class,rows,median_err,mean_err,p90_err\n";
-    for (const auto& l : lines)
-      std::printf("%s,%s,%s,%s,%zu,%.6f,%.6f,%.6f\n", l.mode.c_str(), l.source.c_str(), l.gpu.c_str(),
-                  l.cls.c_str(), l.stats.rows, l.stats.median, l.stats.mean, l.stats.p90);
-  } else {
-    print_table(lines, summary_only);
-  }
+  render_scores(lines, fmt, held, targets.rows.size(), summary_only);
   return 0;
 }
 

@@ -53,6 +53,64 @@ GpuCaps apply_changes(GpuCaps caps, const std::vector<KnobChange>& changes) {
   return caps;
 }
 
+namespace {
+
+// The walls study on the configured GPU: each wall's change applied to the kernels it holds back,
+// and the interconnect walls where the workload has collectives.
+void run_walls(const PreparedWorkload& w, WhatifResult& r) {
+  const GpuCaps& base = r.modified_caps;
+  const std::vector<KernelPrediction> p0 = predict_unique(w, base);
+  GpuCaps compute = base, memory = base, both = base, launch = base, small = base;
+  scale_compute(compute, 2);
+  scale_bandwidth(memory, 2);
+  scale_compute(both, 2);
+  scale_bandwidth(both, 2);
+  launch.launch_floor_us /= 2;
+  // The small-kernel wall: both fixed costs a kernel pays whatever its work, the launch floor and
+  // the memory latency (halving the latency alone leaves latency-bound kernels at the floor).
+  small.launch_floor_us /= 2;
+  small.mem_latency_us /= 2;
+  r.walls = {{"compute_2x", "2x tensor and SIMT FLOP/s for compute-bound kernels only", {}},
+             {"memory_2x", "2x DRAM and L2 bandwidth for memory- and latency-bound kernels only", {}},
+             {"compute_and_memory_2x", "2x FLOP/s and bandwidth for every kernel", {}},
+             {"launch_half", "launch overhead halved", {}},
+             {"small_kernels_half", "launch overhead and memory latency halved (small kernels' fixed costs)", {}}};
+  const GpuCaps* wall_caps[] = {&compute, &memory, &both, &launch, &small};
+  parallel_for(r.walls.size(), w.opt.max_threads, [&](size_t i) {
+    const GpuCaps& caps = *wall_caps[i];
+    std::vector<KernelPrediction> p = predict_unique(w, caps);
+    // The first two walls help only the kernels up against them: others keep their baseline time.
+    // A latency-bound kernel is a memory one whose bytes take less than its latency: 2x bandwidth
+    // still halves that part.
+    auto against = [i](Bound b) { return i == 0 ? b == Bound::compute : b == Bound::memory || b == Bound::latency; };
+    if (i < 2)
+      for (size_t u = 0; u < p.size(); ++u)
+        if (!against(p0[u].bound)) p[u] = p0[u];
+    // The configured GPU for the first three; the halved launch floor (and latency) for the last two.
+    r.walls[i].pred = evaluate_target(w, r.gpu, i >= 3 ? caps : base, p);
+  });
+  // A workload with collectives on a GPU with a link figure: the interconnect wall too (only
+  // collectives read the link, so the others keep their baseline time by construction).
+  const bool collectives = std::any_of(w.kernels.begin(), w.kernels.end(),
+                                       [](const Kernel& k) { return k.cls == KernelClass::communication; });
+  if (collectives && base.link_gbps > 0) {
+    GpuCaps link = base;
+    link.link_gbps *= 2;
+    link.net_gbps *= 2;  // and between nodes (0 stays 0: no network figure)
+    r.walls.push_back({"link_2x", "2x GPU-to-GPU link bandwidth (collectives; within and between nodes)", {}});
+    r.walls.back().pred = evaluate_target(w, r.gpu, base, predict_unique(w, link));
+    // Collectives crossing nodes on a GPU with a network figure: the NICs alone, to tell them
+    // from the GPU's own links.
+    if (w.network_rows > 0 && base.net_gbps > 0) {
+      GpuCaps net = base;
+      net.net_gbps *= 2;
+      r.walls.push_back({"net_2x", "2x network bandwidth between nodes only (collectives spanning nodes)", {}});
+      r.walls.back().pred = evaluate_target(w, r.gpu, base, predict_unique(w, net));
+    }
+  }
+}
+}  // namespace
+
 WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const GpuCaps& baseline,
                         const WhatifSpec& ws) {
   WhatifResult r;
@@ -88,58 +146,7 @@ WhatifResult run_whatif(const PreparedWorkload& w, const GpuSpec& spec, const Gp
     *jobs[i].out = evaluate_target(w, r.gpu, jobs[i].caps, predict_unique(w, jobs[i].caps));
   });
 
-  if (ws.walls) {
-    const GpuCaps& base = r.modified_caps;
-    const std::vector<KernelPrediction> p0 = predict_unique(w, base);
-    GpuCaps compute = base, memory = base, both = base, launch = base, small = base;
-    scale_compute(compute, 2);
-    scale_bandwidth(memory, 2);
-    scale_compute(both, 2);
-    scale_bandwidth(both, 2);
-    launch.launch_floor_us /= 2;
-    // The small-kernel wall: both fixed costs a kernel pays whatever its work, the launch floor and
-    // the memory latency (halving the latency alone leaves latency-bound kernels at the floor).
-    small.launch_floor_us /= 2;
-    small.mem_latency_us /= 2;
-    r.walls = {{"compute_2x", "2x tensor and SIMT FLOP/s for compute-bound kernels only", {}},
-               {"memory_2x", "2x DRAM and L2 bandwidth for memory- and latency-bound kernels only", {}},
-               {"compute_and_memory_2x", "2x FLOP/s and bandwidth for every kernel", {}},
-               {"launch_half", "launch overhead halved", {}},
-               {"small_kernels_half", "launch overhead and memory latency halved (small kernels' fixed costs)", {}}};
-    const GpuCaps* wall_caps[] = {&compute, &memory, &both, &launch, &small};
-    parallel_for(r.walls.size(), w.opt.max_threads, [&](size_t i) {
-      const GpuCaps& caps = *wall_caps[i];
-      std::vector<KernelPrediction> p = predict_unique(w, caps);
-      // The first two walls help only the kernels up against them: others keep their baseline time.
-      // A latency-bound kernel is a memory one whose bytes take less than its latency: 2x bandwidth
-      // still halves that part.
-      auto against = [i](Bound b) { return i == 0 ? b == Bound::compute : b == Bound::memory || b == Bound::latency; };
-      if (i < 2)
-        for (size_t u = 0; u < p.size(); ++u)
-          if (!against(p0[u].bound)) p[u] = p0[u];
-      // The configured GPU for the first three; the halved launch floor (and latency) for the last two.
-      r.walls[i].pred = evaluate_target(w, r.gpu, i >= 3 ? caps : base, p);
-    });
-    // A workload with collectives on a GPU with a link figure: the interconnect wall too (only
-    // collectives read the link, so the others keep their baseline time by construction).
-    const bool collectives = std::any_of(w.kernels.begin(), w.kernels.end(),
-                                         [](const Kernel& k) { return k.cls == KernelClass::communication; });
-    if (collectives && base.link_gbps > 0) {
-      GpuCaps link = base;
-      link.link_gbps *= 2;
-      link.net_gbps *= 2;  // and between nodes (0 stays 0: no network figure)
-      r.walls.push_back({"link_2x", "2x GPU-to-GPU link bandwidth (collectives; within and between nodes)", {}});
-      r.walls.back().pred = evaluate_target(w, r.gpu, base, predict_unique(w, link));
-      // Collectives crossing nodes on a GPU with a network figure: the NICs alone, to tell them
-      // from the GPU's own links.
-      if (w.network_rows > 0 && base.net_gbps > 0) {
-        GpuCaps net = base;
-        net.net_gbps *= 2;
-        r.walls.push_back({"net_2x", "2x network bandwidth between nodes only (collectives spanning nodes)", {}});
-        r.walls.back().pred = evaluate_target(w, r.gpu, base, predict_unique(w, net));
-      }
-    }
-  }
+  if (ws.walls) run_walls(w, r);
   return r;
 }
 
