@@ -125,6 +125,36 @@ struct LtMatmul {
   }
 };
 
+// The cuBLASLt descriptors of one TN GEMM of `g` at `sh` (block scales at `sa` / `sb` where the dtype
+// has them) and the heuristic's first algorithm; false when cuBLASLt offers none.
+bool describe_matmul(LtMatmul& mm, cublasLtMatmulHeuristicResult_t& heur, cublasLtHandle_t lt, const GemmType& g,
+                     const Shape& sh, [[maybe_unused]] const void* sa, [[maybe_unused]] const void* sb,
+                     size_t workspace_bytes) {
+  check_lt(cublasLtMatmulDescCreate(&mm.op, g.compute, g.scale), "cublasLtMatmulDescCreate");
+  const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+  check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a), "TRANSA");
+  check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b), "TRANSB");
+#if CUDART_VERSION >= 12080
+  if (g.scale_block) {
+    const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
+    check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode), "A scale mode");
+    check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode), "B scale mode");
+    check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa), "A scales");
+    check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb), "B scales");
+  }
+#endif
+  // Column-major: A is stored k x m (transposed), B k x n, C m x n.
+  check_lt(cublasLtMatrixLayoutCreate(&mm.a, g.ab, uint64_t(sh.k), uint64_t(sh.m), sh.k), "layout A");
+  check_lt(cublasLtMatrixLayoutCreate(&mm.b, g.ab, uint64_t(sh.k), uint64_t(sh.n), sh.k), "layout B");
+  check_lt(cublasLtMatrixLayoutCreate(&mm.c, g.cd, uint64_t(sh.m), uint64_t(sh.n), sh.m), "layout C");
+  check_lt(cublasLtMatmulPreferenceCreate(&mm.pref), "preference");
+  check_lt(cublasLtMatmulPreferenceSetAttribute(mm.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                &workspace_bytes, sizeof workspace_bytes), "workspace");
+  int found = 0;
+  return cublasLtMatmulAlgoGetHeuristic(lt, mm.op, mm.a, mm.b, mm.c, mm.c, mm.pref, 1, &heur, &found) ==
+             CUBLAS_STATUS_SUCCESS && found > 0;
+}
+
 // One dtype's sweep; adds its gemm_cublaslt rows and the gemm_peak row.
 void sweep_dtype(BenchContext& ctx, Timer& timer, cublasLtHandle_t lt, const DeviceBuffer& workspace,
                  const GemmType& g) {
@@ -158,31 +188,8 @@ void sweep_dtype(BenchContext& ctx, Timer& timer, cublasLtHandle_t lt, const Dev
     check(cudaDeviceSynchronize(), "operand initialisation");
 
     LtMatmul mm;
-    check_lt(cublasLtMatmulDescCreate(&mm.op, g.compute, g.scale), "cublasLtMatmulDescCreate");
-    const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
-    check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a), "TRANSA");
-    check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b), "TRANSB");
-#if CUDART_VERSION >= 12080
-    if (g.scale_block) {
-      const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
-      const void *sa = SA.get(), *sb = SB.get();
-      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode), "A scale mode");
-      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode), "B scale mode");
-      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa), "A scales");
-      check_lt(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb), "B scales");
-    }
-#endif
-    // Column-major: A is stored k x m (transposed), B k x n, C m x n.
-    check_lt(cublasLtMatrixLayoutCreate(&mm.a, g.ab, uint64_t(sh.k), uint64_t(sh.m), sh.k), "layout A");
-    check_lt(cublasLtMatrixLayoutCreate(&mm.b, g.ab, uint64_t(sh.k), uint64_t(sh.n), sh.k), "layout B");
-    check_lt(cublasLtMatrixLayoutCreate(&mm.c, g.cd, uint64_t(sh.m), uint64_t(sh.n), sh.m), "layout C");
-    check_lt(cublasLtMatmulPreferenceCreate(&mm.pref), "preference");
-    check_lt(cublasLtMatmulPreferenceSetAttribute(mm.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                  &workspace_bytes, sizeof workspace_bytes), "workspace");
     cublasLtMatmulHeuristicResult_t heur{};
-    int found = 0;
-    if (cublasLtMatmulAlgoGetHeuristic(lt, mm.op, mm.a, mm.b, mm.c, mm.c, mm.pref, 1, &heur, &found) !=
-            CUBLAS_STATUS_SUCCESS || found == 0) {
+    if (!describe_matmul(mm, heur, lt, g, sh, SA.get(), SB.get(), workspace_bytes)) {
       std::fprintf(stderr, "kcast-microbench: gemm %s %s: no cuBLASLt algorithm, skipped\n", g.dtype,
                    shape_text(sh).c_str());
       continue;

@@ -83,6 +83,26 @@ void check_step_selection(const std::string& file, const ImportOptions& opt) {
                    "(kineto-json) traces; nsys-csv has no such ranges");
 }
 
+// The Device cells' GPUs: "NVIDIA A100-SXM4-40GB (0)" is the device name, then the device id in
+// parentheses. Rows repeat one device, so the last resolution is kept.
+class DeviceCells {
+ public:
+  explicit DeviceCells(DeviceResolver& devices) : devices_(devices) {}
+  const std::string& gpu_of(const char* cell) {
+    if (last_cell_ != cell) {
+      last_cell_ = cell;
+      std::string dev = trim(last_cell_);
+      if (auto p = dev.rfind(" ("); p != std::string::npos && dev.back() == ')') dev.resize(p);
+      last_gpu_ = devices_.resolve(dev);
+    }
+    return last_gpu_;
+  }
+
+ private:
+  DeviceResolver& devices_;
+  std::string last_cell_, last_gpu_;
+};
+
 // Reads the rows of `in` into `sink`. The header is the line after `header_line` skipped lines,
 // except with `line_base`: then `in` is a chunk of the file read in parallel, which starts with a
 // copy of the header and then its own rows, and `line_base` is the file line number before them.
@@ -106,7 +126,7 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
     std::optional<DType> dtype;
   };
   std::unordered_map<std::string, NameInfo> names;  // names repeat: look at each once
-  std::string last_device_cell, last_device;
+  DeviceCells device_cells(devices);
 
   std::array<char*, kCols.size()> c{};
   while (read_row_array(in, c, std::make_index_sequence<kCols.size()>())) {
@@ -162,14 +182,7 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
     }
     if (num(kStream, v) && v >= 0 && v < 9e15) k.stream = int64_t(v);
     if (c[kDevice] && *c[kDevice]) {
-      if (last_device_cell != c[kDevice]) {
-        last_device_cell = c[kDevice];
-        // "NVIDIA A100-SXM4-40GB (0)": the device name, then the device id in parentheses.
-        std::string dev = trim(last_device_cell);
-        if (auto p = dev.rfind(" ("); p != std::string::npos && dev.back() == ')') dev.resize(p);
-        last_device = devices.resolve(dev);
-      }
-      k.gpu = last_device;
+      k.gpu = device_cells.gpu_of(c[kDevice]);
     } else if (devices.overridden()) {
       k.gpu = devices.override_name();
     }

@@ -201,70 +201,81 @@ Devices devices(const Db& db, const std::set<std::string>& tabs, DeviceResolver&
   return d;
 }
 
-void read_db(const Db& db, const ImportOptions& opt, KernelSink& sink) {
-  const std::string& file = db.file();
-  const auto tabs = tables(db);
+// Columns 0-3 of every activity query: start, end, deviceId, streamId (ns; CUPTI ids).
+void timing_columns(const Stmt& s, Kernel& k, const std::string& file, const std::string& table, size_t row,
+                    const Devices& dev) {
+  // Columns 0-3: start, end, deviceId, streamId (ns; CUPTI ids).
+  if (s.null(0) || s.null(1))
+    throw InputError(file + ": table " + table + ", row " + std::to_string(row) + ": no start/end");
+  const int64_t start = s.i64(0), end = s.i64(1);
+  if (end < start)
+    throw InputError(file + ": table " + table + ", row " + std::to_string(row) + ": end before start");
+  k.start_us = double(start) / 1e3;
+  k.duration_us = (double(end) - double(start)) / 1e3;  // in double: no overflow on odd values
+  if (!s.null(2)) k.gpu = dev.of(s.i64(2));
+  else k.gpu = dev.only;
+  if (!s.null(3) && s.i64(3) >= 0) k.stream = s.i64(3);
+}
+
+// Launch fields, clamped so that sums of them cannot overflow.
+int64_t nonneg(const Stmt& s, int i) { return s.null(i) ? int64_t(0) : std::clamp<int64_t>(s.i64(i), 0, int64_t(1) << 40); }
+
+// What every activity query shares: the file, its devices, the NVTX window's WHERE clause.
+struct Activity {
+  const Db& db;
+  const std::string& file;
+  const Devices& dev;
+  const Window& win;
+  const std::string& where;
+};
+
+// CUPTI_ACTIVITY_KIND_KERNEL: the kernels, classified by name, with their launch configuration.
+void read_kernels(const Activity& a, bool string_ids, const Classifier& cls, KernelSink& sink) {
+  const Db& db = a.db;
+  const std::string& file = a.file;
+  const Devices& dev = a.dev;
+  const Window& win = a.win;
+  const std::string& where = a.where;
   const std::string kKernel = "CUPTI_ACTIVITY_KIND_KERNEL";
-  if (!tabs.count(kKernel))
-    throw InputError(file + ": table " + kKernel + " not found (no CUDA kernels in this export; "
-                     "was the profile taken with -t cuda?)");
-  const Window win = nvtx_window(db, tabs, opt);
-  DeviceResolver resolver(opt, file);
-  const Devices dev = devices(db, tabs, resolver);
-  const bool string_ids = tabs.count("StringIds") > 0;
-  const Classifier& cls = classifier(opt);
-  const std::string where = win.on ? " WHERE t.start >= ?1 AND t.start <= ?2" : "";
-
-  auto common = [&](Stmt& s, Kernel& k, const std::string& table, size_t row) {
-    // Columns 0-3: start, end, deviceId, streamId (ns; CUPTI ids).
-    if (s.null(0) || s.null(1))
-      throw InputError(file + ": table " + table + ", row " + std::to_string(row) + ": no start/end");
-    const int64_t start = s.i64(0), end = s.i64(1);
-    if (end < start)
-      throw InputError(file + ": table " + table + ", row " + std::to_string(row) + ": end before start");
-    k.start_us = double(start) / 1e3;
-    k.duration_us = (double(end) - double(start)) / 1e3;  // in double: no overflow on odd values
-    if (!s.null(2)) k.gpu = dev.of(s.i64(2));
-    else k.gpu = dev.only;
-    if (!s.null(3) && s.i64(3) >= 0) k.stream = s.i64(3);
-  };
-  // Launch fields, clamped so that sums of them cannot overflow.
-  auto nonneg = [](const Stmt& s, int i) {
-    return s.null(i) ? int64_t(0) : std::clamp<int64_t>(s.i64(i), 0, int64_t(1) << 40);
-  };
-
-  {
-    const auto c = columns(db, kKernel);
-    for (const char* need : {"start", "end"})
-      if (!c.count(need)) throw InputError(file + ": table " + kKernel + ": missing column '" + need + "'");
-    Stmt s(db,
-           "SELECT t.start, t.\"end\", " + col(c, "deviceId") + ", " + col(c, "streamId") + ", " +
-               name_expr(c, string_ids, {"demangledName", "shortName", "mangledName"}) + ", " +
-               col(c, "gridX") + ", " + col(c, "gridY") + ", " + col(c, "gridZ") + ", " + col(c, "blockX") +
-               ", " + col(c, "blockY") + ", " + col(c, "blockZ") + ", " + col(c, "registersPerThread") +
-               ", " + col(c, "staticSharedMemory") + ", " + col(c, "dynamicSharedMemory") + " FROM " +
-               kKernel + " t" + where + " ORDER BY t.start",
-           "table " + kKernel);
-    if (win.on) s.bind(1, win.begin), s.bind(2, win.end);
-    std::map<std::string, std::pair<KernelClass, std::optional<DType>>> names;
-    for (size_t row = 1; s.step(); ++row) {
-      Kernel k;
-      common(s, k, kKernel, row);
-      k.name = s.text(4);
-      if (k.name.empty())
-        throw InputError(file + ": table " + kKernel + ", row " + std::to_string(row) +
-                         ": kernel name not found (demangledName/shortName not in StringIds)");
-      auto it = names.find(k.name);
-      if (it == names.end())
-        it = names.emplace(k.name, std::pair(cls.classify(k.name), dtype_from_kernel_name(k.name))).first;
-      k.cls = it->second.first;
-      if (it->second.second) k.dtype = *it->second.second;
-      for (int i = 0; i < 3; ++i) k.grid[i] = nonneg(s, 5 + i), k.block[i] = nonneg(s, 8 + i);
-      k.registers = nonneg(s, 11);
-      k.shared_bytes = nonneg(s, 12) + nonneg(s, 13);
-      sink.add(std::move(k));
-    }
+  const auto c = columns(db, kKernel);
+  for (const char* need : {"start", "end"})
+    if (!c.count(need)) throw InputError(file + ": table " + kKernel + ": missing column '" + need + "'");
+  Stmt s(db,
+         "SELECT t.start, t.\"end\", " + col(c, "deviceId") + ", " + col(c, "streamId") + ", " +
+             name_expr(c, string_ids, {"demangledName", "shortName", "mangledName"}) + ", " +
+             col(c, "gridX") + ", " + col(c, "gridY") + ", " + col(c, "gridZ") + ", " + col(c, "blockX") +
+             ", " + col(c, "blockY") + ", " + col(c, "blockZ") + ", " + col(c, "registersPerThread") +
+             ", " + col(c, "staticSharedMemory") + ", " + col(c, "dynamicSharedMemory") + " FROM " +
+             kKernel + " t" + where + " ORDER BY t.start",
+         "table " + kKernel);
+  if (win.on) s.bind(1, win.begin), s.bind(2, win.end);
+  std::map<std::string, std::pair<KernelClass, std::optional<DType>>> names;
+  for (size_t row = 1; s.step(); ++row) {
+    Kernel k;
+    timing_columns(s, k, file, kKernel, row, dev);
+    k.name = s.text(4);
+    if (k.name.empty())
+      throw InputError(file + ": table " + kKernel + ", row " + std::to_string(row) +
+                       ": kernel name not found (demangledName/shortName not in StringIds)");
+    auto it = names.find(k.name);
+    if (it == names.end())
+      it = names.emplace(k.name, std::pair(cls.classify(k.name), dtype_from_kernel_name(k.name))).first;
+    k.cls = it->second.first;
+    if (it->second.second) k.dtype = *it->second.second;
+    for (int i = 0; i < 3; ++i) k.grid[i] = nonneg(s, 5 + i), k.block[i] = nonneg(s, 8 + i);
+    k.registers = nonneg(s, 11);
+    k.shared_bytes = nonneg(s, 12) + nonneg(s, 13);
+    sink.add(std::move(k));
   }
+}
+
+// CUPTI_ACTIVITY_KIND_MEMCPY / MEMSET: copies and fills, with their bytes.
+void read_copies(const Activity& a, const std::set<std::string>& tabs, KernelSink& sink) {
+  const Db& db = a.db;
+  const std::string& file = a.file;
+  const Devices& dev = a.dev;
+  const Window& win = a.win;
+  const std::string& where = a.where;
   for (const std::string table : {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
     if (!tabs.count(table)) continue;
     const auto c = columns(db, table);
@@ -278,13 +289,29 @@ void read_db(const Db& db, const ImportOptions& opt, KernelSink& sink) {
     if (win.on) s.bind(1, win.begin), s.bind(2, win.end);
     for (size_t row = 1; s.step(); ++row) {
       Kernel k;
-      common(s, k, table, row);
+      timing_columns(s, k, file, table, row, dev);
       k.cls = copy ? KernelClass::memcpy : KernelClass::memset;
       k.name = copy ? copy_kind_name(s.null(5) ? 0 : s.i64(5)) : "[CUDA memset]";
       if (!s.null(4) && s.f64(4) >= 0) k.bytes = s.f64(4);
       sink.add(std::move(k));
     }
   }
+}
+
+void read_db(const Db& db, const ImportOptions& opt, KernelSink& sink) {
+  const std::string& file = db.file();
+  const auto tabs = tables(db);
+  const std::string kKernel = "CUPTI_ACTIVITY_KIND_KERNEL";
+  if (!tabs.count(kKernel))
+    throw InputError(file + ": table " + kKernel + " not found (no CUDA kernels in this export; "
+                     "was the profile taken with -t cuda?)");
+  const Window win = nvtx_window(db, tabs, opt);
+  DeviceResolver resolver(opt, file);
+  const Devices dev = devices(db, tabs, resolver);
+  const std::string where = win.on ? " WHERE t.start >= ?1 AND t.start <= ?2" : "";
+  const Activity a{db, file, dev, win, where};
+  read_kernels(a, tabs.count("StringIds") > 0, classifier(opt), sink);
+  read_copies(a, tabs, sink);
 }
 
 constexpr char kMagic[] = "SQLite format 3";  // followed by '\0': 16 bytes
