@@ -2,6 +2,7 @@
 // built-in model or a Hugging Face config.json, written as a kcast-csv kernel list.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "predict/cli/synth_memory_report.h"
 #include "predict/cli/synth_time_report.h"
 #include "predict/synth/synth.h"
+#include "predict/synth/transformer/recipe.h"
 
 namespace kcast::cli {
 
@@ -51,12 +53,30 @@ int64_t positive(const po::variables_map& vm, const char* option) {
   return v;
 }
 
+// --pp-layout L1,L2,...: non-negative layer counts.
+std::vector<int64_t> parse_layout(const std::string& text) {
+  std::vector<int64_t> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    char* end = nullptr;
+    const long long v = item.empty() ? -1 : std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0 || v > (1 << 24))
+      throw InputError("option '--pp-layout': '" + item + "' is not a layer count (give L1,L2,... per stage)");
+    out.push_back(v);
+    at = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 // The string-valued options of `kcast synth`, as given (the numbers stay in the variables map).
 struct SynthArgs {
   std::string model, mode = "infer", dtype, attention = "eager", runtime = "eager", optimizer = "adam", head = "auto",
-      config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format, html;
+      config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format, html, recipe,
+      framework = "eager", pp_layout;
 };
 
 // The option table (its help text is the per-flag reference `kcast synth --help` prints).
@@ -126,7 +146,16 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "html", po::value(&a.html), "with --batch-sweep: also write the sweep as a self-contained HTML page here")(
       "acceptance", po::value<double>(), "with --gpu and --decode-tokens Q > 1: the drafts' acceptance rate "
       "(0 to 1), for the tokens a speculative step yields ((1 - a^Q) / (1 - a) a sequence) and their rate")(
-      "memory-json", po::value(&a.memory_json), "also write the memory report (and each --gpu's fit) as JSON here");
+      "memory-json", po::value(&a.memory_json), "also write the memory report (and each --gpu's fit) as JSON here")(
+      "recipe", po::value(&a.recipe), "train with --dtype fp8: delayed (Transformer Engine's default), current, "
+      "mxfp8 (Blackwell) or block (DeepSeek-style 1x128 / 128x128 scales); with --dtype fp4: nvfp4 (Blackwell). "
+      "The block layers' GEMMs run narrow, with their quantization kernels; default delayed / nvfp4")(
+      "framework", po::value(&a.framework)->default_value("eager"), "train: eager (PyTorch as HF's code runs "
+      "it), megatron (Megatron-LM / NeMo with Transformer Engine: fused kernels, distributed optimizer, "
+      "communication overlapped with compute), torchtitan or automodel (FSDP2, prefetched all-gathers)")(
+      "compile", "torchtitan / automodel: torch.compile's fused element-wise kernels (norms, RoPE, SwiGLU, loss)")(
+      "pp-layout", po::value(&a.pp_layout), "layers per pipeline stage (per virtual stage when interleaved), "
+      "comma-separated: L1,L2,...; default layers / stages each");
 }
 
 // The step's SynthOptions from the command line; every bad value an error naming its option.
@@ -182,6 +211,22 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
   if (vm.count("kv-cache-dtype"))
     o.kv_cache_dtype = dtype_named("kv-cache-dtype", vm["kv-cache-dtype"].as<std::string>());
   if (!a.dtype.empty()) o.dtype = dtype_named("dtype", a.dtype);
+  if (!a.recipe.empty()) {
+    const std::optional<Recipe> r = transformer::parse_recipe(a.recipe);
+    if (!r) throw InputError("option '--recipe': '" + a.recipe + "' is not one of delayed, current, mxfp8, block, nvfp4");
+    o.recipe = *r;
+  } else if (o.mode == Mode::train && o.dtype == DType::fp8) {
+    o.recipe = Recipe::delayed;  // Transformer Engine's default recipe
+  } else if (o.mode == Mode::train && o.dtype == DType::fp4) {
+    o.recipe = Recipe::nvfp4;
+  }
+  o.framework = pick<Framework>("framework", a.framework,
+                                {{"eager", Framework::eager},
+                                 {"megatron", Framework::megatron},
+                                 {"torchtitan", Framework::torchtitan},
+                                 {"automodel", Framework::automodel}});
+  o.compile = vm.count("compile") > 0;
+  if (!a.pp_layout.empty()) o.pp_layout = parse_layout(a.pp_layout);
 
   return o;
 }
@@ -224,6 +269,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--microbatches M] [--zero Z] [--gpus-per-node G] [-o OUT.csv] [--gpu NAME[,...]]\n"
                      "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph]\n"
                      "       [--batch-sweep B1,B2,... [--format table|csv|json] [--html OUT.html]] [--acceptance A]\n"
+                     "       [--recipe delayed|current|mxfp8|block|nvfp4] [--framework eager|megatron|torchtitan|automodel]\n"
+                     "       [--compile] [--pp-layout L1,L2,...] [--format json (with --gpu)]\n"
                      "       [--list]",
                      opts, pos, vm))
     return 0;
@@ -266,7 +313,12 @@ int cmd_synth(int argc, char** argv) {
   const StepSynthesizer step = [&](const SynthOptions& ob, Footprint* f) {
     return a.config.empty() ? synthesize(a.model, ob, f) : synthesize_config_file(a.config, ob, f);
   };
-  if (!a.format.empty() && a.batch_sweep.empty()) throw InputError("option '--format': only with --batch-sweep");
+  // Without a sweep, --format json prints the predicted step of each --gpu (the list then goes to -o only).
+  const bool step_json = a.batch_sweep.empty() && a.format == "json";
+  if (!a.format.empty() && a.batch_sweep.empty() && a.format != "json")
+    throw InputError("option '--format': without --batch-sweep only json (the predicted step per --gpu)");
+  if (step_json && fit_gpus.empty())
+    throw InputError("option '--format': json prints the predicted step of each GPU; give --gpu");
   if (!a.html.empty() && a.batch_sweep.empty()) throw InputError("option '--html': only with --batch-sweep");
   if (!a.batch_sweep.empty()) {
     if (fit_gpus.empty()) throw InputError("option '--batch-sweep': give the GPUs to size the step on (--gpu)");
@@ -289,12 +341,20 @@ int cmd_synth(int argc, char** argv) {
   }
   if (!a.out.empty()) outs.stage(a.out, [&](std::ostream& os) { write_kernel_list(kernels, os); });
   outs.commit();
-  if (a.out.empty()) write_kernel_list(kernels, std::cout);
+  if (step_json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (size_t i = 0; i < times.size(); ++i) list.push_back(step_json_of(times[i], fits[i], o));
+    std::cout << list.dump(2) << "\n";
+  } else if (a.out.empty()) {
+    write_kernel_list(kernels, std::cout);
+  }
   for (const std::string& note : fp.notes)
     std::cerr << "kcast synth: " << what << ": " << note << "\n";
   std::cerr << footprint_line(fp, o) << "\n";
-  for (size_t i = 0; i < fits.size(); ++i)
+  for (size_t i = 0; i < fits.size(); ++i) {
     std::cerr << fit_line(fp, o, fits[i]) << "\n" << timing_line(times[i], o, cuda_graph) << "\n";
+    if (const std::string parts = parts_line(times[i], o); !parts.empty()) std::cerr << parts << "\n";
+  }
   return 0;
 }
 

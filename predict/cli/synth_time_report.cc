@@ -6,11 +6,14 @@
 
 #include "io/classifier_rules.h"
 #include "io/kernel_list_csv.h"
+#include "model/error.h"
 
+#include "predict/cli/synth_step_parts.h"
 #include "predict/e2e/predictor.h"
 #include "predict/report/text_util.h"
 #include "predict/synth/emitter.h"
 #include "predict/synth/generation.h"
+#include "predict/synth/transformer/recipe.h"
 
 namespace kcast::cli {
 
@@ -83,6 +86,19 @@ std::string grouped(double v) {
 
 }  // namespace
 
+void check_recipe_units(const SynthOptions& o, const std::vector<const GpuSpec*>& gpus) {
+  const synth::transformer::RecipeKernels* r = synth::transformer::recipe_kernels(o.recipe);
+  if (!r) return;
+  for (const GpuSpec* g : gpus) {
+    const bool fp8 = known(g->fp8_tflops) && g->fp8_tflops > 0, fp4 = known(g->fp4_tflops) && g->fp4_tflops > 0;
+    if (!fp8 || (r->needs_fp4_units && !fp4))
+      throw InputError("option '--recipe': " + std::string(r->name) + " runs " +
+                       (r->needs_fp4_units ? "block-scaled (MX / NV) GEMMs on Blackwell-generation tensor cores"
+                                           : "FP8 GEMMs on FP8 tensor cores") +
+                       "; " + g->name + " has none");
+  }
+}
+
 double expected_tokens_per_step(int64_t q, double a) {
   if (a >= 1) return double(q);
   return (1 - std::pow(a, double(q))) / (1 - a);
@@ -92,6 +108,7 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
                                          const SynthOptions& o, const std::vector<const GpuSpec*>& gpus,
                                          const LoadedModel& model, const GpuDatabase& db, bool cuda_graph,
                                          double acceptance) {
+  check_recipe_units(o, gpus);
   // Through the kernel-list text, as predict reads the written file: the reader derives what names
   // tell the model (a fused attention kernel's instruction set, an SGEMM's tile), and its numbers are
   // the written digits, so the step is predict's to the last bit.
@@ -113,15 +130,27 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
   const Part decode_part = generate ? Part::decode : Part::all;
   const double decode_bytes = generate || decode ? part_bytes(w, decode_part) : 0;
   std::vector<SynthTiming> out;
+  const bool train = o.mode == Mode::train;
   for (size_t i = 0; i < preds.size(); ++i) {
     const GpuPrediction& p = preds[i];
     const GpuSpec& g = *gpus[i];
     SynthTiming t;
     t.gpu = p.gpu;
     t.step_us = p.step_us;
+    if (train) {
+      const StepParts parts = step_parts(rows, p.row_us, o, fp);
+      // Eager PyTorch overlaps nothing: its step stays the predictor's, to the last bit.
+      if (o.framework != synth::Framework::eager) t.step_us = parts.step_us;
+      t.train = true;
+      t.comm_us = parts.comm_us;
+      t.exposed_comm_us = o.framework == synth::Framework::eager ? parts.comm_us : parts.exposed_comm_us;
+      t.bubble_us = parts.bubble_us;
+      t.recompute_us = parts.recompute_us;
+      t.quantize_us = parts.quantize_us;
+    }
     t.unit = fp.step_unit;
     t.gpus = o.tp * o.pp * o.dp * o.cp;
-    if (p.step_us > 0) t.tokens_per_s = fp.step_tokens / (p.step_us * 1e-6);
+    if (t.step_us > 0) t.tokens_per_s = fp.step_tokens / (t.step_us * 1e-6);
     // The time the decode steps take: a generation's decode@ rows, a decode step's all.
     const double decode_us = generate ? part_us(w, p, Part::decode) : p.step_us;
     if (generate) {
@@ -134,7 +163,15 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
       t.tokens_per_step = expected_tokens_per_step(o.decode_tokens, acceptance);
       t.accepted_tokens_per_s = t.tokens_per_s / double(o.decode_tokens) * t.tokens_per_step;
     }
-    if (!decode && matrix.flops > 0) {
+    if (train && fp.model_flops_per_token > 0 && t.step_us > 0) {
+      // The frameworks' convention: model FLOPs of the step's tokens over its time, per GPU.
+      t.model_tflops_per_gpu = fp.model_flops_per_token * fp.step_tokens / (t.step_us * 1e-6) / double(t.gpus) / 1e12;
+      const double peak = g.gemm_peak_tflops(matrix.dtype);
+      if (known(peak) && peak > 0) {
+        t.mfu = t.model_tflops_per_gpu / peak;
+        t.mfu_dtype = std::string(to_string(matrix.dtype));
+      }
+    } else if (!decode && matrix.flops > 0) {
       const double us = generate ? t.prefill_us : p.step_us;
       const double peak = g.gemm_peak_tflops(matrix.dtype);
       if (known(peak) && peak > 0 && us > 0) {
@@ -174,6 +211,18 @@ std::string timing_line(const SynthTiming& t, const SynthOptions& o, bool cuda_g
   return s;
 }
 
+std::string parts_line(const SynthTiming& t, const SynthOptions& o) {
+  if (!t.train || (o.framework == synth::Framework::eager && o.recipe == synth::Recipe::none)) return "";
+  using report::human_time;
+  std::string s = "kcast synth: " + t.gpu + ": step parts: communication " + human_time(t.comm_us) + ", exposed " +
+                  human_time(t.exposed_comm_us);
+  if (t.bubble_us > 0) s += "; pipeline bubble " + human_time(t.bubble_us);
+  if (t.recompute_us > 0) s += "; recompute " + human_time(t.recompute_us);
+  if (t.quantize_us > 0) s += "; quantization " + human_time(t.quantize_us);
+  if (known(t.model_tflops_per_gpu)) s += "; model " + report::fixed(t.model_tflops_per_gpu, 0) + " TFLOP/s per GPU";
+  return s;
+}
+
 nlohmann::json timing_json(const SynthTiming& t) {
   auto num = [](double v) { return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   nlohmann::json j;
@@ -190,6 +239,27 @@ nlohmann::json timing_json(const SynthTiming& t) {
   j["acceptance"] = num(t.acceptance);
   j["tokens_per_step"] = num(t.tokens_per_step);
   j["accepted_tokens_per_s"] = num(t.accepted_tokens_per_s);
+  return j;
+}
+
+nlohmann::json step_json_of(const SynthTiming& t, const MemoryFit& fit, const SynthOptions& o) {
+  auto num = [](double v) { return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  nlohmann::json j = timing_json(t);
+  j["gpu"] = t.gpu;
+  j["step_s"] = t.step_us * 1e-6;
+  j["model_tflops_per_gpu"] = num(t.model_tflops_per_gpu);
+  j["comm_s"] = t.comm_us * 1e-6;
+  j["exposed_comm_s"] = t.exposed_comm_us * 1e-6;
+  j["bubble_s"] = t.bubble_us * 1e-6;
+  j["recompute_s"] = t.recompute_us * 1e-6;
+  j["quantize_s"] = t.quantize_us * 1e-6;
+  j["memory_gb"] = fit.need_bytes * 1e-9;
+  j["fits"] = fit.fits;
+  j["framework"] = o.framework == synth::Framework::megatron     ? "megatron"
+                   : o.framework == synth::Framework::torchtitan ? "torchtitan"
+                   : o.framework == synth::Framework::automodel  ? "automodel"
+                                                                 : "eager";
+  j["recipe"] = synth::transformer::to_string(o.recipe);
   return j;
 }
 

@@ -19,6 +19,7 @@
 
 #include "calibrate/model_file.h"
 #include "model/gpu_database.h"
+#include "predict/cli/synth_memory_report.h"
 #include "predict/synth/synth.h"
 
 namespace kcast::cli {
@@ -39,7 +40,15 @@ struct SynthTiming {
   // step yields per sequence, (1 - a^Q) / (1 - a) (Leviathan et al. 2023, i.i.d. acceptance: the
   // accepted drafts and the one token the verification adds), and their rate. Unknown without a rate.
   double acceptance = kUnknown, tokens_per_step = kUnknown, accepted_tokens_per_s = kUnknown;
+  // train: the step's parts (synth_step_parts.h) and the model TFLOP/s per GPU by the frameworks'
+  // convention (Footprint::model_flops_per_token over the step; MFU is it over the dense peak).
+  bool train = false;
+  double comm_us = 0, exposed_comm_us = 0, bubble_us = 0, recompute_us = 0, quantize_us = 0;
+  double model_tflops_per_gpu = kUnknown;
 };
+
+// InputError naming --recipe and the GPU when a GPU lacks the tensor cores the recipe's GEMMs need.
+void check_recipe_units(const synth::SynthOptions& o, const std::vector<const GpuSpec*>& gpus);
 
 // The expected tokens one verification of q - 1 drafts yields at acceptance rate a in [0, 1].
 double expected_tokens_per_step(int64_t q, double a);
@@ -53,6 +62,10 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
 
 // One GPU's stderr line (without a trailing newline), and the same as a JSON object.
 std::string timing_line(const SynthTiming& t, const synth::SynthOptions& o, bool cuda_graph);
+// A training step's parts on one GPU, for frameworks and recipes beyond eager PyTorch ("" otherwise).
+std::string parts_line(const SynthTiming& t, const synth::SynthOptions& o);
 nlohmann::json timing_json(const SynthTiming& t);
+// `kcast synth --gpu ... --format json`: one GPU's predicted step, its parts and its memory verdict.
+nlohmann::json step_json_of(const SynthTiming& t, const MemoryFit& fit, const synth::SynthOptions& o);
 
 }  // namespace kcast::cli

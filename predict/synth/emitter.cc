@@ -208,6 +208,7 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
     if (full_shard) unit_collective(s, "all_gather");
     for (const auto& k : s.fwd) put(s, k);
   }
+  forward_rows_ = out.size();
   if (o.mode != Mode::train) return out;
   for (auto s = sections_.rbegin(); s != sections_.rend(); ++s) {
     if (full_shard) unit_collective(*s, "all_gather");
@@ -241,7 +242,10 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   std::vector<int64_t> updated = o.zero >= 1 ? shards(params, dp) : params;
   const std::vector<int64_t> updated_experts = o.zero >= 1 ? shards(experts, edp) : experts;
   updated.insert(updated.end(), updated_experts.begin(), updated_experts.end());
-  for (auto& k : optimizer_rows(o.optimizer, updated, param_dtype, o.master_weights)) out.push_back(std::move(k));
+  const bool fused_adam = o.framework == Framework::megatron && keeps_moments(o.optimizer);
+  for (auto& k : fused_adam ? fused_adam_rows(updated, param_dtype, o.master_weights)
+                            : optimizer_rows(o.optimizer, updated, param_dtype, o.master_weights))
+    out.push_back(std::move(k));
   if (o.zero >= 1 && !full_shard) {
     put_net(sharded_gradient_collectives(params, param_dtype, dp, "all_gather (updated parameters)"), dp_net);
     put_net(sharded_gradient_collectives(experts, param_dtype, edp, "all_gather (updated expert parameters)"),

@@ -80,6 +80,8 @@ class Tape {
   // With `o.zero`, the ZeRO / FSDP collectives instead of the all-reduce, and the optimizer over this
   // replica's shard.
   std::vector<Kernel> assemble(const SynthOptions& o, DType param_dtype) const;
+  // The forward rows of the last assemble() (its list starts with them).
+  size_t forward_rows() const { return forward_rows_; }
   // Every parameter tensor this GPU holds (`experts`: only the expert-parallel ones; else the others).
   std::vector<int64_t> parameter_tensors() const;
   std::vector<int64_t> parameter_tensors(bool experts) const;
@@ -90,6 +92,7 @@ class Tape {
 
  private:
   std::deque<Section> sections_;  // deque: references from section() stay valid
+  mutable size_t forward_rows_ = 0;
 };
 
 // InputError naming the option when a parallel degree or the micro-batch count is below 1, or when

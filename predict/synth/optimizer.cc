@@ -85,4 +85,22 @@ std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& nu
   return out;
 }
 
+// Megatron's distributed optimizer steps its shard with Transformer Engine's / Apex's fused Adam
+// (multi_tensor_adam): one kernel per multi-tensor launch, reading each parameter's FP32 gradient
+// (Megatron's main_grad), master weight and both moments, writing those three and the 16-bit weight.
+std::vector<Kernel> fused_adam_rows(const std::vector<int64_t>& numels, DType dt, bool master_weights) {
+  if (numels.empty()) return {};
+  double params = 0;
+  for (int64_t n : numels) params += double(n);
+  const double e = dtype_bytes(dt);
+  // Lists per launch: gradient, parameter, two moments (and the master copy): PyTorch's
+  // multi_tensor_apply holds 36 tensors a launch at depth 4 and 30 at depth 5.
+  const int64_t launches = multi_tensor_launches(numels, master_weights ? 30 : 36);
+  const double bytes = master_weights ? 4 + 2 * (4 + 4 + 4) + e : e + 2 * (e + e + e);
+  Kernel k = work("optimizer.fused_adam te::multi_tensor_adam", KernelClass::optimizer, DType::fp32,
+                  params * 16 / double(launches), params * bytes / double(launches));
+  k.count = double(launches);
+  return {std::move(k)};
+}
+
 }  // namespace kcast::synth

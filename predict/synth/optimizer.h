@@ -14,5 +14,7 @@ namespace kcast::synth {
 // master_weights): the gradients cast to fp32 first, the updated weights cast back after.
 std::vector<Kernel> optimizer_rows(Optimizer opt, const std::vector<int64_t>& param_numels, DType dt,
                                    bool master_weights = false);
+// Megatron's fused Adam over this GPU's shard of the parameters (optimizer.cc).
+std::vector<Kernel> fused_adam_rows(const std::vector<int64_t>& numels, DType dt, bool master_weights);
 
 }  // namespace kcast::synth

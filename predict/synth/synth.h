@@ -33,6 +33,26 @@ inline bool keeps_moments(Optimizer o) { return o == Optimizer::adam || o == Opt
 // heads (MLM + next-sentence) in training — what the NeuSight measurements ran.
 enum class HeadKind { automatic, lm, classifier, pretraining, none };
 
+// Low-precision training recipes, as Transformer Engine runs them: which GEMMs run narrow and how
+// their operands are scaled (docs/synth.md, "Training recipes"). The block layers' projections run
+// their forward, data-gradient and weight-gradient GEMMs narrow; attention, norms, embeddings and the
+// output layer stay BF16.
+//  delayed: FP8 (E4M3 forward, E5M2 gradients), per-tensor scales from an amax history
+//           (te.recipe.DelayedScaling, the default of the NeMo / Megatron-Bridge 24.x-25.x containers)
+//  current: FP8 with per-tensor scales from each tensor's own amax (Float8CurrentScaling): one more
+//           read of every quantized tensor
+//  mxfp8:   FP8 with one E8M0 scale per 32 values in each direction (MXFP8BlockScaling; Blackwell)
+//  block:   FP8 with DeepSeek-V3's 1x128 activation and 128x128 weight scales (Float8BlockScaling)
+//  nvfp4:   FP4 (E2M1) with one E4M3 scale per 16 values and a tensor scale (NVFP4BlockScaling;
+//           Blackwell), a random Hadamard transform of the weight-gradient operands
+enum class Recipe { none, delayed, current, mxfp8, block, nvfp4 };
+// Whose kernels a training step launches: eager (PyTorch as Hugging Face's code runs it, today's
+// default), megatron (Megatron-LM / NeMo / Megatron-Bridge with Transformer Engine: fused norms, RoPE,
+// SwiGLU and cross-entropy, cuDNN fused attention, the distributed optimizer's fused Adam, and
+// communication overlapped with compute), torchtitan / automodel (PyTorch FSDP2: eager kernels, or
+// torch.compile's fused ones with --compile, parameter all-gathers prefetched behind compute).
+enum class Framework { eager, megatron, torchtitan, automodel };
+
 struct SynthOptions {
   int64_t batch = 0;  // 0: model default (1)
   int64_t seq = 0;    // 0: model default (its context length; 512 for BERT)
@@ -92,6 +112,13 @@ struct SynthOptions {
   // GPUs holds seq / cp of every sequence's tokens; attention's keys and values pass around the ring;
   // the weights' gradients are reduced over dp x cp. Fused attention only, no decoding.
   int64_t cp = 1;
+  // train: the low-precision recipe of the block layers' GEMMs (none: every GEMM in `dtype`).
+  Recipe recipe = Recipe::none;
+  Framework framework = Framework::eager;
+  bool compile = false;  // torchtitan / automodel: torch.compile's fused element-wise kernels
+  // Pipeline stages' layers (Megatron-LM's pipeline layout), one count per stage (per virtual stage
+  // with interleaving); empty: layers / pp each.
+  std::vector<int64_t> pp_layout;
 };
 
 // What one GPU holds for the step, exact for the synthesized model and options: its parameters as
@@ -125,6 +152,14 @@ struct Footprint {
   // runs (speculative verification counts every draft); a generation: batch x new tokens.
   double step_tokens = 0;
   std::string step_unit = "tokens";
+  // train: the kernel list's forward rows come first, this many of them (the backward and the
+  // optimizer step follow); 0 where not recorded.
+  size_t forward_rows = 0;
+  // train: the model FLOPs of one token by the convention the frameworks publish (Megatron-LM's
+  // num_floating_point_operations: 6 x the projection weights a token passes through, the LM head's
+  // included, plus causal attention's 6 x layers x seq x q.k width), so that recomputation, pipeline
+  // bubbles and padding never count as useful work; 0 where not known.
+  double model_flops_per_token = 0;
   double total_bytes() const {
     return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes + loss_transient_bytes;
   }

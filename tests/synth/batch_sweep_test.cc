@@ -109,7 +109,7 @@ TEST(SynthBatchSweep, BadUseNamesTheOption) {
                                          {"--batch-sweep 1,2", "--gpu"},
                                          {"--gpu H100-SXM --batch-sweep 1,2 --batch 4", "either --batch"},
                                          {"--gpu H100-SXM --batch-sweep 1,2 -o x.csv", "drop -o"},
-                                         {"--gpu H100-SXM --format csv", "only with --batch-sweep"},
+                                         {"--gpu H100-SXM --format csv", "without --batch-sweep only json"},
                                          {"--gpu H100-SXM --batch-sweep 4,6 --dp 4", "batch 6"}}) {
     const auto r = run_kcast("synth llama3-8b " + c.args, true);
     EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;

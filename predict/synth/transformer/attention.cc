@@ -158,12 +158,16 @@ void TransformerSynth::fused_attention_core(Section& s, const AttentionShape& a,
   }
   // Serving stacks run FlashAttention-3 on Hopper and FlashInfer / TRT-LLM kernels on Blackwell:
   // native tensor instructions, so their kernel is not named as PyTorch's mma.sync one.
-  s.op(work(serving_ ? "attn.flash vllm::unified_attention (varlen | paged KV)"
-                     : "attn.flash aten::_scaled_dot_product_flash_attention",
-            KernelClass::attention, dt_, fl, io + BH * double(S_) * 4),
+  // Megatron runs Transformer Engine's cuDNN fused attention (native tensor instructions on Hopper
+  // and Blackwell), not PyTorch's FlashAttention-2 kernel.
+  const char* fwd_name = serving_    ? "attn.flash vllm::unified_attention (varlen | paged KV)"
+                         : megatron_ ? "attn.flash te::fused_attn (cuDNN)"
+                                     : "attn.flash aten::_scaled_dot_product_flash_attention";
+  const char* bwd_name = megatron_ ? "attn.flash te::fused_attn (cuDNN, backward)"
+                                   : "attn.flash aten::_scaled_dot_product_flash_attention_backward";
+  s.op(work(fwd_name, KernelClass::attention, dt_, fl, io + BH * double(S_) * 4),
        // Backward recomputes P and runs 5 GEMMs (2.5x the forward); reads Q,K,V,O,dO,LSE, writes dQ,dK,dV.
-       {work("attn.flash aten::_scaled_dot_product_flash_attention_backward", KernelClass::attention, dt_,
-             2.5 * fl, bwd_io + 2 * BH * double(S_) * 4)});
+       {work(bwd_name, KernelClass::attention, dt_, 2.5 * fl, bwd_io + 2 * BH * double(S_) * 4)});
 }
 
 // Eager attention as HF's code runs it: head-major copies, the QK^T bmm, the family's scale and

@@ -30,6 +30,7 @@ void TransformerSynth::linear(Section& s, const std::string& name, double rows, 
       s.param(in * out);
       if (bias) s.param(out);
     }
+  if (recipe_ && quantizable && in_block(s) && !bias) return recipe_linear(s, name, rows, in, out, n);
   // Only the repeated block's projections: quantized serving keeps embeddings and heads BF16.
   if (quant_ && quantizable && in_block(s)) {
     quant_params_ += s.weights * n * double(in) * double(out);
@@ -45,6 +46,38 @@ void TransformerSynth::linear(Section& s, const std::string& name, double rows, 
                              (rows * double(out) + double(out)) * e_),
                         n));
   s.op(times(gemm(name + (bias ? " aten::addmm" : " aten::mm"), dt_, 1, r, out, in), n), std::move(bwd));
+}
+
+// A block projection under a training recipe (recipe.h): per micro-batch the input quantized and the
+// narrow forward GEMM; in backward the output gradient quantized, then the narrow data- and
+// weight-gradient GEMMs (BF16 outputs; Megatron accumulates the weight gradients in FP32 inside the
+// GEMM). Its weights are quantized once per step (recipe_weights).
+void TransformerSynth::recipe_linear(Section& s, const std::string& name, double rows, int64_t in, int64_t out,
+                                     double n) {
+  const RecipeKernels& q = *recipe_;
+  const int64_t r = int64_t(rows);
+  recipe_weight_elems_ += s.weights * n * double(in) * double(out);
+  auto quantize = [&](const char* what, double elems) {
+    return times(work(name + " " + q.quantize + what, EW, DType::bf16, q.flops_per_elem * elems,
+                      q.bytes_per_elem * elems),
+                 n);
+  };
+  s.op(quantize(" (input)", rows * double(in)));
+  s.op(times(gemm(name + " te::gemm (fprop)", q.gemm_dtype, 1, r, out, in), n),
+       {quantize(" (output gradient)", rows * double(out)),
+        times(gemm(name + " te::gemm (dgrad)", q.gemm_dtype, 1, r, in, out), n),
+        times(gemm(name + " te::gemm (wgrad)", q.gemm_dtype, 1, out, in, r), n)});
+}
+
+// The block weights' quantization, once per step: TE casts them on the first micro-batch and reuses
+// the narrow copies for the others.
+void TransformerSynth::recipe_weights() {
+  if (!recipe_ || recipe_weight_elems_ <= 0) return;
+  Section& w = tape_.section("recipe.", 1);
+  w.weights = 0;
+  const double e = recipe_weight_elems_;
+  w.op(work(std::string("weights ") + recipe_->quantize + " (cached across micro-batches)", EW, DType::bf16,
+            recipe_->flops_per_elem * e, recipe_->bytes_per_elem * e));
 }
 
 Kernel TransformerSynth::accumulate(const std::string& name, double elems, double n) {
@@ -87,6 +120,22 @@ void TransformerSynth::norm(Section& s, const std::string& name, double rows, in
     s.op(over_rows(work(name + " vllm::rms_norm", KernelClass::normalization, dt_, 4 * n, 2 * n * e_ + w * e_),
                    rows, double(w)));
     s.param(w);
+    return;
+  }
+  if (fused_) {
+    // One kernel each way (TE's rmsnorm / layernorm, or the one Triton kernel torch.compile makes of
+    // HF's composite): forward reads x and the weight, writes y and each row's statistics; backward
+    // reads dy, x and the statistics, writes dx and the weight gradient's per-block partial sums.
+    const bool rms = c_.norm == NormKind::rms;
+    const char* kernel = megatron_ ? (rms ? " te::rmsnorm" : " te::layernorm") : " triton_fused_norm";
+    s.op(over_rows(work(name + kernel + " (forward)", KernelClass::normalization, dt_, 4 * n,
+                        2 * n * e_ + rows * 4 + w * e_),
+                   rows, double(w)),
+         {over_rows(work(name + kernel + " (backward)", KernelClass::normalization, dt_, 6 * n,
+                         3 * n * e_ + rows * 4 + w * 4),
+                    rows, double(w))});
+    s.param(w);
+    if (!rms) s.param(w);
     return;
   }
   if (c_.norm == NormKind::layer) {
@@ -148,6 +197,16 @@ void TransformerSynth::pre_norm(Section& s, const std::string& name) {
 }
 
 void TransformerSynth::rotary(Section& s, const std::string& name, double elems) {
+  if (fused_ && !serving_) {
+    // One kernel each way over q or k (TE's fused_rope, Megatron's apply_rotary_pos_emb with
+    // apply_rope_fusion; torch.compile's fused kernel): reads the input and the cos / sin table,
+    // writes the rotated tensor.
+    const double table = double(S_) * double(rot_) * 4;
+    const char* kernel = megatron_ ? " te::fused_rope" : " triton_fused_rope";
+    s.op(work(name + kernel + " (forward)", EW, dt_, 3 * elems, 2 * elems * e_ + table),
+         {work(name + kernel + " (backward)", EW, dt_, 3 * elems, 2 * elems * e_ + table)});
+    return;
+  }
   if (serving_) {
     // One in-place kernel over the rotated dimensions (vLLM's rotary_embedding, q and k in one
     // launch where the caller passes both), reading the cos / sin cache computed at load time.

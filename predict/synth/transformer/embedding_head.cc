@@ -161,6 +161,17 @@ void TransformerSynth::cross_entropy(Section& s, const std::string& name, double
                                        tp_),
                             tp_net_share()),
                3));
+  if (fused_) {
+    // One kernel each way (Megatron's fused vocab-parallel cross-entropy, cross_entropy_loss_fusion;
+    // torch.compile's): forward reads the logits once (max, target logit and sum of exponentials, the
+    // all-reduces between them above), backward writes their gradient from the logits it reads again.
+    const char* kernel = megatron_ ? " te::fused_cross_entropy" : " triton_fused_cross_entropy";
+    s.op(over_rows(work(name + kernel + " (forward)", KernelClass::softmax, DType::fp32, 5 * n, n * e_ + rows * 12),
+                   rows, classes),
+         {over_rows(work(name + kernel + " (backward)", KernelClass::softmax, DType::fp32, 4 * n, 2 * n * e_ + rows * 12),
+                    rows, classes)});
+    return;
+  }
   const bool cast = e_ != 4;
   if (cast)  // logits.float()
     s.op(work(name + " aten::_to_copy (fp32)", EW, dt_, 0, n * (e_ + 4)),

@@ -54,6 +54,15 @@ void TransformerSynth::gate(Section& s, const std::string& name, double e, doubl
          {times(pointwise(name + ".gate aten::mul (backward)", dt_, e, 3, 1), 2 * n)});
     return;
   }
+  if (fused_ && !c_.clamped_swiglu) {
+    // One kernel each way (Megatron's bias_swiglu fusion / TE's swiglu; torch.compile's): forward
+    // reads gate and up, writes act(gate) * up; backward reads them and the output gradient, writes
+    // both input gradients.
+    const char* kernel = megatron_ ? ".act te::swiglu" : ".act triton_fused_swiglu";
+    s.op(times(work(name + kernel + " (forward)", EW, dt_, 5 * e, 3 * e * e_), n),
+         {times(work(name + kernel + " (backward)", EW, dt_, 8 * e, 5 * e * e_), n)});
+    return;
+  }
   if (serving_) {
     // One kernel: act(gate) * up from the merged gate|up output (vLLM's silu_and_mul / gelu_tanh_and_mul).
     const char* fused = c_.act == Activation::silu ? " vllm::silu_and_mul" : " vllm::gelu_and_mul";

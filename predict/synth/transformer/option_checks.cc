@@ -8,10 +8,43 @@
 
 #include "model/error.h"
 #include "predict/synth/emitter.h"
+#include "predict/synth/pipeline_layout.h"
+#include "predict/synth/transformer/recipe.h"
 
 namespace kcast::synth::transformer {
 
 namespace {
+
+// A training recipe matches its dtype, and FP8 / FP4 training names its recipe.
+void check_recipe(const SynthOptions& opt) {
+  const bool narrow = opt.dtype == DType::fp8 || opt.dtype == DType::fp4;
+  if (opt.recipe != Recipe::none) {
+    const std::string r = to_string(opt.recipe);
+    if (opt.mode != Mode::train)
+      throw InputError("option '--recipe': " + r + " is a training recipe; use --mode train (inference runs "
+                       "--dtype fp8 / fp4 without one)");
+    const DType want = opt.recipe == Recipe::nvfp4 ? DType::fp4 : DType::fp8;
+    if (opt.dtype != want)
+      throw InputError("option '--recipe': " + r + " runs " + std::string(kcast::to_string(want)) + " GEMMs; give --dtype " +
+                       std::string(kcast::to_string(want)));
+  }
+  if (narrow && opt.mode == Mode::train && opt.recipe == Recipe::none)
+    throw InputError("option '--dtype': " + std::string(kcast::to_string(*opt.dtype)) +
+                     " training runs by a recipe: --recipe delayed, current, mxfp8 or block (fp8), nvfp4 (fp4)");
+}
+
+// The training framework's kernels exist for its own kind of model and mode.
+void check_framework(const TransformerConfig& cfg, const SynthOptions& opt) {
+  if (opt.compile && opt.framework == Framework::megatron)
+    throw InputError("option '--compile': torch.compile is torchtitan's and AutoModel's; Megatron-LM runs "
+                     "Transformer Engine's fused kernels (drop --compile)");
+  if (opt.framework == Framework::eager) return;
+  if (opt.mode != Mode::train)
+    throw InputError("option '--framework': the frameworks' kernels are synthesized for training (--mode train)");
+  if (cfg.family != Family::llama)
+    throw InputError("option '--framework': synthesized for llama-like decoders (RMSNorm, rotary, SwiGLU); " +
+                     cfg.name + " is a BERT, GPT-2 or OPT model");
+}
 
 // Sizes, dtypes, and the options that belong to one mode only.
 void check_step(const TransformerConfig& cfg, const SynthOptions& opt) {
@@ -20,10 +53,7 @@ void check_step(const TransformerConfig& cfg, const SynthOptions& opt) {
   if (opt.dtype && (*opt.dtype == DType::int8 || *opt.dtype == DType::fp64))
     throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
                      " is not supported by synth (fp32, tf32, fp16, bf16; fp8 and fp4 for inference)");
-  if ((opt.dtype == DType::fp8 || opt.dtype == DType::fp4) && opt.mode == Mode::train)
-    throw InputError("option '--dtype': " + std::string(to_string(*opt.dtype)) +
-                     " is synthesized for inference (quantized serving: narrow projections, BF16 elsewhere); "
-                     "low-precision training recipes are not modelled, use bf16");
+  check_recipe(opt);
   if (opt.sequence_parallel && opt.tp < 2)
     throw InputError("option '--sequence-parallel': splits the tokens over the tensor-parallel GPUs; "
                      "give --tp 2 or more");
@@ -115,16 +145,12 @@ void check_experts_and_stages(const TransformerConfig& cfg, const SynthOptions& 
   if (opt.pp > 1 && cfg.local_layers > 0 && cfg.local_layers < cfg.layers && window_bites)
     throw InputError("option '--pp': " + cfg.name + " mixes sliding-window and full-attention layers, which synth "
                      "puts on one stage only");
-  if (cfg.layers % opt.pp != 0)
-    throw InputError("option '--pp': " + std::to_string(opt.pp) + " stages do not divide the " +
-                     std::to_string(cfg.layers) + " layers of " + cfg.name);
   if (opt.virtual_stages < 1)
     throw InputError("option '--virtual-stages': must be at least 1");
+  if (opt.virtual_stages > 1 && opt.pp < 2)
+    throw InputError("option '--virtual-stages': interleaves pipeline stages; give --pp 2 or more");
+  pipeline_layout(cfg, opt);  // refuses layers that do not lay out over the stages
   if (opt.virtual_stages > 1) {
-    if (opt.pp < 2) throw InputError("option '--virtual-stages': interleaves pipeline stages; give --pp 2 or more");
-    if ((cfg.layers / opt.pp) % opt.virtual_stages != 0)
-      throw InputError("option '--virtual-stages': " + std::to_string(opt.virtual_stages) +
-                       " chunks do not divide the " + std::to_string(cfg.layers / opt.pp) + " layers of a stage");
     if (opt.microbatches % opt.pp != 0)
       throw InputError("option '--virtual-stages': the interleaved schedule needs micro-batches (" +
                        std::to_string(opt.microbatches) + ") divisible by the stages (" + std::to_string(opt.pp) + ")");
@@ -159,6 +185,7 @@ void check_serving(const TransformerConfig& cfg, const SynthOptions& opt) {
 
 void check_options(const TransformerConfig& cfg, const SynthOptions& opt) {
   check_step(cfg, opt);
+  check_framework(cfg, opt);
   check_tensor_parallel(cfg, opt);
   check_experts_and_stages(cfg, opt);
   check_serving(cfg, opt);

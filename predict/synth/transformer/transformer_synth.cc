@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/error.h"
+#include "predict/synth/pipeline_layout.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/option_checks.h"
 #include "predict/synth/transformer/transformer_synth.h"
@@ -30,9 +31,14 @@ TransformerSynth::TransformerSynth(const TransformerConfig& c, const SynthOption
   // FP8 / FP4 serving (vLLM/sglang FP8 checkpoints, NVFP4 ModelOpt ones): the blocks' projections
   // run scaled GEMMs on narrow weights, each after quantizing its BF16 input; everything else
   // stays BF16.
-  if (dt_ == DType::fp8) quant_ = &kFp8Kernels;
-  if (dt_ == DType::fp4) quant_ = &kFp4Kernels;
-  if (quant_) dt_ = DType::bf16;
+  // Training with FP8 / FP4 runs the block projections' GEMMs by a recipe (recipe.h), the rest BF16.
+  if (train_ && o.recipe != Recipe::none) recipe_ = recipe_kernels(o.recipe);
+  if (!train_ && dt_ == DType::fp8) quant_ = &kFp8Kernels;
+  if (!train_ && dt_ == DType::fp4) quant_ = &kFp4Kernels;
+  if (quant_ || recipe_) dt_ = DType::bf16;
+  megatron_ = o.framework == Framework::megatron;
+  stage_layers_ = double(critical_stage_layers(pipeline_layout(c, o), o.pp));
+  fused_ = megatron_ || o.compile;
   e_ = dtype_bytes(dt_);
   kv_e_ = o.kv_cache_dtype ? dtype_bytes(*o.kv_cache_dtype) : e_;
   tp_ = o.tp;
@@ -115,6 +121,7 @@ std::vector<Kernel> TransformerSynth::run() {
   if (ce) ce->count = m;
   embed.count = o_.pp > 1 ? 1 : m;
   if (o_.pp > 1) embed.weights = 0;
+  recipe_weights();
   return tape_.assemble(o_, dt_);
 }
 
@@ -149,6 +156,13 @@ Footprint TransformerSynth::footprint() const {
   f.batch_sequences = double(B_);
   f.step_tokens = double(B_) * double(o_.microbatches) * double(o_.dp) * double(decode_ ? S_ : Sk_);
   f.weight_bytes += absorbed_copy_bytes_;
+  if (train_) {
+    f.forward_rows = tape_.forward_rows();
+    f.model_flops_per_token = model_flops_per_token();
+  }
+  // A recipe keeps the narrow row- and column-wise copies of the block weights beside the BF16 ones
+  // (TE's cached FP8 / FP4 weights).
+  if (recipe_) f.weight_bytes += recipe_weight_elems_ * (recipe_->bytes_per_elem - 2);
   const ActivationMemory activations(c_, o_, shape());
   if (!train_) {
     f.activation_bytes = activations.inference_peak_bytes();
@@ -161,6 +175,21 @@ Footprint TransformerSynth::footprint() const {
     if (o_.pp > 1) f.first_stage_microbatches = activations.first_stage_microbatches();
   }
   return f;
+}
+
+// Megatron-LM's model FLOPs of one trained token (Footprint::model_flops_per_token): forward and
+// backward (3 x 2 FLOPs a weight) through every projection a token passes (routed experts only; the LM
+// head, not the embedding lookup), and causal attention's q.k and p.v over half the sequence on
+// average (bidirectional encoders: all of it). Checked against Megatron-Bridge's published model
+// TFLOP/s per GPU over tokens/s per GPU: Llama 3 8B 1.000, 70B 0.999, 3.1 405B 0.999 (training.csv).
+double TransformerSynth::model_flops_per_token() const {
+  const double V = double(c_.vocab), d = double(c_.hidden);
+  const double positions = c_.positions == PositionKind::learned ? double(c_.max_positions + c_.position_offset) : 0;
+  const double lookups = (V + positions + double(c_.type_vocab)) * d;  // tables a token reads, not multiplies
+  const double projections = c_.active_parameter_count() - lookups + (c_.tied_embeddings ? V * d : 0);
+  const double seq = double(Sk_), keys = c_.causal ? seq / 2 : seq;
+  const double qk_width = double(c_.heads) * double(qkhd_ + vhd_) / 2;  // (q.k + p.v) / 2 per head
+  return 6 * projections + 12 * double(c_.layers) * keys * qk_width;
 }
 
 // This GPU's shapes, for the activation estimates (activation_memory.h).
@@ -202,12 +231,23 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   transformer::check_options(cfg, opt);
   // A serving stack merges q|k|v and gate|up into one projection each.
   TransformerConfig merged = cfg;
-  if (opt.runtime == Runtime::serving) merged.fused_qkv = merged.fused_gate_up = true;
+  // So do Megatron-LM's linear_qkv and linear_fc1.
+  if (opt.runtime == Runtime::serving || opt.framework == Framework::megatron)
+    merged.fused_qkv = merged.fused_gate_up = true;
   transformer::TransformerSynth s(merged, opt);
   std::vector<Kernel> out = s.run();
   if (footprint) {
     *footprint = s.footprint();
     footprint->notes = cfg.notes;
+    if (opt.pp > 1 && opt.pp_layout.empty() && cfg.layers % (opt.pp * opt.virtual_stages) != 0) {
+      const std::vector<int64_t> chunks = pipeline_layout(cfg, opt);
+      footprint->notes.push_back(
+          "pipeline layout: " + std::to_string(chunks.size()) + " chunks of " + std::to_string(chunks[1]) +
+          " layers, the first and the last one fewer: the embedding and the loss counted as a layer each "
+          "(Megatron-LM's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split, as "
+          "Megatron-Bridge's Llama 3.1 405B recipes set them); the step follows the stage with the most layers (" +
+          std::to_string(critical_stage_layers(chunks, opt.pp)) + ")");
+    }
     if (opt.selective_recompute && opt.attention == AttentionImpl::flash)
       footprint->notes.push_back("--recompute selective: the fused attention kernel keeps no scores (its backward "
                                  "recomputes them), so nothing is recomputed");

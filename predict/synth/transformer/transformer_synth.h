@@ -10,6 +10,7 @@
 #include "predict/synth/activation_memory.h"
 #include "predict/synth/emitter.h"
 #include "predict/synth/transformer/quantize.h"
+#include "predict/synth/transformer/recipe.h"
 #include "predict/synth/transformer_config.h"
 
 namespace kcast::synth::transformer {
@@ -54,8 +55,16 @@ class TransformerSynth {
   // (latent cache, absorbed up-projections; latent_decode_attention below).
   bool latent_decode_ = false;
   double absorbed_copy_bytes_ = 0;  // the BF16 copies of kv_b's halves that FP8 serving keeps for it
+  // Training with a low-precision recipe (--recipe): the block projections' kernels; null: none.
+  const RecipeKernels* recipe_ = nullptr;
+  double recipe_weight_elems_ = 0;  // the narrow weights this GPU quantizes once per step
+  // Megatron-LM / Transformer Engine's fused kernels (--framework megatron), or torch.compile's
+  // (--compile): one kernel per norm, rotary, gated activation and cross-entropy.
+  bool fused_ = false;
+  bool megatron_ = false;
   Tape tape_;
-  double stage_layers() const { return double(c_.layers) / double(o_.pp); }  // layers this GPU holds
+  double stage_layers_ = 0;  // the slowest pipeline stage's layers (pipeline_layout.h)
+  double stage_layers() const { return stage_layers_; }  // layers this GPU holds
   // Whether a sliding window is shorter than the keys a query sees (prefill: the sequence; decode:
   // the cache).
   bool window_bites() const { return c_.sliding_window > 0 && c_.local_layers > 0 && c_.sliding_window < Sk_; }
@@ -73,10 +82,13 @@ class TransformerSynth {
   bool softmax_upcast() const;
   Section& layer_section(const char* prefix, double count);
   StepShape shape() const;
+  double model_flops_per_token() const;
   void layer(Section& s, bool dense_mlp = false, int64_t window = 0, bool linear = false);
 
   // blocks.cc: projections, norms, residuals, dropout, rotary, soft caps
   void linear(Section& s, const std::string& name, double rows, int64_t in, int64_t out, bool bias, double n = 1, bool register_params = true, bool quantizable = true);
+  void recipe_linear(Section& s, const std::string& name, double rows, int64_t in, int64_t out, double n);
+  void recipe_weights();
   Kernel accumulate(const std::string& name, double elems, double n = 1);
   void unary(Section& s, const std::string& name, const std::string& op, const std::string& bwd_op, double elems, double flops);
   void dropout(Section& s, const std::string& name, double elems, double p);

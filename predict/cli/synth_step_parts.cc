@@ -1,0 +1,89 @@
+// Step parts (synth_step_parts.h): the rows told apart by the names synth gives them.
+#include "predict/cli/synth_step_parts.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "predict/synth/emitter.h"
+
+namespace kcast::cli {
+
+namespace {
+
+using synth::Framework;
+
+enum Group { kDpGrad, kDpParams, kFsdpForward, kFsdpBackward, kTensor, kPipeline, kContext, kExpert, kOther, kGroups };
+
+bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+Group group_of(const std::string& name, bool forward) {
+  if (has(name, "dp.grad ") || has(name, "dp.zero nccl:reduce_scatter")) return kDpGrad;
+  if (has(name, "dp.zero nccl:all_gather")) return kDpParams;
+  if (has(name, "fsdp nccl:")) return forward ? kFsdpForward : kFsdpBackward;
+  if (has(name, "(tensor parallel") || has(name, "(sequence parallel") || has(name, "vocab-parallel"))
+    return kTensor;
+  if (has(name, "(pipeline ")) return kPipeline;
+  if (has(name, "context-parallel")) return kContext;
+  if (has(name, "(expert parallel")) return kExpert;
+  return kOther;
+}
+
+bool in_pipelined_layers(const std::string& name) {
+  return name.starts_with("layer.") || name.starts_with("local_layer.");
+}
+
+bool is_quantize(const std::string& name) {
+  return has(name, "te::cast_transpose") || has(name, "te::amax|cast_transpose") || has(name, "te::quantize");
+}
+
+}  // namespace
+
+StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>& row_us, const synth::SynthOptions& o,
+                     const synth::Footprint& fp) {
+  StepParts p;
+  std::array<double, kGroups> comm{};
+  double forward = 0, backward = 0, gemm = 0, attention = 0, pipelined = 0;
+  const size_t forward_rows = fp.forward_rows > 0 ? fp.forward_rows : rows.size();
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Kernel& k = rows[r];
+    const double us = row_us[r] * k.count;
+    p.list_us += us;
+    if (in_pipelined_layers(k.name)) pipelined += us;
+    if (k.cls == KernelClass::communication) {
+      comm[group_of(k.name, r < forward_rows)] += us;
+      continue;
+    }
+    if (k.name.ends_with(synth::kRecomputeSuffix)) p.recompute_us += us;
+    if (is_quantize(k.name)) p.quantize_us += us;
+    if (k.cls == KernelClass::gemm) gemm += us;
+    if (k.cls == KernelClass::attention) attention += us;
+    if (k.cls == KernelClass::optimizer) continue;
+    (r < forward_rows ? forward : backward) += us;
+  }
+  for (double c : comm) p.comm_us += c;
+  p.compute_us = p.list_us - p.comm_us;
+  // The 1F1B schedule's fill and drain: pp - 1 of the m v + pp - 1 chunk times the layers' rows stand for.
+  const double m = double(o.microbatches), v = double(o.virtual_stages), pp = double(o.pp);
+  if (o.pp > 1) p.bubble_us = pipelined * (pp - 1) / (m * v + pp - 1);
+
+  auto beyond = [](double c, double hidden_by) { return std::max(0.0, c - hidden_by); };
+  std::array<double, kGroups> exposed = comm;
+  if (o.framework != Framework::eager) {
+    exposed[kContext] = beyond(comm[kContext], attention);
+    exposed[kDpGrad] = beyond(comm[kDpGrad], backward / m);
+    exposed[kDpParams] = beyond(comm[kDpParams], forward / m);
+    exposed[kFsdpForward] = beyond(comm[kFsdpForward], forward);
+    exposed[kFsdpBackward] = beyond(comm[kFsdpBackward], backward);
+  }
+  if (o.framework == Framework::megatron) {
+    exposed[kTensor] = beyond(comm[kTensor], gemm);
+    if (o.virtual_stages > 1) exposed[kPipeline] = beyond(comm[kPipeline], p.compute_us);
+  }
+  for (double e : exposed) p.exposed_comm_us += e;
+  p.step_us = o.framework == Framework::eager ? p.list_us
+                                              : std::max(p.compute_us + p.exposed_comm_us, p.comm_us);
+  return p;
+}
+
+}  // namespace kcast::cli

@@ -1,0 +1,40 @@
+// The parts of a predicted training step (`kcast synth --mode train --gpu`): its communication by
+// parallel group and what of it the framework hides behind compute, the pipeline bubble, the
+// recomputed forward and the recipe's quantization kernels. The synthesized list is one GPU's step in
+// sequence; a framework that overlaps a group's collectives with compute (synth.h, Framework) only
+// waits for the part the overlapped compute cannot cover:
+//   megatron:   tensor-parallel collectives behind the projections' GEMMs (tp_comm_overlap); pipeline
+//               sends behind compute with the interleaved schedule (overlap_p2p_comm); the context-
+//               parallel ring behind attention (Transformer Engine); the distributed optimizer's
+//               gradient reduce-scatter behind one micro-batch's backward (overlap_grad_reduce) and
+//               its parameter all-gather behind one micro-batch's forward (overlap_param_gather) —
+//               the settings of Megatron-Bridge's published performance recipes;
+//   torchtitan, automodel: FSDP2's all-gathers and reduce-scatters prefetched behind the forward and
+//               the backward they serve, DDP's buckets behind the backward, the context-parallel ring
+//               behind attention;
+//   eager:      nothing overlaps (the step is the list's sum, as `kcast predict` gives it).
+// The step is then compute + exposed communication, and never less than the communication itself.
+#pragma once
+#include <vector>
+
+#include "model/kernel.h"
+#include "predict/synth/synth.h"
+
+namespace kcast::cli {
+
+struct StepParts {
+  double list_us = 0;          // every row's time x count, in sequence
+  double compute_us = 0;       // the rows that are not collectives
+  double comm_us = 0;          // every collective
+  double exposed_comm_us = 0;  // the communication the step waits for
+  double step_us = 0;          // compute + exposed communication, at least the communication
+  double bubble_us = 0;        // the pipeline schedule's fill and drain (in compute_us already)
+  double recompute_us = 0;     // the forward rows activation recomputation runs again
+  double quantize_us = 0;      // a recipe's quantization kernels
+};
+
+// `rows`: the list as predicted; `row_us`: each row's time (one launch); `fp`: its footprint.
+StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>& row_us, const synth::SynthOptions& o,
+                     const synth::Footprint& fp);
+
+}  // namespace kcast::cli

@@ -1,0 +1,48 @@
+// Pipeline layouts (pipeline_layout.h).
+#include "predict/synth/pipeline_layout.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "model/error.h"
+
+namespace kcast::synth {
+
+std::vector<int64_t> pipeline_layout(const TransformerConfig& cfg, const SynthOptions& opt) {
+  const int64_t chunks = opt.pp * opt.virtual_stages, L = cfg.layers;
+  if (!opt.pp_layout.empty()) {
+    if (opt.pp < 2) throw InputError("option '--pp-layout': lays out pipeline stages; give --pp 2 or more");
+    if (int64_t(opt.pp_layout.size()) != chunks)
+      throw InputError("option '--pp-layout': give " + std::to_string(chunks) + " layer counts (--pp " +
+                       std::to_string(opt.pp) + " x --virtual-stages " + std::to_string(opt.virtual_stages) +
+                       "), got " + std::to_string(opt.pp_layout.size()));
+    const int64_t sum = std::accumulate(opt.pp_layout.begin(), opt.pp_layout.end(), int64_t(0));
+    if (sum != L)
+      throw InputError("option '--pp-layout': the counts sum to " + std::to_string(sum) + ", not the " +
+                       std::to_string(L) + " layers of " + cfg.name);
+    return opt.pp_layout;
+  }
+  if (L % chunks == 0) return std::vector<int64_t>(size_t(chunks), L / chunks);
+  if (opt.pp > 1 && (L + 2) % chunks == 0 && (L + 2) / chunks >= 2) {
+    std::vector<int64_t> out(size_t(chunks), (L + 2) / chunks);
+    --out.front();
+    --out.back();
+    return out;
+  }
+  const std::string what = opt.virtual_stages > 1 ? std::to_string(opt.pp) + " stages x " +
+                                                        std::to_string(opt.virtual_stages) + " virtual stages"
+                                                  : std::to_string(opt.pp) + " stages";
+  throw InputError(std::string("option '--") + (opt.virtual_stages > 1 ? "virtual-stages" : "pp") + "': " + what +
+                   " do not divide the " + std::to_string(L) + " layers of " + cfg.name +
+                   " (nor " + std::to_string(L + 2) +
+                   " with the embedding and the loss counted as layers, as Megatron-LM can); give --pp-layout");
+}
+
+int64_t critical_stage_layers(const std::vector<int64_t>& chunks, int64_t pp) {
+  std::vector<int64_t> stage(size_t(pp), 0);
+  for (size_t c = 0; c < chunks.size(); ++c) stage[c % size_t(pp)] += chunks[c];
+  return *std::max_element(stage.begin(), stage.end());
+}
+
+}  // namespace kcast::synth

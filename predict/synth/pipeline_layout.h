@@ -1,0 +1,24 @@
+// How a pipeline-parallel run lays the layers over its stages (--pp, --virtual-stages, --pp-layout):
+// one layer count per model chunk, chunk c on stage c mod pp (Megatron-LM's interleaving order).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "predict/synth/synth.h"
+#include "predict/synth/transformer_config.h"
+
+namespace kcast::synth {
+
+// The layers of each of the pp x virtual-stages chunks:
+//  - --pp-layout as given (one count per chunk, summing to the model's layers);
+//  - else layers / chunks each where that divides;
+//  - else Megatron-LM's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
+//    (Megatron-Bridge's Llama 3.1 405B recipes: 126 layers over 8 x 8 or 16 x 1 chunks): the
+//    embedding and the loss count as a layer each, the first chunk and the last one layer fewer;
+//  - else an InputError naming the option.
+std::vector<int64_t> pipeline_layout(const TransformerConfig& cfg, const SynthOptions& opt);
+
+// The most layers one stage holds: its chunks' sum (the schedule's slowest stage).
+int64_t critical_stage_layers(const std::vector<int64_t>& chunks, int64_t pp);
+
+}  // namespace kcast::synth

@@ -1,0 +1,214 @@
+// Low-precision training recipes, Megatron's kernels, communication overlap, pipeline layouts and the
+// predicted step's JSON (kcast synth --mode train --recipe / --framework / --pp-layout / --format json),
+// checked in closed form on a small Llama-like model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "predict/synth/pipeline_layout.h"
+#include "predict/synth/synth.h"
+#include "predict/synth/transformer/recipe.h"
+#include "tests/input_error_of.h"
+#include "tests/predict/predict_fixture.h"
+
+namespace {
+
+using namespace kcast;
+using namespace kcast::synth;
+using kcast::testing::run_kcast;
+
+// A small Llama: 4 layers, d 256, 4 heads of 64 (2 KV heads), MLP 512, vocabulary 1000.
+constexpr int64_t kL = 4, kD = 256, kH = 4, kKv = 2, kF = 512, kV = 1000, kB = 4, kS = 128;
+constexpr int64_t kKvd = kKv * kD / kH;
+
+SynthOptions small(Recipe r, Framework f = Framework::megatron) {
+  SynthOptions o;
+  o.mode = Mode::train;
+  o.batch = kB, o.seq = kS;
+  o.layers = kL, o.hidden = kD, o.heads = kH, o.kv_heads = kKv, o.ffn = kF, o.vocab = kV;
+  o.attention = AttentionImpl::flash;
+  o.master_weights = true;
+  o.dtype = r == Recipe::nvfp4 ? DType::fp4 : r == Recipe::none ? DType::bf16 : DType::fp8;
+  o.recipe = r;
+  o.framework = f;
+  return o;
+}
+
+const std::string kSmall = "synth llama3-8b --mode train --seq 128 --layers 4 --hidden 256 --heads 4 "
+                           "--kv-heads 2 --ffn 512 --vocab 1000 --attention flash --master-weights ";
+
+double sum_where(const std::vector<Kernel>& ks, const std::string& part, double Kernel::*field) {
+  double s = 0;
+  for (const Kernel& k : ks)
+    if (k.name.find(part) != std::string::npos) s += k.count * k.*field;
+  return s;
+}
+
+TEST(TrainingRecipe, BlockGemmsRunNarrowInThreeDirectionsAndTheRestStaysBf16) {
+  for (Recipe r : {Recipe::delayed, Recipe::current, Recipe::mxfp8, Recipe::block, Recipe::nvfp4}) {
+    const std::vector<Kernel> ks = synthesize("llama3-8b", small(r));
+    const DType narrow = r == Recipe::nvfp4 ? DType::fp4 : DType::fp8;
+    int fprop = 0, dgrad = 0, wgrad = 0;
+    for (const Kernel& k : ks) {
+      if (k.cls == KernelClass::gemm && k.name.starts_with("layer.")) {
+        EXPECT_EQ(k.dtype, narrow) << k.name;
+        fprop += k.name.ends_with("(fprop)"), dgrad += k.name.ends_with("(dgrad)"), wgrad += k.name.ends_with("(wgrad)");
+      }
+      if (k.cls == KernelClass::attention || k.name.starts_with("head.")) EXPECT_EQ(k.dtype, DType::bf16) << k.name;
+    }
+    // Megatron's four projections: linear_qkv, linear_proj, linear_fc1 (gate|up), linear_fc2.
+    EXPECT_EQ(fprop, 4) << transformer::to_string(r);
+    EXPECT_EQ(dgrad, 4);
+    EXPECT_EQ(wgrad, 4);
+  }
+}
+
+TEST(TrainingRecipe, QuantizationBytesFollowTheFormats) {
+  const double T = double(kB * kS);
+  // Bytes a BF16 element's quantization moves: read 2, the row- and column-wise copies, their scales.
+  const std::pair<Recipe, double> formats[] = {{Recipe::delayed, 2 + 1 + 1},
+                                               {Recipe::current, 2 + 2 + 1 + 1},
+                                               {Recipe::mxfp8, 2 + 1 + 1 + 2.0 / 32},
+                                               {Recipe::block, 2 + 1 + 1 + 2 * 4.0 / 128},
+                                               {Recipe::nvfp4, 2 + 0.5 + 0.5 + 2.0 / 16}};
+  for (const auto& [r, per_elem] : formats) {
+    const std::vector<Kernel> ks = synthesize("llama3-8b", small(r));
+    const std::string q = transformer::recipe_kernels(r)->quantize;
+    // linear_qkv's input: one micro-batch's tokens x hidden, once per layer.
+    const Kernel* in = nullptr;
+    for (const Kernel& k : ks)
+      if (k.name == "layer.attn.qkv_proj " + q + " (input)") in = &k;
+    ASSERT_NE(in, nullptr) << q;
+    EXPECT_DOUBLE_EQ(in->bytes, per_elem * T * kD) << q;
+    EXPECT_DOUBLE_EQ(in->count, double(kL));
+    // The weights, once per step: every block projection's elements.
+    const double weights = kL * (kD * (kD + 2 * kKvd) + kD * kD + kD * 2 * kF + kF * kD);
+    EXPECT_DOUBLE_EQ(sum_where(ks, "recipe.weights", &Kernel::bytes), per_elem * weights) << q;
+  }
+}
+
+TEST(TrainingRecipe, WeightQuantizationIsOncePerStepNotPerMicrobatch) {
+  SynthOptions one = small(Recipe::delayed), four = one;
+  four.microbatches = 4;
+  four.batch = 4 * kB;
+  const auto a = synthesize("llama3-8b", one), b = synthesize("llama3-8b", four);
+  EXPECT_DOUBLE_EQ(sum_where(a, "recipe.weights", &Kernel::bytes), sum_where(b, "recipe.weights", &Kernel::bytes));
+  EXPECT_DOUBLE_EQ(4 * sum_where(a, "(input)", &Kernel::bytes), sum_where(b, "(input)", &Kernel::bytes));
+}
+
+TEST(TrainingRecipe, MegatronFusesNormsRopeSwigluAndTheLoss) {
+  const auto eager = synthesize("llama3-8b", small(Recipe::none, Framework::eager));
+  const auto mega = synthesize("llama3-8b", small(Recipe::none, Framework::megatron));
+  auto rows = [](const std::vector<Kernel>& ks, const std::string& part) {
+    int n = 0;
+    for (const Kernel& k : ks) n += k.name.find(part) != std::string::npos;
+    return n;
+  };
+  EXPECT_EQ(rows(mega, "te::rmsnorm (forward)"), 3);  // two per layer (one row, count = layers) and the final
+  EXPECT_EQ(rows(mega, "te::fused_rope (forward)"), 2);
+  EXPECT_EQ(rows(mega, "te::swiglu (forward)"), 1);
+  EXPECT_EQ(rows(mega, "te::fused_cross_entropy"), 2);  // forward and backward
+  EXPECT_EQ(rows(mega, "te::multi_tensor_adam"), 1);
+  EXPECT_EQ(rows(mega, "aten::pow"), 0);
+  EXPECT_GT(rows(eager, "aten::pow"), 0);
+  EXPECT_LT(mega.size(), eager.size());
+  // The same matrix work either way: fusion changes the element-wise kernels only.
+  double fe = 0, fm = 0;
+  for (const Kernel& k : eager)
+    if (k.cls == KernelClass::gemm || k.cls == KernelClass::attention) fe += k.count * k.flops;
+  for (const Kernel& k : mega)
+    if (k.cls == KernelClass::gemm || k.cls == KernelClass::attention) fm += k.count * k.flops;
+  EXPECT_NEAR(fm / fe, 1.0, 1e-12);
+}
+
+TEST(TrainingRecipe, BadCombinationsAreOneLineErrorsNamingTheOption) {
+  struct Case {
+    std::string args, expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--dtype fp8 --recipe delayed --gpu A100-SXM4-80GB", "'--recipe': delayed"},
+           {"--dtype fp8 --recipe mxfp8 --gpu H100-SXM", "H100-SXM has none"},
+           {"--dtype fp4 --recipe nvfp4 --gpu H100-SXM", "'--recipe': nvfp4"},
+           {"--dtype bf16 --recipe delayed", "'--recipe': delayed runs fp8 GEMMs"},
+           {"--dtype fp8 --recipe nvfp4", "'--recipe': nvfp4 runs fp4 GEMMs"},
+           {"--dtype fp8 --recipe e4m3", "'--recipe': 'e4m3' is not one of"},
+           {"--framework megatron --compile", "'--compile'"},
+           {"--framework nemo", "'--framework': 'nemo' is not one of"},
+           {"--pp 2 --pp-layout 1,1,2", "'--pp-layout': give 2 layer counts"},
+           {"--pp 2 --pp-layout 1,2", "'--pp-layout': the counts sum to 3"},
+           {"--pp 4 --virtual-stages 2 --microbatches 4", "do not divide the 4 layers"}}) {
+    const auto r = run_kcast(kSmall + "--batch 4 " + c.args + " -o /dev/null", true);
+    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << c.args << "\n" << r.out;
+  }
+}
+
+TEST(PipelineLayout, UnevenLayersCountTheEmbeddingAndTheLossAsMegatronDoes) {
+  TransformerConfig c;
+  c.name = "m", c.layers = 126;
+  SynthOptions o;
+  o.pp = 8, o.virtual_stages = 8;
+  const std::vector<int64_t> chunks = pipeline_layout(c, o);
+  ASSERT_EQ(chunks.size(), 64u);
+  EXPECT_EQ(chunks.front(), 1);
+  EXPECT_EQ(chunks.back(), 1);
+  EXPECT_EQ(chunks[1], 2);
+  EXPECT_EQ(critical_stage_layers(chunks, 8), 16);  // a middle stage's 8 chunks of 2
+  o.pp_layout = std::vector<int64_t>(64, 2);
+  o.pp_layout[0] = 0, o.pp_layout[1] = 3, o.pp_layout[2] = 1;  // 126 layers, stage 1 holding 17
+  EXPECT_EQ(critical_stage_layers(pipeline_layout(c, o), 8), 17);
+  c.layers = 32, o.pp_layout.clear(), o.virtual_stages = 1;
+  EXPECT_EQ(pipeline_layout(c, o), std::vector<int64_t>(8, 4));
+}
+
+// The step's JSON over several layouts: its keys, overlap bounds, and MFU in closed form.
+TEST(TrainingStepJson, OverlapIsBoundedAndMfuIsTheModelFlopsOverTheStep) {
+  // Megatron's model FLOPs of a token: 6 x the projections it passes (the LM head included) and causal
+  // attention's 6 x layers x seq x hidden (synth counts the norms' weights too: a part in a thousand).
+  const double projections = kL * (kD * (kD + 2 * kKvd) + kD * kD + 3 * kD * kF) + kV * kD;
+  const double per_token = 6 * projections + 6.0 * kL * kS * kD;
+  const double h100_fp8 = 1979, h100_bf16 = 989;  // datasheet dense peaks (data/gpus.csv)
+  const std::vector<std::string> layouts = {
+      "--framework megatron --dtype fp8 --tp 2 --dp 2 --zero 1 --sequence-parallel --batch 8",
+      "--framework megatron --dtype bf16 --pp 2 --virtual-stages 2 --microbatches 4 --batch 8",
+      "--framework megatron --dtype fp8 --pp 2 --dp 2 --microbatches 2 --recompute full --batch 8",
+      "--framework torchtitan --dtype bf16 --dp 4 --zero 3 --compile --batch 8",
+      "--framework eager --dtype bf16 --tp 2 --pp 2 --microbatches 2 --batch 8"};
+  for (const std::string& l : layouts) {
+    const auto r = run_kcast(kSmall + l + " --gpu H100-SXM --format json -o /dev/null");
+    ASSERT_EQ(r.rc, 0) << l << "\n" << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j.size(), 1u);
+    const auto& g = j[0];
+    for (const char* key : {"gpu", "step_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu",
+                            "exposed_comm_s", "bubble_s", "recompute_s", "quantize_s", "memory_gb", "fits"})
+      EXPECT_TRUE(g.contains(key)) << key << " " << l;
+    const double step = g["step_s"], comm = g["comm_s"], exposed = g["exposed_comm_s"];
+    const double compute = step - exposed;
+    EXPECT_GE(step, std::max(compute, comm) * (1 - 1e-12)) << l;
+    EXPECT_LE(step, (compute + comm) * (1 + 1e-12)) << l;
+    EXPECT_GE(exposed, 0) << l;
+    const double gpus = g["gpus"], tokens = 8.0 * kS;
+    const double peak = l.find("fp8") != std::string::npos ? h100_fp8 : h100_bf16;
+    EXPECT_NEAR(g["mfu"].get<double>(), per_token * tokens / step / gpus / (peak * 1e12), 2e-3 * g["mfu"].get<double>())
+        << l;
+    EXPECT_NEAR(g["tokens_per_s_per_gpu"].get<double>(), tokens / step / gpus, 1e-9 * tokens / step) << l;
+    if (l.find("--pp 2") != std::string::npos) EXPECT_GT(g["bubble_s"].get<double>(), 0) << l;
+    if (l.find("recompute") != std::string::npos) EXPECT_GT(g["recompute_s"].get<double>(), 0) << l;
+    if (l.find("fp8") != std::string::npos) EXPECT_GT(g["quantize_s"].get<double>(), 0) << l;
+  }
+}
+
+TEST(TrainingStepJson, EagerOverlapsNothingAndMegatronHidesTensorParallelCollectives) {
+  const std::string l = "--batch 4 --dtype bf16 --tp 2 --sequence-parallel --gpu H100-SXM --format json -o /dev/null";
+  const auto eager = nlohmann::json::parse(run_kcast(kSmall + "--framework eager " + l).out)[0];
+  EXPECT_DOUBLE_EQ(eager["exposed_comm_s"].get<double>(), eager["comm_s"].get<double>());
+  const auto mega = nlohmann::json::parse(run_kcast(kSmall + "--framework megatron " + l).out)[0];
+  EXPECT_LT(mega["exposed_comm_s"].get<double>(), mega["comm_s"].get<double>());
+}
+
+}  // namespace
