@@ -4,7 +4,10 @@
 //   BM_EndToEnd_1Mx10      a 1M-row measured trace (transformer-like, start_us and streams) on ten
 //                          GPUs in auto mode: dedupe, transfer, per-class sums and the step replay,
 //                          on all cores (the CSV read is timed separately, below);
-//   BM_ReadKernelList_1M   reading the same trace from its CSV (io/kernel_list_csv.cc).
+//   BM_ReadKernelList_1M   reading the same trace from its CSV (io/kernel_list_csv.cc);
+//   BM_SynthTrain405B_1024 synthesizing and predicting a Llama-3.1-405B FP8 training step on 1,024
+//                          GPUs as Megatron-Bridge lays it out (TP8 PP8 CP2 VP8, 192 micro-batches),
+//                          what `kcast synth ... --gpu H100-SXM` does (goal: under 1 s).
 // scripts/bench_predict.sh times the whole `kcast predict` command against Python's csv module.
 #include <benchmark/benchmark.h>
 
@@ -15,7 +18,9 @@
 #include "io/gpu_database_csv.h"
 #include "io/kernel_list_csv.h"
 #include "calibrate/model_file.h"
+#include "predict/cli/synth_time_report.h"
 #include "predict/e2e/predictor.h"
+#include "predict/synth/synth.h"
 
 namespace kcast {
 namespace {
@@ -116,6 +121,24 @@ void BM_ReadKernelList_1M(benchmark::State& state) {
   state.counters["rows/s"] = benchmark::Counter(1e6 * state.iterations(), benchmark::Counter::kIsRate);
   std::remove(path.c_str());
 }
+void BM_SynthTrain405B_1024(benchmark::State& state) {
+  synth::SynthOptions o;
+  o.mode = synth::Mode::train;
+  o.batch = 1536, o.seq = 8192, o.dtype = DType::fp8, o.recipe = synth::Recipe::delayed;
+  o.framework = synth::Framework::megatron, o.attention = synth::AttentionImpl::flash, o.master_weights = true;
+  o.tp = 8, o.pp = 8, o.cp = 2, o.dp = 8, o.microbatches = 192, o.virtual_stages = 8, o.sequence_parallel = true;
+  o.zero = 1;
+  const LoadedModel& m = default_model();
+  const GpuDatabase& db = default_gpu_database();
+  const std::vector<const GpuSpec*> gpus{&db.resolve("H100-SXM")};
+  for (auto _ : state) {
+    synth::Footprint fp;
+    const std::vector<Kernel> ks = synth::synthesize("llama3.1-405b", o, &fp);
+    benchmark::DoNotOptimize(cli::time_synth_step(ks, fp, o, gpus, m, db, false));
+  }
+}
+BENCHMARK(BM_SynthTrain405B_1024)->Unit(benchmark::kMillisecond);
+
 BENCHMARK(BM_ReadKernelList_1M)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
 
 }  // namespace

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Published LLM pre-training throughputs against `kcast synth --mode train --gpu ... --format json`.
+
+For every row of a published-run table (default ../shared/data/published-llm/training.csv: the
+frameworks' maintainers' own runs with their full parallel layouts), builds the command line the run
+was launched with in kcast's terms, predicts it, and prints predicted vs published tokens/s per GPU,
+then the median and p90 of |error| by source and GPU, dense and mixture-of-experts rows apart.
+Nothing here is fitted: the figures only check the model.
+
+Mapping of the table's columns: precision bf16 -> --dtype bf16; fp8 -> --dtype fp8 --recipe delayed
+(Transformer Engine's delayed scaling, the containers' default); fp8-current -> --recipe current;
+mxfp8 -> --recipe mxfp8; nvfp4 -> --dtype fp4 --recipe nvfp4. dp = gpus / (tp pp cp); micro-batches
+per replica = gbs / (dp mbs); Megatron's distributed optimizer -> --zero 1, fsdp > 0 -> --zero 3;
+sequence parallelism with tp > 1 (Megatron-Bridge's recipes); --framework megatron (the sources are
+Megatron-Bridge and NeMo runs).
+
+usage: scripts/validate_training.py [--kcast build/kcast] [--csv FILE] [--rows dense|moe|all]
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MOE = {"deepseek-v3", "deepseek-r1", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b", "gpt-oss-120b",
+       "mixtral-8x7b", "mixtral-8x22b", "llama4-scout", "llama4-maverick", "glm-4.5", "glm-4.5-air", "minimax-m2",
+       "qwen3-next-80b-a3b"}
+RECIPE = {"bf16": ("bf16", None), "fp8": ("fp8", "delayed"), "fp8-current": ("fp8", "current"),
+          "mxfp8": ("fp8", "mxfp8"), "nvfp4": ("fp4", "nvfp4")}
+
+
+def command(kcast, r):
+    gpus, tp, pp, cp = int(r["gpus"]), int(r["tp"]), int(r["pp"]), int(r["cp"])
+    vp, ep, mbs, gbs = int(r["vp"] or 1), int(r["ep"] or 1), int(r["mbs"]), int(r["gbs"])
+    dp = gpus // (tp * pp * cp)
+    dtype, recipe = RECIPE[r["precision"]]
+    args = [kcast, "synth", r["model"], "--mode", "train", "--batch", str(gbs), "--seq", r["seq"], "--dtype", dtype,
+            "--framework", "megatron", "--attention", "flash", "--master-weights", "--optimizer", "adam",
+            "--tp", str(tp), "--pp", str(pp), "--cp", str(cp), "--dp", str(dp),
+            "--microbatches", str(max(1, gbs // (dp * mbs))), "--zero", "3" if int(r["fsdp"] or 0) > 0 else "1",
+            "--gpu", r["system"], "--format", "json", "-o", os.devnull]
+    if recipe:
+        args += ["--recipe", recipe]
+    if tp > 1:
+        args.append("--sequence-parallel")
+    if vp > 1:
+        args += ["--virtual-stages", str(vp)]
+    if ep > 1:
+        args += ["--ep", str(ep)]
+    if r.get("recompute"):
+        args += ["--recompute", r["recompute"]]
+    return args
+
+
+def pct(values, q):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(q * (len(v) - 1))))]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kcast", default=os.path.join(ROOT, "build", "kcast"))
+    ap.add_argument("--csv", default=os.path.join(ROOT, "..", "shared", "data", "published-llm", "training.csv"))
+    ap.add_argument("--rows", choices=["dense", "moe", "all"], default="all")
+    a = ap.parse_args()
+    rows = list(csv.DictReader(open(a.csv)))
+    groups = {}
+    refused = 0
+    print(f"{'model':<16} {'gpu':<9} {'gpus':>5} {'prec':<11} {'tp pp cp vp ep':<15} {'published':>9} "
+          f"{'kcast':>9} {'error':>7}  exposed/bubble/quant s")
+    for r in rows:
+        kind = "moe" if r["model"] in MOE else "dense"
+        if a.rows != "all" and kind != a.rows:
+            continue
+        layout = f"{r['tp']} {r['pp']} {r['cp']} {r['vp'] or 1} {r['ep'] or 1}"
+        published = float(r["tokens_per_s_gpu"])
+        p = subprocess.run(command(a.kcast, r), capture_output=True, text=True)
+        if p.returncode != 0:
+            refused += 1
+            msg = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"rc {p.returncode}"
+            print(f"{r['model']:<16} {r['system']:<9} {r['gpus']:>5} {r['precision']:<11} {layout:<15} "
+                  f"{published:>9.0f} {'-':>9} {'-':>7}  not predicted: {msg}")
+            continue
+        g = json.loads(p.stdout)[0]
+        pred = g["tokens_per_s_per_gpu"]
+        err = (pred - published) / published
+        source = " ".join(r["source"].split()[:2])
+        groups.setdefault((kind, source, r["system"]), []).append(abs(err))
+        print(f"{r['model']:<16} {r['system']:<9} {r['gpus']:>5} {r['precision']:<11} {layout:<15} {published:>9.0f} "
+              f"{pred:>9.0f} {100 * err:>+6.1f}%  {g['exposed_comm_s']:.2f}/{g['bubble_s']:.2f}/{g['quantize_s']:.2f}")
+    print()
+    print(f"{'rows':<6} {'source':<48} {'gpu':<9} {'n':>3} {'median':>7} {'p90':>7}")
+    for (kind, source, gpu), errs in sorted(groups.items()):
+        print(f"{kind:<6} {source:<48} {gpu:<9} {len(errs):>3} {100 * statistics.median(errs):>6.1f}% "
+              f"{100 * pct(errs, 0.9):>6.1f}%")
+    for kind in ("dense", "moe"):
+        errs = [e for (k, _, _), v in groups.items() if k == kind for e in v]
+        if errs:
+            print(f"{kind:<6} {'all':<48} {'all':<9} {len(errs):>3} {100 * statistics.median(errs):>6.1f}% "
+                  f"{100 * pct(errs, 0.9):>6.1f}%")
+    if refused:
+        print(f"{refused} rows not predicted")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
