@@ -1,8 +1,10 @@
 #include "io/kernel_list_csv.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <new>
 #include <ostream>
 
@@ -143,6 +145,55 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
   return out;
 }
 
+// Lower case, without spaces, tabs and underscores: "Duration_us", "duration us" and "durationus" alike.
+std::string squeezed(const std::string& s) {
+  std::string out;
+  for (char ch : s)
+    if (ch != ' ' && ch != '\t' && ch != '_') out += char(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The known column an unknown one most likely meant: the same letters but for case, spaces and
+// underscores; a known column it is the start of (a missing unit: "duration" for "duration_us");
+// or within two edits of one (one for names of six letters or fewer: "notes" is not "bytes"). Null: none.
+const char* closest_column(const std::string& col) {
+  const std::string s = squeezed(col);
+  if (s.empty()) return nullptr;
+  const char* best = nullptr;
+  size_t best_d = 3;
+  for (int i = 0; i < kNumColumns; ++i) {
+    const std::string k = squeezed(kKernelListColumns[i]);
+    if (s == k) return kKernelListColumns[i];
+    if (s.size() >= 3 && k.rfind(s, 0) == 0 && best_d > 1) best = kKernelListColumns[i], best_d = 1;
+    const size_t limit = k.size() <= 6 ? 1 : 2;
+    const size_t d = edit_distance(s, k);
+    if (d <= limit && d < best_d) best = kKernelListColumns[i], best_d = d;
+  }
+  return best;
+}
+
+void warn(const std::vector<std::string>& lines, const KernelListOptions& opt) {
+  for (const std::string& l : lines) {
+    if (opt.warnings) opt.warnings->push_back(l);
+    else std::cerr << "kcast: " << l << "\n";
+  }
+}
+
 template <class... Src>
 std::vector<Kernel> read_guarded(const std::string& file, const KernelListOptions& opt, size_t expected_rows,
                                  Src&&... src) {
@@ -167,10 +218,41 @@ void put_int(std::ostream& o, int64_t v, bool zero_is_empty = true) {
 
 }  // namespace
 
+std::vector<std::string> near_miss_columns(const std::string& header_line, const std::string& file) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= header_line.size()) {
+    size_t end = header_line.find(',', at);
+    if (end == std::string::npos) end = header_line.size();
+    std::string col = header_line.substr(at, end - at);
+    at = end + 1;
+    if (!col.empty() && col.back() == '\r') col.pop_back();
+    if (col.size() >= 2 && col.front() == '"' && col.back() == '"') col = col.substr(1, col.size() - 2);
+    bool known_column = false;
+    for (int i = 0; i < kNumColumns; ++i) known_column |= col == kKernelListColumns[i];
+    if (known_column || col.empty()) continue;
+    // The reader trims spaces and tabs around a header name: such a column is read, but say so.
+    const size_t first = col.find_first_not_of(" \t"), last = col.find_last_not_of(" \t");
+    const std::string trimmed = first == std::string::npos ? "" : col.substr(first, last - first + 1);
+    bool trimmed_known = false;
+    for (int i = 0; i < kNumColumns; ++i) trimmed_known |= trimmed == kKernelListColumns[i];
+    if (trimmed_known) {
+      out.push_back(file + ":1: column '" + col + "' is read as '" + trimmed +
+                    "' (spaces around a header name are trimmed)");
+      continue;
+    }
+    if (const char* near = closest_column(col))
+      out.push_back(file + ":1: column '" + col + "' is not a kernel-list column and is ignored; did you mean '" +
+                    near + "'?");
+  }
+  return out;
+}
+
 std::vector<Kernel> parse_kernel_list(const std::string& text, const std::string& file,
                                       const KernelListOptions& opt) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(file + ": empty file (expected a kernel-list CSV with a header row)");
+  warn(near_miss_columns(text.substr(0, text.find('\n')), file), opt);
   return read_guarded(file, opt, 0, file, std::make_unique<MemoryByteSource>(text));
 }
 
@@ -188,6 +270,7 @@ std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOp
   probe.read(head.data(), std::streamsize(head.size()));
   const size_t lines = size_t(std::count(head.begin(), head.begin() + probe.gcount(), '\n'));
   const size_t expected = lines > 1 ? size_t(double(size) * double(lines) / double(probe.gcount()) * 1.05) : 0;
+  warn(near_miss_columns(head.substr(0, head.find('\n')), path), opt);
   return read_guarded(path, opt, expected, path);
 }
 

@@ -15,7 +15,16 @@ namespace kcast {
 struct KernelListOptions {
   const GpuDatabase* gpus = nullptr;         // null: `gpu` cells are kept as written
   const Classifier* classifier = nullptr;    // null: empty class -> other
+  // Where the reader's warnings go (a header column that looks like a misspelt known one); null:
+  // standard error, each line prefixed "kcast: ".
+  std::vector<std::string>* warnings = nullptr;
 };
+
+// The warnings for a header line whose unknown columns are close to known ones (a case or spacing
+// difference, a missing unit suffix, an edit or two away): "FILE:1: column 'duration' is not a
+// kernel-list column and is ignored; did you mean 'duration_us'?". Other unknown columns stay
+// silent, as the format allows.
+std::vector<std::string> near_miss_columns(const std::string& header_line, const std::string& file);
 
 // path "-" reads standard input.
 std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOptions& opt);

@@ -129,3 +129,26 @@ TEST(KernelListCsv, FileRowsAreAllReadWhateverTheirLengthsPromise) {
 
 }  // namespace
 }  // namespace kcast
+
+// A misspelt column loses its values without a word unless the reader says so (#42): one warning per
+// near miss, naming the known column; unrelated extra columns stay silent, as the format allows.
+TEST(KernelListCsv, NearMissColumnsWarnNamingTheKnownColumn) {
+  const auto w = kcast::near_miss_columns("name,duration,Duration_us,dtype ,my_notes,gpu\r", "k.csv");
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_NE(w[0].find("k.csv:1: column 'duration' is not a kernel-list column and is ignored; did you mean "
+                      "'duration_us'?"),
+            std::string::npos);
+  EXPECT_NE(w[1].find("'Duration_us'"), std::string::npos);
+  EXPECT_NE(w[1].find("did you mean 'duration_us'"), std::string::npos);
+  EXPECT_NE(w[2].find("column 'dtype ' is read as 'dtype'"), std::string::npos);
+  EXPECT_TRUE(kcast::near_miss_columns("name,class,dtype,m,n,k,duration_us,gpu,notes", "k.csv").empty());
+  // Through the reader: the warnings reach the caller, and the misspelt column's values are not read.
+  std::vector<std::string> warnings;
+  kcast::KernelListOptions opt;
+  opt.warnings = &warnings;
+  const auto rows = kcast::parse_kernel_list("name,duration\nk,26.5\n", "k.csv", opt);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("did you mean 'duration_us'"), std::string::npos);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(kcast::known(rows[0].duration_us));
+}
