@@ -1,5 +1,6 @@
 #include "io/atomic_file.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,46 @@
 namespace kcast {
 
 namespace {
+
+// The temporary files being written, for the signal handler: fixed slots (a handler may not allocate),
+// each free (0), being filled (1) or holding a path the handler may remove (2).
+constexpr int kTempSlots = 64;
+std::atomic<int> slot_state[kTempSlots];
+char slot_path[kTempSlots][PATH_MAX];
+
+int track_temp(const std::string& tmp) {
+  if (tmp.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kTempSlots; ++i) {
+    int free = 0;
+    if (!slot_state[i].compare_exchange_strong(free, 1)) continue;
+    std::memcpy(slot_path[i], tmp.c_str(), tmp.size() + 1);
+    slot_state[i].store(2);
+    return i;
+  }
+  return -1;  // more outputs in flight than slots: removed on errors as before, not on signals
+}
+
+void untrack_temp(int slot) {
+  if (slot >= 0) slot_state[slot].store(0);
+}
+
+extern "C" void remove_temps_and_reraise(int sig) {
+  for (int i = 0; i < kTempSlots; ++i)
+    if (slot_state[i].load() == 2) ::unlink(slot_path[i]);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// The slot holding `tmp`, freed: the file is gone or renamed into place.
+void forget_temp(const std::string& tmp) {
+  for (int i = 0; i < kTempSlots; ++i)
+    if (slot_state[i].load() == 2 && tmp == slot_path[i]) untrack_temp(i);
+}
+
+void remove_temp(const std::string& tmp) {
+  std::remove(tmp.c_str());
+  forget_temp(tmp);
+}
 
 // The file the bytes for `path` belong in: a symlink's target, so that the link survives and what it
 // points at is what changes (as a shell's `>` does); `path` itself otherwise, or for a dangling link.
@@ -52,11 +93,12 @@ std::string staged_write(const std::string& path, const std::function<void(std::
   // Unique per process and call: two outputs of one run never share a temporary file.
   static std::atomic<unsigned> serial{0};
   const std::string tmp = target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
+  track_temp(tmp);
   try {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     write_stream(path, out, write);
   } catch (...) {
-    std::remove(tmp.c_str());
+    remove_temp(tmp);
     throw;
   }
   return tmp;
@@ -66,9 +108,10 @@ void commit_staged(const std::string& path, const std::string& tmp) {
   if (tmp.empty()) return;
   if (std::rename(tmp.c_str(), write_target(path).c_str()) != 0) {
     const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
+    remove_temp(tmp);
     throw InputError(path + ": cannot rename into place: " + why);
   }
+  forget_temp(tmp);
 }
 
 }  // namespace
@@ -79,7 +122,18 @@ void write_file_atomically(const std::string& path, const std::function<void(std
 
 StagedOutputs::~StagedOutputs() {
   for (const auto& [path, tmp] : staged_)
-    if (!tmp.empty()) std::remove(tmp.c_str());
+    if (!tmp.empty()) remove_temp(tmp);
+}
+
+void install_interrupt_cleanup() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old{};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa{};
+    sa.sa_handler = remove_temps_and_reraise;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
 }
 
 void StagedOutputs::stage(const std::string& path, const std::function<void(std::ostream&)>& write) {

@@ -31,6 +31,11 @@ class StagedOutputs {
   std::vector<std::pair<std::string, std::string>> staged_;  // path, temporary file ("" = written)
 };
 
+// Removes the temporary files of outputs still being written when SIGINT, SIGTERM or SIGHUP arrives,
+// then lets the signal end the process as it would have (a shell sees 130, 143, 129). Installed once
+// by a program's main; a signal the process was started ignoring stays ignored.
+void install_interrupt_cleanup();
+
 // Whole file (or "-" = stdin) as a string; InputError naming the path when unreadable, a directory,
 // or (max_bytes > 0) longer than max_bytes.
 std::string read_file(const std::string& path, std::size_t max_bytes = 0);

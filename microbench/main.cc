@@ -30,6 +30,7 @@ struct Family {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kcast::install_interrupt_cleanup();  // an interrupted run leaves no temporary file beside -o
   std::string error;
   auto opt = parse_cli(argc, argv, error);
   if (!opt) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "io/atomic_file.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
 
@@ -46,6 +47,8 @@ void usage(std::ostream& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Ctrl-C or a kill during a long write leaves no temporary file beside the output.
+  kcast::install_interrupt_cleanup();
   if (argc < 2) {
     usage(std::cerr);
     return 2;

@@ -1,7 +1,9 @@
 #include "io/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +13,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "model/error.h"
@@ -119,3 +122,39 @@ TEST(AtomicFile, AStdoutThatCannotBeWrittenFailsTheRun) {
 
 }  // namespace
 }  // namespace kcast
+
+// SIGINT / SIGTERM during a write (#42 item 4): the temporary file beside the output is removed and the
+// signal ends the process as it would have; the existing output stays as it was.
+TEST(AtomicFile, ASignalDuringTheWriteRemovesTheTemporaryFile) {
+  namespace fs = std::filesystem;
+  for (int sig : {SIGTERM, SIGINT}) {
+    const fs::path dir = fs::temp_directory_path() / ("kcast_signal_" + std::to_string(::getpid()) + "_" +
+                                                      std::to_string(sig));
+    fs::create_directories(dir);
+    const fs::path out = dir / "out.csv";
+    { std::ofstream(out) << "old\n"; }
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      kcast::install_interrupt_cleanup();
+      kcast::write_file_atomically(out.string(), [&](std::ostream& o) {
+        o << "half a file";
+        o.flush();
+        ::raise(sig);  // the user's Ctrl-C / kill, while the temporary file exists
+      });
+      ::_exit(0);  // not reached: the signal ends the child
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status)) << sig;
+    if (WIFSIGNALED(status)) EXPECT_EQ(WTERMSIG(status), sig);
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(dir)) left.push_back(e.path().filename().string());
+    EXPECT_EQ(left, std::vector<std::string>{"out.csv"}) << sig;
+    std::ifstream in(out);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "old");
+    fs::remove_all(dir);
+  }
+}
