@@ -260,7 +260,7 @@ std::vector<KernelPrediction> predict_unique(const PreparedWorkload& w, const Gp
 }
 
 GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu, const GpuCaps& caps,
-                              const std::vector<KernelPrediction>& target_pred) {
+                              const std::vector<KernelPrediction>& target_pred, double host_gap_scale) {
   const std::vector<Kernel>& rows = *w.rows;
   const E2eOptions& opt = w.opt;
   GpuPrediction g;
@@ -324,7 +324,7 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
   }
   for (size_t s = 0; s < w.sources.size(); ++s)
     if (source_used[s]) g.source_gpus.push_back(w.sources[s]);
-  g.step_us = g.timeline ? replay_step_time(rows, w.timeline, g.row_us, ReplayOptions{opt.cuda_graph}) : g.kernel_us;
+  g.step_us = g.timeline ? replay_step_time(rows, w.timeline, g.row_us, ReplayOptions{opt.cuda_graph, host_gap_scale}) : g.kernel_us;
   if (!opt.keep_rows) g.row_us = {};
   return g;
 }

@@ -92,8 +92,9 @@ struct GpuPrediction {
 std::vector<KernelPrediction> predict_unique(const PreparedWorkload& w, const GpuCaps& caps);
 
 // One target from its distinct-kernel predictions (which whatif may assemble from several caps).
+// `host_gap_scale`: the timeline's host gaps scaled so (step_time.h; 1: as measured).
 GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu, const GpuCaps& caps,
-                              const std::vector<KernelPrediction>& target_pred);
+                              const std::vector<KernelPrediction>& target_pred, double host_gap_scale = 1.0);
 
 struct Target {
   std::string name;

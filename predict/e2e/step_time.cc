@@ -72,7 +72,9 @@ double replay_step_time(const std::vector<Kernel>& rows, const std::vector<uint3
     const Event* anchor = last_end.measured > prev_start.measured ? &last_end : &prev_start;
     if (st && st->end.measured > anchor->measured) anchor = &st->end;  // queued behind its predecessor
     const double gap = s - anchor->measured;
-    double start = opt.cuda_graph && gap > 0 ? anchor->replay : shifted(*anchor, s, gap);
+    double start = opt.cuda_graph && gap > 0                   ? anchor->replay
+                   : gap > 0 && opt.host_gap_scale != 1.0 ? anchor->replay + gap * opt.host_gap_scale
+                                                           : shifted(*anchor, s, gap);
     if (st) {
       const double overlap = std::min(0.0, s - st->end.measured);
       start = std::max(start, overlap < 0 ? shifted(st->end, s, overlap) : st->end.replay);

@@ -31,6 +31,9 @@ std::vector<uint32_t> timeline_order(const std::vector<Kernel>& rows);
 
 struct ReplayOptions {
   bool cuda_graph = false;
+  // Positive host gaps (the time between a kernel and the event it waited for: launch overhead, host
+  // work, synchronization) times this: the walls study's host wall halves them.
+  double host_gap_scale = 1.0;
 };
 
 // `time_us[r]`: the target time of one invocation of row r. Measured busy time of a row is

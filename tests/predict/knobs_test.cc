@@ -207,6 +207,28 @@ TEST(Walls, LatencyBoundKernelsMeetTheSmallKernelWall) {
   EXPECT_LE(r.walls[4].pred.step_us, r.walls[3].pred.step_us);
 }
 
+// A profiler trace whose step is mostly idle GPU between kernels (#42 item 7): no GPU wall moves it,
+// the host wall (the gaps halved) nearly halves it and says what holds the step back.
+TEST(Walls, AStepOfHostGapsMeetsTheHostWall) {
+  std::vector<Kernel> rows;
+  for (int i = 0; i < 20; ++i) {
+    Kernel k = streaming(4e6);  // a few microseconds on an H100
+    k.start_us = 300.0 * i;     // launched every 300 us: the GPU idles between them
+    k.stream = 7;
+    rows.push_back(k);
+  }
+  const WhatifResult r = walls_of(rows, "H100-SXM");
+  ASSERT_EQ(r.walls.back().name, "host_half");
+  const double base = r.modified.step_us;
+  for (size_t i = 0; i + 1 < r.walls.size(); ++i) EXPECT_LT(base / r.walls[i].pred.step_us, 1.02) << r.walls[i].name;
+  const double host = base / r.walls.back().pred.step_us;
+  EXPECT_GT(host, 1.8);
+  EXPECT_LT(host, 2.0);
+  // Without a timeline there are no gaps to halve, and no host wall.
+  for (Kernel& k : rows) k.start_us = kUnknown;
+  EXPECT_NE(walls_of(rows, "H100-SXM").walls.back().name, "host_half");
+}
+
 TEST(Walls, CollectivesAddTheLinkWall) {
   // The fixture plus an all-reduce: a sixth wall, which speeds up only the collective.
   std::vector<Kernel> rows = fixture();
