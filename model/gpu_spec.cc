@@ -23,10 +23,12 @@ std::optional<DType> GpuSpec::weight_only_unit(DType d) const {
   return std::nullopt;
 }
 
-double GpuSpec::gemm_peak_tflops(DType d) const {
-  if (known(peak_tflops(d))) return peak_tflops(d);
-  if (const std::optional<DType> w = weight_only_unit(d)) return peak_tflops(*w);
-  return fp32_tflops;
+double GpuSpec::gemm_peak_tflops(DType d) const { return peak_tflops(gemm_peak_dtype(d)); }
+
+DType GpuSpec::gemm_peak_dtype(DType d) const {
+  if (known(peak_tflops(d))) return d;
+  if (const std::optional<DType> w = weight_only_unit(d)) return *w;
+  return DType::fp32;
 }
 
 bool GpuSpec::has_tensor(DType d) const {

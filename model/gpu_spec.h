@@ -69,6 +69,9 @@ struct GpuSpec {
   std::optional<DType> weight_only_unit(DType d) const;
   // The datasheet peak GEMMs of `d` run at: its own, else that weight-only unit's, else FP32 (SIMT).
   // The peak-FLOP ratio between GPUs.
+  // The dtype whose datasheet peak gemm_peak_tflops(d) is: d's own, else the unit that runs it (a
+  // V100 has no BF16 peak: its BF16 work is sized against what runs it), else FP32.
+  DType gemm_peak_dtype(DType d) const;
   double gemm_peak_tflops(DType d) const;
 };
 

@@ -169,14 +169,14 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
       const double peak = g.gemm_peak_tflops(matrix.dtype);
       if (known(peak) && peak > 0) {
         t.mfu = t.model_tflops_per_gpu / peak;
-        t.mfu_dtype = std::string(to_string(matrix.dtype));
+        t.mfu_dtype = std::string(to_string(g.gemm_peak_dtype(matrix.dtype)));
       }
     } else if (!decode && matrix.flops > 0) {
       const double us = generate ? t.prefill_us : p.step_us;
       const double peak = g.gemm_peak_tflops(matrix.dtype);
       if (known(peak) && peak > 0 && us > 0) {
         t.mfu = matrix.flops / (us * 1e-6) / (peak * 1e12);
-        t.mfu_dtype = std::string(to_string(matrix.dtype));
+        t.mfu_dtype = std::string(to_string(g.gemm_peak_dtype(matrix.dtype)));
       }
     }
     if ((generate || decode) && known(g.dram_bw_gbps) && g.dram_bw_gbps > 0 && decode_us > 0)

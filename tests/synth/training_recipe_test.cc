@@ -212,3 +212,18 @@ TEST(TrainingStepJson, EagerOverlapsNothingAndMegatronHidesTensorParallelCollect
 }
 
 }  // namespace
+
+// MFU names the dtype whose peak it divides by (#42 item 6): a V100 has no BF16 peak, and its BF16
+// work is sized against the FP32 units that run it.
+TEST(TrainingStepJson, MfuNamesTheDtypeWhosePeakItUses) {
+  const auto v100 = nlohmann::json::parse(run_kcast(kSmall + "--batch 4 --gpu V100-SXM2-32GB,H100-SXM --format json "
+                                                    "-o /dev/null")
+                                              .out);
+  ASSERT_EQ(v100.size(), 2u);
+  EXPECT_EQ(v100[0]["mfu_dtype"], "fp32");
+  EXPECT_EQ(v100[1]["mfu_dtype"], "bf16");
+  const double ratio = v100[1]["mfu"].get<double>() / v100[0]["mfu"].get<double>();
+  // Same model FLOPs over each step, against 989 and 15.7 TFLOP/s (data/gpus.csv).
+  const double steps = v100[0]["step_s"].get<double>() / v100[1]["step_s"].get<double>();
+  EXPECT_NEAR(ratio, steps * 15.7 / 989.0, 0.02 * ratio);
+}
