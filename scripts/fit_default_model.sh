@@ -25,9 +25,11 @@ K=${1:-build/kcast}
 M=data/measured
 # shellcheck source=scripts/fit_stages.sh
 . scripts/fit_stages.sh
-STAGE1=$(mktemp --suffix=.json)
-STREAM=$(mktemp --suffix=.json)
-trap 'rm -f "$STAGE1" "$STREAM"' EXIT
+# The stages are build artifacts under build/, named so in each model's provenance (`base`): the
+# shipped model names no temporary path, and this script recreates what it names.
+mkdir -p build/fit-default-model
+STAGE1=build/fit-default-model/stage1-gemm.json
+STREAM=build/fit-default-model/stage2-stream.json
 # shellcheck disable=SC2086
 "$K" calibrate --base data/models/initial.json --microbench data/microbench/*.csv \
   --measurements $M/aiconfigurator_a100_bf16.csv $M/aiconfigurator_h100_bf16.csv \

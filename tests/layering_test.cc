@@ -106,6 +106,17 @@ TEST(Layering, DocumentsLinkOnlyInsideTheRepository) {
   }
 }
 
+// Shipped data names no temporary path (#42 item 5): a model's provenance says what it was fitted
+// from in terms a clone can follow.
+TEST(Layering, ShippedModelsNameNoTemporaryPath) {
+  for (const fs::path& f : files_under("data/models", {".json"})) {
+    std::ifstream in(f);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const char* tmp : {"\"/tmp/", "/tmp.", "\"/var/tmp/"})
+      EXPECT_EQ(text.find(tmp), std::string::npos) << f << " names a temporary path (" << tmp << ")";
+  }
+}
+
 TEST(Layering, HelpNamesTheDocumentsAndTheyExist) {
   FILE* p = popen("'" KCAST_BINARY "' --help", "r");
   ASSERT_NE(p, nullptr);

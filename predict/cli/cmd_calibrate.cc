@@ -36,14 +36,45 @@ GpuMeasured measured_from(const GpuSpec& s) {
   return m;
 }
 
+// A measured figure beyond the datasheet's peak, or below a tenth of it, is likely a unit or device
+// mix-up: calibrate keeps it (a measurement) but says so, naming the file, line, GPU and figure.
+void warn_implausible(const MicrobenchResults& r, const GpuSpec& gpu, const std::string& file) {
+  auto check = [&](const MicrobenchRow& row, double datasheet, const char* unit) {
+    if (!known(row.value) || !known(datasheet) || datasheet <= 0) return;
+    const double ratio = row.value / datasheet;
+    if (ratio <= 1.05 && ratio >= 0.1) return;
+    char buf[320];
+    std::snprintf(buf, sizeof buf, "%s:%u: warning: %s%s%s on %s: %.6g %s is %.2fx the datasheet's %.6g %s (%s)",
+                  file.c_str(), row.line, row.benchmark.c_str(), row.dtype.empty() ? "" : " ", row.dtype.c_str(),
+                  gpu.name.c_str(), row.value, unit, ratio, datasheet, unit,
+                  ratio > 1 ? "above its peak: a unit or device mix-up?" : "below a tenth of it: a unit or device mix-up?");
+    std::cerr << "kcast: " << buf << "\n";
+  };
+  for (const MicrobenchRow& row : r.rows) {
+    if (row.benchmark == "dram_bw" && row.unit == "GB/s") check(row, gpu.dram_bw_gbps, "GB/s");
+    if (row.benchmark == "fma_fp32" && row.unit == "TFLOP/s") check(row, gpu.fp32_tflops, "TFLOP/s");
+    if (row.benchmark == "gemm_peak" && (row.unit == "TFLOP/s" || row.unit == "TOP/s"))
+      if (const std::optional<DType> d = parse_dtype(row.dtype)) check(row, gpu.peak_tflops(*d), row.unit.c_str());
+  }
+}
+
 // --microbench: each file's figures become its GPU's own measured figures in the model, and the
 // measured GPUs' median DRAM efficiency the one of GPUs without a measurement.
 void apply_microbenchmarks(LoadedModel& model, const std::vector<std::string>& microbench, const GpuDatabase& db,
                            nlohmann::json& inputs) {
   for (const auto& f : microbench) {
     const std::string text = read_file(f);
-    MicrobenchResults r = parse_microbench_csv(text, f == "-" ? "<stdin>" : f);
-    const GpuSpec& gpu = db.resolve(r.device);
+    const std::string file = f == "-" ? "<stdin>" : f;
+    MicrobenchResults r = parse_microbench_csv(text, file);
+    const GpuSpec* resolved = nullptr;
+    try {
+      resolved = &db.resolve(r.device);
+    } catch (const InputError& e) {
+      throw InputError(file + ":" + std::to_string(r.rows.empty() ? 1 : r.rows.front().line) + ": column 'device': " +
+                       e.what());
+    }
+    const GpuSpec& gpu = *resolved;
+    warn_implausible(r, gpu, file);
     // Its own figures only: a sibling's figures would be stored as this board's own.
     GpuSpec spec = model.spec_for(gpu, false);
     apply_microbench(r, spec);

@@ -133,5 +133,43 @@ TEST(CalibrateCli, ClassOptionFitsOnlyThatClassesRows) {
   EXPECT_NE(none.out.find("no measured kernel of that class"), std::string::npos) << none.out;
 }
 
+
+// Calibration believes its microbenchmarks, but says when a figure cannot be right (#42 item 5): above
+// the datasheet's peak or below a tenth of it, naming file, line, GPU and figure; a device that is not
+// in the database is an error naming the file and line. The shipped files raise no such warning.
+TEST(CalibrateCli, ImplausibleMicrobenchFiguresWarnAndUnknownDevicesNameTheFile) {
+  const std::string mb = kcast::testing::temp_path("implausible.csv"), out = kcast::testing::temp_path("m.json");
+  {
+    std::ofstream f(mb);
+    f << "benchmark,dtype,size,value,unit,spread,device,notes\n"
+         "dram_bw,,1073741824,11000,GB/s,,H100-SXM,three times the datasheet\n"
+         "gemm_peak,bf16,,50,TFLOP/s,,H100-SXM,a twentieth of it\n"
+         "fma_fp32,,,60,TFLOP/s,,H100-SXM,plausible\n";
+  }
+  RunResult r = run_kcast("calibrate --microbench '" + mb + "' -o '" + out + "'", true);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(mb + ":2: warning: dram_bw on H100-SXM: 11000 GB/s is 3.28x the datasheet's 3350 GB/s"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(mb + ":3: warning: gemm_peak bf16 on H100-SXM: 50 TFLOP/s is 0.05x"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("fma_fp32"), std::string::npos) << r.out;
+  {
+    std::ofstream f(mb);
+    f << "benchmark,dtype,size,value,unit,spread,device,notes\ndram_bw,,1073741824,3000,GB/s,,H999-XYZ,\n";
+  }
+  r = run_kcast("calibrate --microbench '" + mb + "' -o '" + out + "'", true);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find(mb + ":2: column 'device': unknown GPU 'H999-XYZ'"), std::string::npos) << r.out;
+  // Published figures for the shipped GPUs: none implausible.
+  const std::string all = std::string(KCAST_SOURCE_DIR) + "/data/microbench";
+  for (const auto& e : std::filesystem::directory_iterator(all)) {
+    r = run_kcast("calibrate --microbench '" + e.path().string() + "' -o '" + out + "'", true);
+    EXPECT_EQ(r.out.find("warning"), std::string::npos) << e.path() << "\n" << r.out;
+  }
+  std::remove(mb.c_str());
+  std::remove(out.c_str());
+}
+
 }  // namespace
 }  // namespace kcast
