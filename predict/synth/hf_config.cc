@@ -85,6 +85,27 @@ void head_size_from_hf(const Reader& r, TransformerConfig& c) {
   }
 }
 
+// The MLP size. A config without it is an error naming the key, except where Transformers' own config
+// class for the model_type has a default (then that, said in a note), and for GPT-2's family, whose
+// modeling code reads a null n_inner as 4 x n_embd. (Guessing 4 x hidden turned a Llama 3 70B config
+// without intermediate_size into 78.6B parameters.)
+int64_t mlp_size_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
+  if (r.find({"intermediate_size", "n_inner", "ffn_dim"})) return r.integer({"intermediate_size", "n_inner", "ffn_dim"}, 0, true);
+  if (c.family == Family::gpt2) return 4 * c.hidden;
+  // transformers' configuration_<type>.py defaults.
+  static const std::pair<const char*, std::pair<const char*, int64_t>> kDefaults[] = {
+      {"llama", {"LlamaConfig", 11008}}, {"mistral", {"MistralConfig", 14336}}, {"mixtral", {"MixtralConfig", 14336}},
+      {"qwen2", {"Qwen2Config", 22016}},  {"bert", {"BertConfig", 3072}},       {"opt", {"OPTConfig", 3072}}};
+  for (const auto& [t, d] : kDefaults)
+    if (type == t) {
+      c.notes.push_back("key 'intermediate_size' missing: " + std::string(d.first) + "'s default " +
+                        std::to_string(d.second) + " used");
+      return d.second;
+    }
+  throw InputError(r.file + ": missing key 'intermediate_size' (the MLP size" +
+                   (type.empty() ? std::string("") : "; Transformers has no default for model_type '" + type + "'") + ")");
+}
+
 // The attention, MLP and family-specific fields, after the sizes.
 void architecture_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
   const bool llama = c.family == Family::llama;
@@ -95,8 +116,7 @@ void architecture_from_hf(const Reader& r, const std::string& type, TransformerC
   if (type == "qwen3" || type == "qwen3_moe") c.qk_norm = TransformerConfig::QkNorm::per_head;
   if (type == "olmoe" || type == "olmo2") c.qk_norm = TransformerConfig::QkNorm::whole;
 
-  // n_inner may be null in GPT-2 configs: 4 * hidden.
-  c.ffn = r.integer({"intermediate_size", "n_inner", "ffn_dim"}, 4 * c.hidden, false);
+  c.ffn = mlp_size_from_hf(r, type, c);
   hf::moe_from_hf(r, type, c);
   if (llama && hf::is_gemma(type)) hf::gemma_from_hf(r, type, c);
   if (llama && hf::is_llama4(type)) hf::llama4_attention_from_hf(r, c);

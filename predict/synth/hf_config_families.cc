@@ -292,9 +292,17 @@ void partial_rotary_from_hf(const Reader& r, TransformerConfig& c) {
     fraction = double(d) / double(hd);
   }
   const double rotated = fraction * double(hd);
-  if (rotated < 2 || rotated != std::floor(rotated) || int64_t(rotated) % 2 != 0)
+  if (rotated < 2 || rotated != std::floor(rotated) || int64_t(rotated) % 2 != 0) {
+    // Without a partial rotary key the whole head rotates: its size is what is wrong.
+    if (!f && key == "partial_rotary_factor")
+      throw InputError(r.file + ": " +
+                       (r.find({"head_dim"}) ? std::string("key 'head_dim'")
+                                             : std::string("keys 'hidden_size' / 'num_attention_heads'")) +
+                       ": a head of " + std::to_string(hd) +
+                       " dimensions cannot rotate whole (rotary embeddings need an even number)");
     throw InputError(r.file + ": key '" + key + "': rotates " + std::to_string(rotated) + " of a head's " +
                      std::to_string(hd) + " dimensions; expected a positive even number");
+  }
   c.rotary_dim_fraction = fraction;
 }
 

@@ -153,7 +153,7 @@ TEST(SynthGemma, UnknownTypesAreNotedAndEncoderDecodersRefused) {
 TEST(SynthGemma, WindowLayoutsFromConfigs) {
   auto parse = [](const std::string& extra) {
     return parse_hf_config(R"({"hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 2,
-        "vocab_size": 10, "rms_norm_eps": 1e-6, )" + extra + "}", "w.json");
+        "intermediate_size": 256, "vocab_size": 10, "rms_norm_eps": 1e-6, )" + extra + "}", "w.json");
   };
   // Mistral / Phi-3: every layer; layer_types where listed; Qwen2's unused window is no window.
   EXPECT_EQ(parse(R"("sliding_window": 16)").local_layers, 4);

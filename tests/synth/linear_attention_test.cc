@@ -118,7 +118,7 @@ TEST(LinearAttention, WhatIsNotSynthesizedIsRefused) {
   EXPECT_NE(err(hybrid(), Mode::infer, 4).find("'--tp'"), std::string::npos);  // 2 key heads
   // A hybrid type without its linear heads, and linear layers listed without them, are errors.
   const std::string plain = R"({"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers": 2,
-      "num_attention_heads": 2, "vocab_size": 10, "rms_norm_eps": 1e-6})";
+      "num_attention_heads": 2, "intermediate_size": 256, "vocab_size": 10, "rms_norm_eps": 1e-6})";
   EXPECT_NE(input_error_of([&] { parse_hf_config(plain, "p.json"); }).find("'linear_num_value_heads'"),
             std::string::npos);
   const std::string listed = R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,

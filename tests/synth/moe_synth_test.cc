@@ -311,7 +311,7 @@ TEST(SynthMoE, InterleavedDenseLayersAreCounted) {
 TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
   auto err = [](const std::string& extra) {
     const std::string p = write_temp("bad_moe.json", R"({"hidden_size": 64, "num_hidden_layers": 2,
-        "num_attention_heads": 2, "vocab_size": 10, "rms_norm_eps": 1e-6, )" + extra + "}");
+        "num_attention_heads": 2, "intermediate_size": 256, "vocab_size": 10, "rms_norm_eps": 1e-6, )" + extra + "}");
     const std::string e = input_error_of([&] { read_hf_config(p); });
     std::filesystem::remove(p);
     return e.find(p) == std::string::npos ? "(file not named) " + e : e;
@@ -335,7 +335,8 @@ TEST(SynthMoE, UnsupportedLayoutsAreRefusedNamingTheKey) {
   std::filesystem::remove(p);
   // One expert is a dense MLP.
   const std::string q = write_temp("one_expert.json", R"({"hidden_size": 64, "num_hidden_layers": 2,
-      "num_attention_heads": 2, "vocab_size": 10, "rms_norm_eps": 1e-6, "num_local_experts": 1})");
+      "num_attention_heads": 2, "intermediate_size": 256, "vocab_size": 10, "rms_norm_eps": 1e-6,
+      "num_local_experts": 1})");
   EXPECT_EQ(read_hf_config(q).experts, 0);
   std::filesystem::remove(q);
 }

@@ -453,13 +453,29 @@ TEST(SynthConfigFile, ErrorsNameFileAndKey) {
       "hidden_act": "mish"})");
   EXPECT_NE(e3.find("key 'hidden_act'"), std::string::npos) << e3;
   auto [p5, e5] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
-      "rms_norm_eps": 1e-6, "num_local_experts": 8})");
+      "intermediate_size": 256, "rms_norm_eps": 1e-6, "num_local_experts": 8})");
   EXPECT_NE(e5.find(p5 + ": missing key 'num_experts_per_tok'"), std::string::npos) << e5;
   auto [p6, e6] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
       "head_dim": 64})");
   EXPECT_NE(e6.find("key 'head_dim'"), std::string::npos) << e6;
+  // A gap in the config is an error naming the key, unless Transformers' config class for the
+  // model_type has a default, which is used and said (#42 item 3); a head that cannot rotate is
+  // blamed on the keys that sized it, not on a partial_rotary_factor the file does not have.
+  auto [p11, e11] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
+      "rms_norm_eps": 1e-6, "model_type": "olmo2"})");
+  EXPECT_NE(e11.find(p11 + ": missing key 'intermediate_size'"), std::string::npos) << e11;
+  const TransformerConfig llama = parse_hf_config(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 2, "vocab_size": 10, "rms_norm_eps": 1e-6})", "l.json");
+  EXPECT_EQ(llama.ffn, 11008);
+  ASSERT_FALSE(llama.notes.empty());
+  EXPECT_NE(llama.notes.back().find("LlamaConfig's default 11008"), std::string::npos);
+  auto [p12, e12] = err(R"({"hidden_size": 66, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
+      "intermediate_size": 128, "rms_norm_eps": 1e-6})");
+  EXPECT_NE(e12.find("keys 'hidden_size' / 'num_attention_heads': a head of 33 dimensions"), std::string::npos)
+      << e12;
+  EXPECT_EQ(e12.find("partial_rotary_factor"), std::string::npos) << e12;
   auto [p7, e7] = err(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
-      "head_dim": 32})");
+      "head_dim": 32, "intermediate_size": 256})");
   EXPECT_EQ(e7, "");  // consistent head_dim is fine
   auto [p8, e8] = err(R"({"hidden_size": 1e400})");
   EXPECT_NE(e8.find(p8 + ": not valid JSON"), std::string::npos) << e8;

@@ -107,7 +107,8 @@ TEST(SynthZoo, DataDirAddsModels) {
   const auto dir = std::filesystem::temp_directory_path() / ("kcast_zoo_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "synth");
   std::ofstream(dir / "synth" / "tiny.json") << R"({"_name_or_path": "me/tiny", "hidden_size": 64,
-      "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "rms_norm_eps": 1e-6})";
+      "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 256, "vocab_size": 10,
+      "rms_norm_eps": 1e-6})";
   ::setenv("KCAST_DATA_DIR", dir.c_str(), 1);
   const std::optional<TransformerConfig> c = zoo_config("tiny");
   const bool synthesized = !synthesize("tiny", with_mode(Mode::infer, 1, 8)).empty();
