@@ -2,7 +2,6 @@
 // built-in model or a Hugging Face config.json, written as a kcast-csv kernel list.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <utility>
@@ -53,22 +52,6 @@ int64_t positive(const po::variables_map& vm, const char* option) {
   return v;
 }
 
-// --pp-layout L1,L2,...: non-negative layer counts.
-std::vector<int64_t> parse_layout(const std::string& text) {
-  std::vector<int64_t> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
-    char* end = nullptr;
-    const long long v = item.empty() ? -1 : std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 0 || v > (1 << 24))
-      throw InputError("option '--pp-layout': '" + item + "' is not a layer count (give L1,L2,... per stage)");
-    out.push_back(v);
-    at = comma + 1;
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -142,7 +125,8 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "batch-sweep", po::value(&a.batch_sweep), "with --gpu: instead of a kernel list, a table of the step at each of "
       "these global batches B1,B2,... on each GPU: memory verdict, step, time to first / per output token, "
       "tokens/s, MFU, MBU")(
-      "format", po::value(&a.format), "with --batch-sweep: table (default), csv or json")(
+      "format", po::value(&a.format), "with --batch-sweep: table (default), csv or json; without it, json prints "
+      "the predicted step of each --gpu (the kernel list then goes to -o only)")(
       "html", po::value(&a.html), "with --batch-sweep: also write the sweep as a self-contained HTML page here")(
       "acceptance", po::value<double>(), "with --gpu and --decode-tokens Q > 1: the drafts' acceptance rate "
       "(0 to 1), for the tokens a speculative step yields ((1 - a^Q) / (1 - a) a sequence) and their rate")(
@@ -226,7 +210,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
                                  {"torchtitan", Framework::torchtitan},
                                  {"automodel", Framework::automodel}});
   o.compile = vm.count("compile") > 0;
-  if (!a.pp_layout.empty()) o.pp_layout = parse_layout(a.pp_layout);
+  if (!a.pp_layout.empty()) o.pp_layout = parse_int_list("pp-layout", a.pp_layout, 0, "a layer count (give L1,L2,... per stage)");
 
   return o;
 }

@@ -1,6 +1,8 @@
 #include "predict/cli/options.h"
 
+#include <exception>
 #include <iostream>
+#include <string>
 
 #include "model/error.h"
 
@@ -58,6 +60,29 @@ std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::s
 void require_kernel_rows(const std::vector<Kernel>& rows, const std::string& file) {
   if (rows.empty())
     throw InputError(file + ": no kernel rows (only a header): nothing to predict");
+}
+
+std::vector<int64_t> parse_int_list(const char* option, const std::string& value, int64_t min,
+                                    const std::string& what) {
+  std::vector<int64_t> out;
+  size_t from = 0;
+  while (true) {
+    const size_t comma = value.find(',', from);
+    const std::string part = value.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || v < min || v > (1LL << 24))
+      throw InputError(std::string("option '--") + option + "': '" + part + "' is not " + what);
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace kcast::cli

@@ -22,6 +22,10 @@ Format parse_format(const std::string& s);
 // The GPUs of a `--gpu NAME[,NAME...]` value (`all`: every database GPU); an empty or unknown name is
 // an error naming the option.
 std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::string& list);
+// A comma-separated list of integers from `min` to 2^24 (`--batch-sweep B1,B2,...`, `--pp-layout
+// L1,L2,...`); an empty or bad item is "option '--OPTION': 'ITEM' is not WHAT".
+std::vector<int64_t> parse_int_list(const char* option, const std::string& value, int64_t min,
+                                    const std::string& what);
 // A kernel list with no rows is an error naming `file`: its prediction, zero, would be silently wrong.
 void require_kernel_rows(const std::vector<Kernel>& rows, const std::string& file);
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "predict/cli/options.h"
 #include "predict/report/html_page.h"
 #include "predict/report/svg.h"
 #include "predict/report/text_util.h"
@@ -14,26 +15,7 @@ using synth::Footprint;
 using synth::SynthOptions;
 
 std::vector<int64_t> parse_batch_list(const std::string& value) {
-  std::vector<int64_t> out;
-  size_t from = 0;
-  while (true) {
-    const size_t comma = value.find(',', from);
-    const std::string part = value.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (part.empty() || used != part.size() || v <= 0 || v > (1LL << 24))
-      throw InputError("option '--batch-sweep': '" + part +
-                       "' is not a positive integer up to 16777216 (give B1,B2,...)");
-    out.push_back(v);
-    if (comma == std::string::npos) break;
-    from = comma + 1;
-  }
-  return out;
+  return parse_int_list("batch-sweep", value, 1, "a positive integer up to 16777216 (give B1,B2,...)");
 }
 
 std::vector<SweepRow> sweep_batches(const StepSynthesizer& synth, const SynthOptions& o,

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "predict/synth/emitter.h"
+#include "predict/synth/transformer/recipe.h"
 
 namespace kcast::cli {
 
@@ -33,10 +34,6 @@ bool in_pipelined_layers(const std::string& name) {
   return name.starts_with("layer.") || name.starts_with("local_layer.");
 }
 
-bool is_quantize(const std::string& name) {
-  return has(name, "te::cast_transpose") || has(name, "te::amax|cast_transpose") || has(name, "te::quantize");
-}
-
 }  // namespace
 
 StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>& row_us, const synth::SynthOptions& o,
@@ -45,6 +42,8 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
   std::array<double, kGroups> comm{};
   double forward = 0, backward = 0, gemm = 0, attention = 0, pipelined = 0;
   const size_t forward_rows = fp.forward_rows > 0 ? fp.forward_rows : rows.size();
+  // The recipe's quantization kernels, by the name its table gives them (recipe.h).
+  const synth::transformer::RecipeKernels* recipe = synth::transformer::recipe_kernels(o.recipe);
   for (size_t r = 0; r < rows.size(); ++r) {
     const Kernel& k = rows[r];
     const double us = row_us[r] * k.count;
@@ -55,7 +54,7 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
       continue;
     }
     if (k.name.ends_with(synth::kRecomputeSuffix)) p.recompute_us += us;
-    if (is_quantize(k.name)) p.quantize_us += us;
+    if (recipe && has(k.name, recipe->quantize)) p.quantize_us += us;
     if (k.cls == KernelClass::gemm) gemm += us;
     if (k.cls == KernelClass::attention) attention += us;
     if (k.cls == KernelClass::optimizer) continue;

@@ -143,7 +143,7 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
       if (o.framework != synth::Framework::eager) t.step_us = parts.step_us;
       t.train = true;
       t.comm_us = parts.comm_us;
-      t.exposed_comm_us = o.framework == synth::Framework::eager ? parts.comm_us : parts.exposed_comm_us;
+      t.exposed_comm_us = parts.exposed_comm_us;  // eager overlaps nothing: all of comm_us
       t.bubble_us = parts.bubble_us;
       t.recompute_us = parts.recompute_us;
       t.quantize_us = parts.quantize_us;
