@@ -28,6 +28,7 @@ constexpr Command kCommands[] = {
     {"whatif", kcast::cli::cmd_whatif, "predict on a modified GPU; sweep a hardware knob"},
     {"validate", kcast::cli::cmd_validate, "accuracy report on measured data (held-out GPUs)"},
     {"synth", kcast::cli::cmd_synth, "synthesize the kernel list of a named model"},
+    {"serve", kcast::cli::cmd_serve, "simulate LLM serving under load (continuous batching)"},
 };
 
 void usage(std::ostream& o) {

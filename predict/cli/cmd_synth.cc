@@ -25,24 +25,6 @@ namespace {
 
 using namespace kcast::synth;
 
-template <class E>
-E pick(const std::string& option, const std::string& value,
-       std::initializer_list<std::pair<const char*, E>> choices) {
-  std::string names;
-  for (const auto& [name, v] : choices) {
-    if (value == name) return v;
-    names += (names.empty() ? "" : ", ") + std::string(name);
-  }
-  throw InputError("option '--" + option + "': '" + value + "' is not one of " + names);
-}
-
-// The dtype a dtype option names; an unknown name is an error naming the option.
-DType dtype_named(const char* option, const std::string& name) {
-  const std::optional<DType> d = parse_dtype(name);
-  if (!d) throw InputError(std::string("option '--") + option + "': unknown dtype '" + name + "'");
-  return *d;
-}
-
 int64_t positive(const po::variables_map& vm, const char* option) {
   if (!vm.count(option)) return 0;
   const int64_t v = vm[option].as<int64_t>();

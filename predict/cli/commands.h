@@ -12,5 +12,6 @@ int cmd_predict(int argc, char** argv);
 int cmd_whatif(int argc, char** argv);
 int cmd_validate(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 }  // namespace kcast::cli

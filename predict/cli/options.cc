@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "model/error.h"
@@ -83,6 +84,12 @@ std::vector<int64_t> parse_int_list(const char* option, const std::string& value
     from = comma + 1;
   }
   return out;
+}
+
+DType dtype_named(const char* option, const std::string& name) {
+  const std::optional<DType> d = parse_dtype(name);
+  if (!d) throw InputError(std::string("option '--") + option + "': unknown dtype '" + name + "'");
+  return *d;
 }
 
 }  // namespace kcast::cli

@@ -2,9 +2,13 @@
 // Boost's errors into InputError naming the option.
 #pragma once
 #include <boost/program_options.hpp>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "model/dtype.h"
+#include "model/error.h"
 #include "model/gpu_database.h"
 
 namespace kcast::cli {
@@ -26,6 +30,21 @@ std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::s
 // L1,L2,...`); an empty or bad item is "option '--OPTION': 'ITEM' is not WHAT".
 std::vector<int64_t> parse_int_list(const char* option, const std::string& value, int64_t min,
                                     const std::string& what);
+// The choice a string option names; anything else is an error naming the option and the choices.
+template <class E>
+E pick(const std::string& option, const std::string& value,
+       std::initializer_list<std::pair<const char*, E>> choices) {
+  std::string names;
+  for (const auto& [name, v] : choices) {
+    if (value == name) return v;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  throw InputError("option '--" + option + "': '" + value + "' is not one of " + names);
+}
+
+// The dtype a dtype option names; an unknown name is an error naming the option.
+DType dtype_named(const char* option, const std::string& name);
+
 // A kernel list with no rows is an error naming `file`: its prediction, zero, would be silently wrong.
 void require_kernel_rows(const std::vector<Kernel>& rows, const std::string& file);
 

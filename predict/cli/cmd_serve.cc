@@ -1,0 +1,274 @@
+// `kcast serve MODEL|--config HF.json --gpu G[,G...] ...` (docs/serve.md): LLM serving under load, a
+// discrete-event simulation of a continuous-batching engine (predict/serve/) whose iterations are
+// timed by synth's serving-stack kernels on the cost model.
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <optional>
+
+#include "calibrate/model_file.h"
+#include "io/atomic_file.h"
+#include "io/gpu_database_csv.h"
+#include "model/error.h"
+#include "predict/cli/commands.h"
+#include "predict/cli/options.h"
+#include "predict/report/text_util.h"
+#include "predict/serve/engine.h"
+#include "predict/serve/iteration_cost.h"
+#include "predict/serve/metrics.h"
+#include "predict/serve/simulator.h"
+#include "predict/serve/workload.h"
+#include "predict/synth/synth.h"
+
+namespace kcast::cli {
+
+namespace {
+
+using namespace kcast::serve;
+
+struct ServeArgs {
+  std::string model, config, gpus, dtype = "bf16", kv_cache_dtype, engine = "vllm", chunked_prefill, dataset,
+      concurrency, request_rate, arrival = "poisson", format = "table", per_request, html, cost_model_file;
+};
+
+void add_serve_options(po::options_description& opts, ServeArgs& a) {
+  opts.add_options()("model", po::value(&a.model), "a built-in or zoo model's name (positional; see kcast synth --list)")(
+      "config", po::value(&a.config), "Hugging Face config.json of a decoder (instead of MODEL)")(
+      "gpu", po::value(&a.gpus), "the GPUs to serve on, one simulation each: NAME[,NAME...]")(
+      "tp", po::value<int64_t>(), "tensor-parallel GPUs of the one replica (default 1)")(
+      "pp", po::value<int64_t>(), "pipeline stages (only 1 is simulated so far)")(
+      "ep", po::value<int64_t>(), "expert-parallel GPUs (only 1 is simulated so far)")(
+      "attention-dp", "attention data-parallel over the GPUs (not simulated so far)")(
+      "dtype", po::value(&a.dtype)->default_value("bf16"), "bf16, fp16, fp8 (FP8 checkpoints) or fp4 (NVFP4)")(
+      "kv-cache-dtype", po::value(&a.kv_cache_dtype), "the KV cache's dtype (e.g. fp8; default the model's)")(
+      "engine", po::value(&a.engine)->default_value("vllm"), "vllm, sglang or trtllm: the scheduler and its defaults")(
+      "max-num-seqs", po::value<int64_t>(), "running sequences at most (default: the engine's)")(
+      "max-batched-tokens", po::value<int64_t>(), "tokens one iteration schedules at most (default: the engine's)")(
+      "chunked-prefill", po::value(&a.chunked_prefill), "on or off (default on)")(
+      "block-size", po::value<int64_t>(), "KV-cache tokens per block (default: the engine's)")(
+      "gpu-memory-utilization", po::value<double>(), "share of GPU memory the engine uses, 0 to 1 (default: the engine's)")(
+      "input-tokens", po::value<int64_t>(), "prompt tokens of every request")(
+      "output-tokens", po::value<int64_t>(), "output tokens of every request")(
+      "dataset", po::value(&a.dataset), "per-request lengths (and arrival times): CSV with input_tokens,output_tokens"
+      "[,arrival_s] or JSONL with those keys")(
+      "concurrency", po::value(&a.concurrency), "closed loop: C clients, each sending its next request when its last "
+      "finishes; a list C1,C2,... gives one load point each")(
+      "request-rate", po::value(&a.request_rate), "open loop: requests per second (inf: all at once); a list R1,R2,...")(
+      "arrival", po::value(&a.arrival)->default_value("poisson"), "open loop: poisson or constant spacing")(
+      "requests", po::value<int64_t>(), "requests per load point (default: 10 x concurrency, at least 100; open "
+      "loop 500; a dataset: its rows)")(
+      "seed", po::value<uint64_t>(), "seed of the Poisson arrivals (default 0)")(
+      "slo-ttft", po::value<double>(), "time-to-first-token objective, ms (for goodput)")(
+      "slo-itl", po::value<double>(), "inter-token latency objective, ms (for goodput)")(
+      "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
+      "per-request", po::value(&a.per_request), "also write every request's times as CSV here")(
+      "html", po::value(&a.html), "(not yet available)")(
+      "cost-model", po::value(&a.cost_model_file), "the model.json to predict with (default: the shipped model)");
+}
+
+std::string gb(double bytes) { return report::fixed(bytes / 1e9, 2) + " GB"; }
+
+int64_t positive_option(const po::variables_map& vm, const char* option, int64_t fallback) {
+  if (!vm.count(option)) return fallback;
+  const int64_t v = vm[option].as<int64_t>();
+  if (v <= 0 || v > (int64_t(1) << 24))
+    throw InputError(std::string("option '--") + option + "': must be a positive integer up to 16777216 (got " +
+                     std::to_string(v) + ")");
+  return v;
+}
+
+// The load points: --concurrency C1,... or --request-rate R1,... (or a dataset's own arrivals).
+std::vector<Load> loads_from(const ServeArgs& a, bool dataset_arrivals) {
+  if (!a.concurrency.empty() && !a.request_rate.empty())
+    throw InputError("option '--concurrency': give either --concurrency or --request-rate");
+  std::vector<Load> out;
+  if (!a.concurrency.empty()) {
+    for (int64_t c : parse_int_list("concurrency", a.concurrency, 1, "a client count (give C1,C2,...)")) {
+      Load l;
+      l.concurrency = c;
+      l.label = std::to_string(c);
+      out.push_back(l);
+    }
+    return out;
+  }
+  if (a.request_rate.empty()) {
+    if (!dataset_arrivals)
+      throw InputError("serve: give --concurrency C or --request-rate R (or a --dataset with arrival_s)");
+    Load l;
+    l.dataset_arrivals = true;
+    l.label = "dataset";
+    return {l};
+  }
+  const bool poisson = pick<bool>("arrival", a.arrival, {{"poisson", true}, {"constant", false}});
+  size_t start = 0;
+  while (start <= a.request_rate.size()) {
+    const size_t end = std::min(a.request_rate.find(',', start), a.request_rate.size());
+    const std::string item = a.request_rate.substr(start, end - start);
+    Load l;
+    l.poisson = poisson;
+    l.label = item;
+    if (item == "inf") {
+      l.infinite_rate = true;
+    } else {
+      size_t used = 0;
+      try {
+        l.rate = std::stod(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != item.size() || !(l.rate > 0) || !std::isfinite(l.rate))
+        throw InputError("option '--request-rate': '" + item + "' is not a positive rate (requests/s) or inf");
+    }
+    out.push_back(l);
+    start = end + 1;
+  }
+  return out;
+}
+
+// The engine's settings: its defaults on this GPU, then the options given.
+EngineConfig engine_from(const po::variables_map& vm, const ServeArgs& a, const GpuSpec& g) {
+  EngineConfig e = engine_defaults(a.engine, g);
+  e.max_num_seqs = positive_option(vm, "max-num-seqs", e.max_num_seqs);
+  e.max_batched_tokens = positive_option(vm, "max-batched-tokens", e.max_batched_tokens);
+  e.block_size = positive_option(vm, "block-size", e.block_size);
+  if (!a.chunked_prefill.empty()) e.chunked_prefill = pick<bool>("chunked-prefill", a.chunked_prefill, {{"on", true}, {"off", false}});
+  if (vm.count("gpu-memory-utilization")) {
+    e.gpu_memory_utilization = vm["gpu-memory-utilization"].as<double>();
+    if (!(e.gpu_memory_utilization > 0 && e.gpu_memory_utilization <= 1))
+      throw InputError("option '--gpu-memory-utilization': a share from 0 to 1 (got " +
+                       std::to_string(e.gpu_memory_utilization) + ")");
+  }
+  return e;
+}
+
+// KV-cache blocks on one GPU of the replica: the memory the engine may use less the weights and the
+// activation peak of its largest iteration, in blocks. InputError when nothing is left.
+int64_t kv_blocks_on(const GpuSpec& g, const EngineConfig& e, const IterationCost& cost, const std::string& what) {
+  if (!known(g.memory_gb)) throw InputError("option '--gpu': " + g.name + " has no memory size in the GPU database");
+  const double capacity = g.memory_gb * 1073741824.0;
+  const double fixed = cost.weight_bytes() + cost.activation_bytes(e.max_batched_tokens);
+  const double kv = e.fraction_of_free ? e.gpu_memory_utilization * (capacity - fixed)
+                                       : e.gpu_memory_utilization * capacity - fixed;
+  const double per_block = cost.kv_bytes_per_token() * double(e.block_size);
+  const int64_t blocks = kv > 0 && per_block > 0 ? int64_t(std::floor(kv / per_block)) : 0;
+  if (blocks <= 0)
+    throw InputError("serve: " + what + " does not fit on " + g.name + ": weights " +
+                     gb(cost.weight_bytes()) + " and activations " +
+                     gb(cost.activation_bytes(e.max_batched_tokens)) + " of " + gb(capacity) +
+                     " leave no KV cache (try a larger --tp, --dtype fp8, or a smaller --max-batched-tokens)");
+  return blocks;
+}
+
+}  // namespace
+
+int cmd_serve(int argc, char** argv) {
+  po::options_description opts("kcast serve options");
+  ServeArgs a;
+  add_serve_options(opts, a);
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "kcast serve MODEL|--config HF.json --gpu G[,G...] [--tp N] [--dtype bf16|fp8|fp4]\n"
+                     "       [--kv-cache-dtype DT] [--engine vllm|sglang|trtllm] [--max-num-seqs S]\n"
+                     "       [--max-batched-tokens T] [--chunked-prefill on|off] [--block-size B]\n"
+                     "       [--gpu-memory-utilization F]\n"
+                     "       (--input-tokens I --output-tokens O | --dataset FILE)\n"
+                     "       (--concurrency C[,C...] | --request-rate R[,R...] [--arrival poisson|constant])\n"
+                     "       [--requests N] [--seed S] [--slo-ttft MS] [--slo-itl MS]\n"
+                     "       [--format table|csv|json] [--per-request OUT.csv] [--cost-model M.json]",
+                     opts, pos, vm))
+    return 0;
+  if (a.model.empty() && a.config.empty())
+    throw InputError("serve: give a MODEL (see 'kcast synth --list') or --config FILE.json");
+  if (!a.model.empty() && !a.config.empty())
+    throw InputError("option '--config': give either a MODEL name or --config, not both");
+  if (a.gpus.empty()) throw InputError("option '--gpu': give the GPU(s) to serve on");
+  for (const char* later : {"pp", "ep"})
+    if (positive_option(vm, later, 1) != 1)
+      throw InputError(std::string("option '--") + later + "': only 1 is simulated so far (tensor parallelism, --tp, is)");
+  if (vm.count("attention-dp")) throw InputError("option '--attention-dp': not simulated so far");
+  if (!a.html.empty()) throw InputError("option '--html': not available yet; use --format csv or json");
+  const Format fmt = parse_format(a.format);
+
+  // The requests.
+  bool dataset_arrivals = false;
+  std::vector<Request> base_reqs;
+  const bool fixed = vm.count("input-tokens") || vm.count("output-tokens");
+  if (fixed == !a.dataset.empty())
+    throw InputError("serve: give either --input-tokens I --output-tokens O or --dataset FILE");
+  if (fixed && !(vm.count("input-tokens") && vm.count("output-tokens")))
+    throw InputError(std::string("option '--") + (vm.count("input-tokens") ? "output-tokens" : "input-tokens") +
+                     "': give both --input-tokens and --output-tokens");
+  if (!a.dataset.empty()) base_reqs = read_dataset(a.dataset, &dataset_arrivals);
+  const std::vector<Load> loads = loads_from(a, dataset_arrivals);
+  const uint64_t seed = vm.count("seed") ? vm["seed"].as<uint64_t>() : 0;
+  Slo slo;
+  for (auto [option, target] : {std::pair{"slo-ttft", &slo.ttft_ms}, std::pair{"slo-itl", &slo.itl_ms}})
+    if (vm.count(option)) {
+      *target = vm[option].as<double>();
+      if (!(*target > 0)) throw InputError(std::string("option '--") + option + "': a positive time in ms");
+    }
+
+  // The serving step as synth builds it.
+  synth::SynthOptions base;
+  base.runtime = synth::Runtime::serving;
+  base.attention = synth::AttentionImpl::flash;
+  base.tp = positive_option(vm, "tp", 1);
+  base.dtype = dtype_named("dtype", a.dtype);
+  if (!a.kv_cache_dtype.empty()) base.kv_cache_dtype = dtype_named("kv-cache-dtype", a.kv_cache_dtype);
+  const std::string what = a.config.empty() ? a.model : a.config;
+  const StepSynthesizer step = [&](const synth::SynthOptions& o, synth::Footprint* f) {
+    return a.config.empty() ? synth::synthesize(a.model, o, f) : synth::synthesize_config_file(a.config, o, f);
+  };
+  const GpuDatabase& db = default_gpu_database();
+  const std::vector<const GpuSpec*> gpus = resolve_gpu_list(db, a.gpus);
+  const LoadedModel& lm = model_or_default(a.cost_model_file);
+
+  nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", base.tp}, {"dtype", a.dtype},
+                           {"kv_cache_dtype", a.kv_cache_dtype.empty() ? nlohmann::json() : nlohmann::json(a.kv_cache_dtype)}};
+  if (fixed) {
+    inputs["input_tokens"] = vm["input-tokens"].as<int64_t>();
+    inputs["output_tokens"] = vm["output-tokens"].as<int64_t>();
+  } else {
+    inputs["dataset"] = a.dataset;
+  }
+  std::vector<std::pair<LoadPoint, SimResult>> runs;
+  nlohmann::json list = nlohmann::json::array();
+  for (const GpuSpec* g : gpus) {
+    const EngineConfig e = engine_from(vm, a, *g);
+    IterationCost cost(step, base, *g, lm, db, e.graph_max_tokens);
+    const int64_t blocks = kv_blocks_on(*g, e, cost, what);
+    CostTimer timer(cost);
+    for (const Load& l : loads) {
+      std::vector<Request> reqs = base_reqs;
+      if (fixed) {
+        const int64_t n = positive_option(vm, "requests", l.concurrency > 0 ? std::max<int64_t>(100, 10 * l.concurrency) : 500);
+        reqs = fixed_requests(n, positive_option(vm, "input-tokens", 1), positive_option(vm, "output-tokens", 1));
+      } else if (vm.count("requests")) {
+        reqs.resize(std::min(reqs.size(), size_t(positive_option(vm, "requests", 1))));
+      }
+      assign_arrivals(reqs, l, seed);
+      SimResult r = simulate(reqs, l, e, blocks, timer);
+      LoadPoint p = summarize(r, g->name, l, slo, blocks, e.block_size);
+      nlohmann::json j = inputs;
+      j["max_num_seqs"] = e.max_num_seqs;
+      j["max_batched_tokens"] = e.max_batched_tokens;
+      j["chunked_prefill"] = e.chunked_prefill;
+      j["block_size"] = e.block_size;
+      j["gpu_memory_utilization"] = e.gpu_memory_utilization;
+      list.push_back(load_point_json(p, slo, j));
+      runs.emplace_back(std::move(p), std::move(r));
+    }
+  }
+  if (!a.per_request.empty())
+    write_file_atomically(a.per_request, [&](std::ostream& os) { write_per_request(runs, os); });
+  std::vector<LoadPoint> pts;
+  for (const auto& run : runs) pts.push_back(run.first);
+  if (fmt == Format::json) std::cout << (list.size() == 1 ? list[0] : list).dump(2) << "\n";
+  else if (fmt == Format::csv) write_csv(pts, std::cout);
+  else write_table(pts, std::cout);
+  return 0;
+}
+
+}  // namespace kcast::cli

@@ -1,0 +1,38 @@
+// The serving engines' scheduler settings that `kcast serve` simulates, with each engine's defaults
+// and where they come from (docs/serve.md has the table with sources).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "model/gpu_database.h"
+
+namespace kcast::serve {
+
+enum class EngineKind { vllm, sglang, trtllm };
+
+struct EngineConfig {
+  EngineKind kind = EngineKind::vllm;
+  std::string name = "vllm";
+  int64_t max_num_seqs = 256;         // running sequences at most (TRT-LLM: max_batch_size)
+  int64_t max_batched_tokens = 8192;  // tokens one iteration schedules at most (TRT-LLM: max_num_tokens)
+  bool chunked_prefill = true;        // a prompt longer than the budget left is split over iterations
+  int64_t block_size = 16;            // KV-cache tokens per block (TRT-LLM: tokens_per_block; SGLang: page)
+  double gpu_memory_utilization = 0.9;  // the share of GPU memory the engine may use in all
+  // TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler: a request is admitted only when blocks for
+  // its whole length (prompt + every output token) are free, so nothing is ever preempted. vLLM and
+  // SGLang allocate as the sequence grows and preempt (recompute) when the cache runs out.
+  bool reserve_whole_request = false;
+  // TensorRT-LLM's KV-cache fraction is of the memory left after the weights and activations; vLLM's
+  // and SGLang's is of the whole GPU, the weights and activations inside it.
+  bool fraction_of_free = false;
+  // Whether one iteration mixes prompt chunks with decode tokens (vLLM V1, TensorRT-LLM in-flight
+  // batching) or runs a prefill batch apart, ahead of decoding, when requests wait (SGLang's default,
+  // --enable-mixed-chunk off).
+  bool mixed_batches = true;
+  int64_t graph_max_tokens = 512;  // decode batches up to here replay CUDA graphs
+};
+
+// The engine's defaults on `gpu` (some depend on its memory); InputError naming --engine when unknown.
+EngineConfig engine_defaults(const std::string& name, const GpuSpec& gpu);
+
+}  // namespace kcast::serve

@@ -1,0 +1,184 @@
+#include "predict/serve/iteration_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "io/classifier_rules.h"
+#include "io/kernel_list_csv.h"
+#include "model/error.h"
+#include "model/model_params.h"
+#include "model/transfer.h"
+#include "predict/e2e/predictor.h"
+
+namespace kcast::serve {
+
+namespace {
+
+using synth::Footprint;
+using synth::Mode;
+using synth::SynthOptions;
+
+constexpr const char* kHeadPrefix = "head.";  // the LM head and the sampler (synth's serving_head)
+constexpr int64_t kExactGrid = 64;            // token counts synthesized exactly up to here
+constexpr int64_t kPointsPerOctave = 16;
+constexpr int64_t kRefKeys1 = 1024, kRefKeys2 = 2048;  // the contexts attention's per-key costs come from
+constexpr int64_t kActivationRef = 1024;               // tokens at which the activation peak is measured
+constexpr double kAttnBucket = 1.005;                  // attention memo: FLOPs and bytes within 0.5%
+
+bool is_attention(const Kernel& k) { return k.cls == KernelClass::attention; }
+bool is_head(const Kernel& k) { return k.name.starts_with(kHeadPrefix); }
+
+// The rows synth writes for `o`, read back as predict reads a written list (so the rows carry what
+// their names tell the model), with the Footprint.
+std::vector<Kernel> read_back(const StepSynthesizer& synth, const SynthOptions& o, const GpuDatabase& db,
+                              Footprint* fp) {
+  std::ostringstream text;
+  write_kernel_list(synth(o, fp), text);
+  return parse_kernel_list(text.str(), "<serve>", KernelListOptions{&db, &default_classifier()});
+}
+
+// A decode step of `batch` one-token sequences at `keys` cached keys.
+SynthOptions decode_step(SynthOptions o, int64_t batch, int64_t keys) {
+  o.mode = Mode::decode;
+  o.batch = batch;
+  o.seq = keys;
+  o.decode_tokens = 1;
+  return o;
+}
+
+// The next grid point at or above n, and the one at or below.
+int64_t grid_step(int64_t n) {
+  if (n <= kExactGrid) return 1;
+  int64_t octave = 1;
+  while (octave * 2 <= n) octave *= 2;
+  return std::max<int64_t>(1, octave / kPointsPerOctave);
+}
+
+}  // namespace
+
+IterationCost::IterationCost(StepSynthesizer synth, const SynthOptions& base, const GpuSpec& gpu, const LoadedModel& lm,
+                             const GpuDatabase& db, int64_t graph_max_tokens)
+    : synth_(std::move(synth)), base_(base), gpu_(gpu), lm_(lm), db_(db), caps_(lm.caps_for(gpu)),
+      graph_max_(graph_max_tokens) {
+  // Attention's costs per key and per query token, from two single-sequence decode steps.
+  Footprint fp1, fp2;
+  const std::vector<Kernel> r1 = read_back(synth_, decode_step(base_, 1, kRefKeys1), db_, &fp1);
+  const std::vector<Kernel> r2 = read_back(synth_, decode_step(base_, 1, kRefKeys2), db_, &fp2);
+  if (r1.size() != r2.size()) throw InputError("serve: the model's decode steps differ in shape between contexts");
+  double f1 = 0, f2 = 0, b1 = 0, b2 = 0;
+  for (size_t i = 0; i < r1.size(); ++i) {
+    if (!is_attention(r1[i])) continue;
+    attn_rows_.push_back(r2[i]);
+    f1 += known(r1[i].flops) ? r1[i].flops : 0;
+    f2 += known(r2[i].flops) ? r2[i].flops : 0;
+    b1 += known(r1[i].bytes) ? r1[i].bytes : 0;
+    b2 += known(r2[i].bytes) ? r2[i].bytes : 0;
+  }
+  if (attn_rows_.empty()) throw InputError("serve: the model's serving step has no attention kernel to schedule");
+  const double dk = double(kRefKeys2 - kRefKeys1);
+  flops_per_pair_ = (f2 - f1) / dk;
+  flops_per_query_ = std::max(0.0, f1 - flops_per_pair_ * double(kRefKeys1));
+  bytes_per_key_ = (b2 - b1) / dk;
+  bytes_per_query_ = std::max(0.0, b1 - bytes_per_key_ * double(kRefKeys1));
+  for (const Kernel& k : attn_rows_) {
+    attn_flops_share_.push_back(f2 > 0 && known(k.flops) ? k.flops / f2 : 0);
+    attn_bytes_share_.push_back(b2 > 0 && known(k.bytes) ? k.bytes / b2 : 0);
+  }
+  weight_bytes_ = fp1.weight_bytes;
+  kv_bytes_per_token_ = (fp2.kv_cache_bytes - fp1.kv_cache_bytes) / dk;
+  Footprint fa;
+  synth_(decode_step(base_, kActivationRef, 16), &fa);
+  act_bytes_per_token_ = fa.activation_bytes / double(kActivationRef);
+}
+
+double IterationCost::activation_bytes(int64_t tokens) const { return act_bytes_per_token_ * double(tokens); }
+
+int64_t IterationCost::graph_size(int64_t n) const {
+  // vLLM V1's capture sizes (CompilationConfig): 1, 2, 4, then multiples of 8 to 256 and of 16 beyond,
+  // up to the largest captured; a batch is padded up to the next.
+  if (n > graph_max_) return n;
+  int64_t g = n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : n <= 256 ? (n + 7) / 8 * 8 : (n + 15) / 16 * 16;
+  return std::min(g, graph_max_);
+}
+
+void IterationCost::add(IterationWork& w, const SeqWork& s) const {
+  const double q = double(s.tokens), p = double(s.cached);
+  w.tokens += s.tokens;
+  w.attn_flops += flops_per_pair_ * (q * p + q * (q + 1) / 2) + flops_per_query_ * q;
+  w.attn_bytes += bytes_per_key_ * (p + q) + bytes_per_query_ * q;
+  if (s.tokens > 1) w.decode_only = false;
+}
+
+const IterationCost::GridPoint& IterationCost::point(int64_t n) {
+  auto it = grid_.find(n);
+  if (it != grid_.end()) return it->second;
+  Footprint fp;
+  const std::vector<Kernel> rows = read_back(synth_, decode_step(base_, n, 16), db_, &fp);
+  E2eOptions eo;
+  eo.mode = PredictMode::absolute;
+  eo.keep_rows = true;
+  eo.max_threads = 1;
+  PreparedWorkload w = prepare_workload(rows, lm_, db_, eo, "<serve>");
+  const std::vector<Target> targets{{gpu_.name, caps_}};
+  GridPoint g;
+  for (bool graph : {false, true}) {
+    w.opt.cuda_graph = graph;
+    const GpuPrediction p = predict_targets(w, targets).front();
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (is_attention(rows[r])) continue;
+      const double t = rows[r].count * p.row_us[r];
+      (is_head(rows[r]) ? (graph ? g.head_us_graph : g.head_us_eager) : (graph ? g.body_us_graph : g.body_us_eager)) += t;
+    }
+  }
+  return grid_.emplace(n, g).first->second;
+}
+
+double IterationCost::body_us(int64_t n, bool graph) {
+  const int64_t step = grid_step(n);
+  const int64_t lo = n / step * step, hi = lo == n ? n : lo + step;
+  const double a = graph ? point(lo).body_us_graph : point(lo).body_us_eager;
+  if (hi == lo) return a;
+  const double b = graph ? point(hi).body_us_graph : point(hi).body_us_eager;
+  return a + (b - a) * double(n - lo) / double(hi - lo);
+}
+
+double IterationCost::head_us(int64_t n, bool graph) {
+  const int64_t step = grid_step(n);
+  const int64_t lo = n / step * step, hi = lo == n ? n : lo + step;
+  const double a = graph ? point(lo).head_us_graph : point(lo).head_us_eager;
+  if (hi == lo) return a;
+  const double b = graph ? point(hi).head_us_graph : point(hi).head_us_eager;
+  return a + (b - a) * double(n - lo) / double(hi - lo);
+}
+
+double IterationCost::us(const IterationWork& w) {
+  if (w.tokens <= 0) return 0;
+  const bool graph = w.tokens <= graph_max_;
+  const int64_t n = graph ? graph_size(w.tokens) : w.tokens;
+  double t = body_us(n, graph);
+  if (w.sampled > 0) t += head_us(w.sampled, false);  // logits and sampler run outside the graphs
+  // Attention: the varlen kernel at the batch's FLOPs and bytes, memoized within 0.5% of each and
+  // predicted at the bucket's own value, so the result does not depend on the order of iterations.
+  const auto bucket = [](double v) { return v > 1 ? int64_t(std::floor(std::log(v) / std::log(kAttnBucket))) : -1; };
+  const int64_t fb = bucket(w.attn_flops), bb = bucket(w.attn_bytes);
+  const std::tuple<int64_t, int64_t, bool> key{fb, bb, graph};
+  auto it = attn_memo_.find(key);
+  if (it == attn_memo_.end()) {
+    const double flops = fb >= 0 ? std::pow(kAttnBucket, double(fb) + 0.5) : 0;
+    const double bytes = bb >= 0 ? std::pow(kAttnBucket, double(bb) + 0.5) : 0;
+    const double blend = lm_.model.params()[kFloorBlend];
+    double a = 0;
+    for (size_t i = 0; i < attn_rows_.size(); ++i) {
+      Kernel k = attn_rows_[i];
+      k.flops = flops * attn_flops_share_[i];
+      k.bytes = bytes * attn_bytes_share_[i];
+      const double p = lm_.model.predict(k, caps_).time_us;
+      a += k.count * (graph ? graph_time(p, caps_.launch_floor_us, blend) : p);
+    }
+    it = attn_memo_.emplace(key, a).first;
+  }
+  return t + it->second;
+}
+
+}  // namespace kcast::serve

@@ -1,0 +1,95 @@
+// The time of one serving-engine iteration on one GPU, from synth's serving-stack kernels and the
+// cost model — no second model. An iteration of a continuous-batching engine (vLLM V1, SGLang,
+// TensorRT-LLM's in-flight batching) runs every scheduled token through the model at once: prompt
+// chunks being prefilled and one token of each decoding sequence. Its kernels split three ways:
+//   * the token-proportional rows (projections, norms, rotary, activation, KV-cache writes, TP
+//     collectives, MoE routing and experts): synth's decode step with one row per scheduled token
+//     (`--mode decode --batch N`), so its GEMMs have M = N as the engine's do;
+//   * the output head and sampler: logits only for the sequences that sample this iteration;
+//   * attention: one varlen kernel per layer over every sequence's query tokens and keys (vLLM V1's
+//     unified attention, FlashInfer / TRT-LLM's batched kernels), whose FLOPs and bytes are synth's
+//     per key and per query token summed over the batch (a chunk of q tokens after p cached keys
+//     attends causally to p + 1 ... p + q keys).
+// The first two are predicted on a grid of token counts (exact up to 64, then 16 points per octave,
+// linear between), memoized: a simulation of thousands of requests synthesizes a few hundred steps.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "calibrate/model_file.h"
+#include "model/gpu_database.h"
+#include "predict/synth/synth.h"
+
+namespace kcast::serve {
+
+using StepSynthesizer = std::function<std::vector<Kernel>(const synth::SynthOptions&, synth::Footprint*)>;
+
+// One sequence's share of an iteration: `tokens` query tokens after `cached` keys already in its cache.
+struct SeqWork {
+  int64_t tokens = 1;
+  int64_t cached = 0;
+};
+
+// What one iteration runs.
+struct IterationWork {
+  int64_t tokens = 0;   // every scheduled token (prefill chunks + decode tokens)
+  int64_t sampled = 0;  // sequences whose next token is sampled (decodes and completed prefills)
+  // Attention's FLOPs and bytes over the batch, summed with add() below.
+  double attn_flops = 0, attn_bytes = 0;
+  bool decode_only = true;
+};
+
+class IterationCost {
+ public:
+  // `base`: the serving options (runtime serving, flash attention, dtype, tp, KV-cache dtype);
+  // `graph_max_tokens`: iterations of at most this many tokens replay CUDA graphs captured at the
+  // engine's sizes (padded up to the next), larger ones launch eagerly. Throws InputError when the
+  // model cannot be served that way (synth's own refusals).
+  IterationCost(StepSynthesizer synth, const synth::SynthOptions& base, const GpuSpec& gpu, const LoadedModel& lm,
+                const GpuDatabase& db, int64_t graph_max_tokens);
+
+  // Adds one sequence's attention work to `w` (and its tokens).
+  void add(IterationWork& w, const SeqWork& s) const;
+  // The iteration's predicted time, microseconds.
+  double us(const IterationWork& w);
+
+  // Memory per GPU, bytes: the weights, the KV cache per token, one layer's activation peak at a
+  // given number of scheduled tokens (synth's inference estimate).
+  double weight_bytes() const { return weight_bytes_; }
+  double kv_bytes_per_token() const { return kv_bytes_per_token_; }
+  double activation_bytes(int64_t tokens) const;
+  // The engine's CUDA-graph capture size an iteration of n tokens is padded to (n itself when eager).
+  int64_t graph_size(int64_t n) const;
+  int64_t synthesized_steps() const { return int64_t(grid_.size()); }
+
+ private:
+  struct GridPoint {
+    double body_us_eager = 0, body_us_graph = 0;  // token-proportional rows
+    double head_us_eager = 0, head_us_graph = 0;  // head and sampler, at this many sampled sequences
+  };
+  const GridPoint& point(int64_t n);
+  double body_us(int64_t n, bool graph);
+  double head_us(int64_t n, bool graph);
+
+  StepSynthesizer synth_;
+  synth::SynthOptions base_;
+  const GpuSpec& gpu_;
+  const LoadedModel& lm_;
+  const GpuDatabase& db_;
+  GpuCaps caps_;
+  int64_t graph_max_;
+  std::map<int64_t, GridPoint> grid_;
+  // Attention per layer (summed over the model's attention rows): FLOPs per (query, key) pair and
+  // per query token, bytes per key and per query token; the kernel it is predicted as.
+  double flops_per_pair_ = 0, flops_per_query_ = 0, bytes_per_key_ = 0, bytes_per_query_ = 0;
+  std::vector<Kernel> attn_rows_;  // prepared rows (count = layers), predicted with scaled work
+  std::vector<double> attn_flops_share_, attn_bytes_share_;
+  std::map<std::tuple<int64_t, int64_t, bool>, double> attn_memo_;
+  double weight_bytes_ = 0, kv_bytes_per_token_ = 0;
+  double act_bytes_per_token_ = 0;
+};
+
+}  // namespace kcast::serve

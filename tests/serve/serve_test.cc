@@ -1,0 +1,248 @@
+// `kcast serve`: the scheduler's invariants on a stand-in iteration timer (limits, KV blocks,
+// preemption, chunking, Little's law, determinism), and the real iteration cost against synth's
+// own generation on one request.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+#include "calibrate/model_file.h"
+#include "io/gpu_database_csv.h"
+#include "predict/cli/synth_time_report.h"
+#include "predict/serve/engine.h"
+#include "predict/serve/iteration_cost.h"
+#include "predict/serve/metrics.h"
+#include "predict/serve/simulator.h"
+#include "predict/serve/workload.h"
+#include "tests/input_error_of.h"
+
+namespace kcast::serve {
+namespace {
+
+using kcast::testing::input_error_of;
+
+// An iteration costs a fixed 1 ms plus 10 us a token: enough to order events, simple to reason about.
+class LinearTimer : public IterationTimer {
+ public:
+  void add(IterationWork& w, const SeqWork& s) const override {
+    w.tokens += s.tokens;
+    if (s.tokens > 1) w.decode_only = false;
+  }
+  double us(const IterationWork& w) override { return 1000 + 10 * double(w.tokens); }
+};
+
+EngineConfig engine(int64_t seqs, int64_t tokens, int64_t block = 16) {
+  EngineConfig e;
+  e.max_num_seqs = seqs;
+  e.max_batched_tokens = tokens;
+  e.block_size = block;
+  return e;
+}
+
+Load closed(int64_t c) {
+  Load l;
+  l.concurrency = c;
+  return l;
+}
+
+Load open_rate(double r) {
+  Load l;
+  l.rate = r;
+  return l;
+}
+
+TEST(ServeSimulator, OneClientNeverWaits) {
+  LinearTimer t;
+  const auto reqs = fixed_requests(20, 300, 40);
+  const SimResult r = simulate(reqs, closed(1), engine(64, 2048), 100000, t);
+  for (const RequestResult& q : r.requests) {
+    EXPECT_DOUBLE_EQ(q.scheduled_s, q.arrival_s);
+    // One prefill iteration of 300 tokens, then 39 decode iterations of one token.
+    EXPECT_NEAR(q.first_token_s - q.arrival_s, (1000 + 10 * 300) * 1e-6, 1e-12);
+    EXPECT_NEAR(q.finish_s - q.first_token_s, 39 * (1000 + 10) * 1e-6, 1e-9);
+  }
+  EXPECT_EQ(r.stats.max_running, 1);
+}
+
+TEST(ServeSimulator, AdmissionStaysWithinTheEngineLimits) {
+  LinearTimer t;
+  const auto reqs = fixed_requests(300, 700, 50);
+  for (int64_t seqs : {4, 32}) {
+    for (int64_t tokens : {512, 4096}) {
+      const SimResult r = simulate(reqs, closed(64), engine(seqs, tokens), 5000, t);
+      EXPECT_LE(r.stats.max_running, seqs);
+      EXPECT_LE(r.stats.max_tokens, tokens);
+      EXPECT_LE(r.stats.max_blocks_used, 5000);
+      EXPECT_EQ(r.stats.max_running, seqs) << "64 clients keep the engine full";
+    }
+  }
+}
+
+TEST(ServeSimulator, ChunkedPrefillSplitsALongPrompt) {
+  LinearTimer t;
+  const SimResult r = simulate(fixed_requests(1, 5000, 2), closed(1), engine(8, 2048), 100000, t);
+  // 2048 + 2048 + 904 tokens: three iterations before the first token.
+  EXPECT_NEAR(r.requests[0].first_token_s, (3 * 1000 + 10 * 5000) * 1e-6, 1e-12);
+  EngineConfig whole = engine(8, 2048);
+  whole.chunked_prefill = false;
+  EXPECT_NE(input_error_of([&] { simulate(fixed_requests(1, 5000, 2), closed(1), whole, 100000, t); })
+                .find("--max-batched-tokens"),
+            std::string::npos);
+}
+
+TEST(ServeSimulator, AFullCachePreemptsAndRecomputesButReservationNeverDoes) {
+  LinearTimer t;
+  const auto reqs = fixed_requests(40, 200, 300);
+  // 32 sequences of up to 500 tokens want 1,000 blocks; the cache has 200.
+  const SimResult grow = simulate(reqs, closed(32), engine(32, 4096), 200, t);
+  EXPECT_GT(grow.stats.preemptions, 0);
+  EXPECT_LE(grow.stats.max_blocks_used, 200);
+  for (const RequestResult& q : grow.requests) EXPECT_GT(q.finish_s, q.first_token_s);
+  EngineConfig reserve = engine(32, 4096);
+  reserve.reserve_whole_request = true;
+  const SimResult res = simulate(reqs, closed(32), reserve, 200, t);
+  EXPECT_EQ(res.stats.preemptions, 0);
+  EXPECT_LE(res.stats.max_blocks_used, 200);
+  EXPECT_LE(res.stats.max_running, 200 / 32) << "each request reserves its 32 blocks up front";
+}
+
+TEST(ServeSimulator, LittlesLawHoldsOnTheSimulatedQueue) {
+  LinearTimer t;
+  auto reqs = fixed_requests(400, 500, 100);
+  const Load l = open_rate(20);
+  assign_arrivals(reqs, l, 7);
+  const SimResult r = simulate(reqs, l, engine(16, 2048), 100000, t);
+  double w = 0;
+  for (const RequestResult& q : r.requests) w += q.finish_s - q.arrival_s;
+  const double lambda = double(reqs.size()) / r.stats.end_s;
+  const double L = r.stats.in_system_area / r.stats.end_s;
+  EXPECT_NEAR(L, lambda * w / double(reqs.size()), 1e-9 * L);
+  EXPECT_GT(L, 1.0) << "the load queues";
+}
+
+TEST(ServeSimulator, ASeedGivesOneResult) {
+  LinearTimer t;
+  const Load l = open_rate(5);
+  auto a = fixed_requests(100, 400, 60), b = a, c = a;
+  assign_arrivals(a, l, 1);
+  assign_arrivals(b, l, 1);
+  assign_arrivals(c, l, 2);
+  const SimResult ra = simulate(a, l, engine(16, 2048), 100000, t), rb = simulate(b, l, engine(16, 2048), 100000, t),
+                  rc = simulate(c, l, engine(16, 2048), 100000, t);
+  for (size_t i = 0; i < ra.requests.size(); ++i) EXPECT_EQ(ra.requests[i].finish_s, rb.requests[i].finish_s);
+  EXPECT_NE(ra.requests.back().arrival_s, rc.requests.back().arrival_s);
+  // Poisson arrivals at rate 5 for 100 requests: the last comes near 20 s.
+  EXPECT_NEAR(ra.requests.back().arrival_s, 20, 6);
+}
+
+TEST(ServeSimulator, AnInfiniteRateSendsEverythingAtOnce) {
+  Load l;
+  l.infinite_rate = true;
+  auto reqs = fixed_requests(10, 10, 10);
+  assign_arrivals(reqs, l, 0);
+  for (const Request& r : reqs) EXPECT_EQ(r.arrival_s, 0);
+}
+
+TEST(ServeSimulator, ARequestLargerThanTheCacheIsRefused) {
+  LinearTimer t;
+  EXPECT_NE(input_error_of([&] { simulate(fixed_requests(1, 3000, 200), closed(1), engine(8, 4096), 100, t); })
+                .find("KV blocks"),
+            std::string::npos);
+}
+
+TEST(ServeMetrics, PercentilesInterpolateLikeNumpy) {
+  const Stat s = stat_of({1, 2, 3, 4});
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.p50, 2.5);
+  EXPECT_DOUBLE_EQ(s.p90, 3.7);
+  EXPECT_NEAR(s.p99, 3.97, 1e-12);
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ServeWorkload, DatasetRowsAndTheirErrors) {
+  bool arrivals = false;
+  const auto ok = read_dataset(write_temp("ok.csv", "input_tokens,output_tokens,arrival_s\n100,20,0.5\n7,3,1\n"), &arrivals);
+  ASSERT_EQ(ok.size(), 2u);
+  EXPECT_EQ(ok[1].input, 7);
+  EXPECT_TRUE(arrivals);
+  const std::string bad = write_temp("bad.csv", "input_tokens,output_tokens\n100,20\n-5,3\n");
+  const std::string e = input_error_of([&] { read_dataset(bad, &arrivals); });
+  EXPECT_NE(e.find("bad.csv:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("input_tokens"), std::string::npos) << e;
+  const auto jl = read_dataset(write_temp("ok.jsonl", "{\"input_tokens\": 12, \"output_tokens\": 4}\n"), &arrivals);
+  EXPECT_EQ(jl[0].output, 4);
+  EXPECT_FALSE(arrivals);
+  const std::string j = input_error_of(
+      [&] { read_dataset(write_temp("bad.jsonl", "{\"input_tokens\": 12, \"output_tokens\": 4}\n{\"input_tokens\": 3}\n"), &arrivals); });
+  EXPECT_NE(j.find("bad.jsonl:2"), std::string::npos) << j;
+}
+
+synth::SynthOptions serving(int64_t tp = 1) {
+  synth::SynthOptions o;
+  o.runtime = synth::Runtime::serving;
+  o.attention = synth::AttentionImpl::flash;
+  o.dtype = DType::bf16;
+  o.tp = tp;
+  return o;
+}
+
+const StepSynthesizer llama8b = [](const synth::SynthOptions& o, synth::Footprint* f) {
+  return synth::synthesize("llama3-8b", o, f);
+};
+
+TEST(ServeIterationCost, OneRequestMatchesSynthsGeneration) {
+  const GpuDatabase& db = default_gpu_database();
+  const GpuSpec& h100 = *db.find("H100-SXM");
+  const LoadedModel& lm = default_model();
+  const int64_t prompt = 1024, out = 128;
+  synth::SynthOptions g = serving();
+  g.mode = synth::Mode::generate;
+  g.batch = 1;
+  g.seq = prompt;
+  g.new_tokens = out;
+  synth::Footprint fp;
+  const auto kernels = synth::synthesize("llama3-8b", g, &fp);
+  const auto timing = cli::time_synth_step(kernels, fp, g, {&h100}, lm, db, true).front();
+
+  IterationCost cost(llama8b, serving(), h100, lm, db, 512);
+  CostTimer timer(cost);
+  const SimResult r = simulate(fixed_requests(1, prompt, out), closed(1), engine(256, 8192), 100000, timer);
+  const RequestResult& q = r.requests[0];
+  const double ttft_us = (q.first_token_s - q.arrival_s) * 1e6;
+  const double itl_us = (q.finish_s - q.first_token_s) / double(out - 1) * 1e6;
+  EXPECT_NEAR(ttft_us, timing.prefill_us, 0.03 * timing.prefill_us);
+  EXPECT_NEAR(itl_us, timing.decode_step_us, 0.03 * timing.decode_step_us);
+  // The KV cache per token: 32 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes.
+  EXPECT_DOUBLE_EQ(cost.kv_bytes_per_token(), 32.0 * 8 * 128 * 2 * 2);
+}
+
+TEST(ServeIterationCost, MoreTokensAndLongerContextsCostMore) {
+  const GpuDatabase& db = default_gpu_database();
+  IterationCost cost(llama8b, serving(), *db.find("H100-SXM"), default_model(), db, 512);
+  auto decode = [&](int64_t seqs, int64_t ctx) {
+    IterationWork w;
+    for (int64_t i = 0; i < seqs; ++i) cost.add(w, SeqWork{1, ctx});
+    w.sampled = seqs;
+    return cost.us(w);
+  };
+  EXPECT_LT(decode(8, 1000), decode(64, 1000));
+  EXPECT_LT(decode(64, 1000), decode(64, 8000));
+  EXPECT_EQ(cost.graph_size(9), 16);
+  EXPECT_EQ(cost.graph_size(300), 304);
+  EXPECT_EQ(cost.graph_size(600), 600);
+}
+
+TEST(ServeIterationCost, TensorParallelismNotDividingHeadsIsRefused) {
+  const GpuDatabase& db = default_gpu_database();
+  EXPECT_NE(input_error_of([&] { IterationCost(llama8b, serving(3), *db.find("H100-SXM"), default_model(), db, 512); }),
+            "");
+}
+
+}  // namespace
+}  // namespace kcast::serve
