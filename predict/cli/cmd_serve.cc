@@ -57,6 +57,8 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "arrival", po::value(&a.arrival)->default_value("poisson"), "open loop: poisson or constant spacing")(
       "requests", po::value<int64_t>(), "requests per load point (default: 10 x concurrency, at least 100; open "
       "loop 500; a dataset: its rows)")(
+      "warmup-requests", po::value<int64_t>(), "the first requests sent that the latency statistics leave out "
+      "(default: the concurrency in a closed loop, whose first wave arrives at once; 0 in an open loop)")(
       "seed", po::value<uint64_t>(), "seed of the Poisson arrivals (default 0)")(
       "slo-ttft", po::value<double>(), "time-to-first-token objective, ms (for goodput)")(
       "slo-itl", po::value<double>(), "inter-token latency objective, ms (for goodput)")(
@@ -175,7 +177,7 @@ int cmd_serve(int argc, char** argv) {
                      "       [--gpu-memory-utilization F]\n"
                      "       (--input-tokens I --output-tokens O | --dataset FILE)\n"
                      "       (--concurrency C[,C...] | --request-rate R[,R...] [--arrival poisson|constant])\n"
-                     "       [--requests N] [--seed S] [--slo-ttft MS] [--slo-itl MS]\n"
+                     "       [--requests N] [--warmup-requests W] [--seed S] [--slo-ttft MS] [--slo-itl MS]\n"
                      "       [--format table|csv|json] [--per-request OUT.csv] [--cost-model M.json]",
                      opts, pos, vm))
     return 0;
@@ -250,7 +252,14 @@ int cmd_serve(int argc, char** argv) {
       }
       assign_arrivals(reqs, l, seed);
       SimResult r = simulate(reqs, l, e, blocks, timer);
-      LoadPoint p = summarize(r, g->name, l, slo, blocks, e.block_size);
+      int64_t warmup = l.concurrency;
+      if (vm.count("warmup-requests")) {
+        warmup = vm["warmup-requests"].as<int64_t>();
+        if (warmup < 0 || warmup >= int64_t(reqs.size()))
+          throw InputError("option '--warmup-requests': from 0 to one less than the requests (" +
+                           std::to_string(reqs.size()) + ")");
+      }
+      LoadPoint p = summarize(r, g->name, l, slo, blocks, e.block_size, warmup);
       nlohmann::json j = inputs;
       j["max_num_seqs"] = e.max_num_seqs;
       j["max_batched_tokens"] = e.max_batched_tokens;

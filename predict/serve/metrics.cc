@@ -43,21 +43,24 @@ Stat stat_of(std::vector<double> v) {
 }
 
 LoadPoint summarize(const SimResult& r, const std::string& gpu, const Load& load, const Slo& slo, int64_t kv_blocks,
-                    int64_t block_size) {
+                    int64_t block_size, int64_t warmup) {
   LoadPoint p;
+  p.warmup = std::min<int64_t>(warmup, int64_t(r.requests.size()) - 1);
   p.gpu = gpu;
   p.load = load;
   p.requests = int64_t(r.requests.size());
   std::vector<double> ttft, itl, e2e;
   double out_tokens = 0, in_tokens = 0;
   int64_t good = 0;
-  for (const RequestResult& q : r.requests) {
+  for (size_t k = 0; k < r.requests.size(); ++k) {
+    const RequestResult& q = r.requests[k];
+    out_tokens += double(q.output);
+    in_tokens += double(q.input);
+    if (int64_t(k) < p.warmup) continue;
     const double t = (q.first_token_s - q.arrival_s) * 1e3, i = itl_of(q) * 1e3;
     ttft.push_back(t);
     itl.push_back(i);
     e2e.push_back((q.finish_s - q.arrival_s) * 1e3);
-    out_tokens += double(q.output);
-    in_tokens += double(q.input);
     const bool ok_ttft = slo.ttft_ms <= 0 || t <= slo.ttft_ms;
     const bool ok_itl = slo.itl_ms <= 0 || std::isnan(i) || i <= slo.itl_ms;
     good += ok_ttft && ok_itl;
@@ -71,7 +74,9 @@ LoadPoint summarize(const SimResult& r, const std::string& gpu, const Load& load
     p.output_tokens_per_s = out_tokens / p.duration_s;
     p.total_tokens_per_s = (out_tokens + in_tokens) / p.duration_s;
     p.requests_per_s = double(p.requests) / p.duration_s;
-    if (slo.ttft_ms > 0 || slo.itl_ms > 0) p.goodput_requests_per_s = double(good) / p.duration_s;
+    // Goodput: the share of measured requests meeting the SLOs, at the run's request rate.
+    if (slo.ttft_ms > 0 || slo.itl_ms > 0)
+      p.goodput_requests_per_s = p.requests_per_s * double(good) / double(p.requests - p.warmup);
   }
   p.kv_blocks = kv_blocks;
   p.block_size = block_size;
@@ -89,6 +94,7 @@ nlohmann::json load_point_json(const LoadPoint& p, const Slo& slo, const nlohman
   else if (p.load.dataset_arrivals) j["request_rate"] = "dataset";
   else j["request_rate"] = p.load.rate;
   j["requests"] = p.requests;
+  j["warmup_requests"] = p.warmup;
   j["ttft_ms"] = stat_json(p.ttft_ms);
   j["itl_ms"] = stat_json(p.itl_ms);
   j["tpot_ms"] = stat_json(p.tpot_ms);

@@ -30,7 +30,7 @@ struct Slo {
 struct LoadPoint {
   std::string gpu;
   Load load;
-  int64_t requests = 0;
+  int64_t requests = 0, warmup = 0;
   Stat ttft_ms, itl_ms, tpot_ms, e2e_ms;
   double output_tokens_per_s = 0, total_tokens_per_s = 0, requests_per_s = 0;
   double goodput_requests_per_s = -1;  // -1: no SLO given
@@ -38,8 +38,11 @@ struct LoadPoint {
   int64_t kv_blocks = 0, block_size = 0, iterations = 0, preemptions = 0, max_running = 0;
 };
 
+// `warmup`: the first requests sent that the statistics leave out (benchmark clients' warm-up requests:
+// a closed loop's first wave arrives at once, which no steady state repeats); throughput still counts
+// the whole run.
 LoadPoint summarize(const SimResult& r, const std::string& gpu, const Load& load, const Slo& slo, int64_t kv_blocks,
-                    int64_t block_size);
+                    int64_t block_size, int64_t warmup = 0);
 
 // The JSON object of a load point (docs/serve.md): inputs given in `inputs` are merged in first.
 nlohmann::json load_point_json(const LoadPoint& p, const Slo& slo, const nlohmann::json& inputs);
