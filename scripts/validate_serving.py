@@ -71,6 +71,9 @@ def main():
         print(f"{'model':<16} {'gpu':<9} {'tp':>2} {'dtype':<5} {'in/out':>11} {'load':>8}  metric               "
               "published  predicted   error")
         for r in rows:
+            # The engines' table holds two kinds of run: Triton QPS sweeps and trtllm-bench max throughput.
+            group = name + (" online" if "Online Serving" in r.get("note", "") else
+                            " max-throughput" if r.get("request_rate") == "inf" else "")
             load = ("c" + r["concurrency"]) if r.get("concurrency") else ("r" + r["request_rate"])
             head = (f"{r['model']:<16} {r['gpu']:<9} {r.get('tp') or '1':>2} {r['dtype']:<5} "
                     f"{r['input_tokens'] + '/' + r['output_tokens']:>11} {load:>8}")
@@ -86,14 +89,14 @@ def main():
                 pub = float(r[col])
                 pred = j[key][sub] if sub else j[key]
                 err = (pred - pub) / pub * 100
-                errors.setdefault((name, key), []).append(abs(err))
+                errors.setdefault((group, key), []).append(abs(err))
                 print(f"{head}  {key:<20} {pub:>10.2f} {pred:>10.2f} {err:>+7.1f}%")
     print("\n# |error| by source and metric (predicted rows only)")
     for (name, key), e in sorted(errors.items()):
-        print(f"{name:<22} {key:<20} n={len(e):<3} median {statistics.median(e):5.1f}%  p90 {pct(e, 0.9):5.1f}%")
+        print(f"{name:<32} {key:<20} n={len(e):<3} median {statistics.median(e):5.1f}%  p90 {pct(e, 0.9):5.1f}%")
     every = [x for e in errors.values() for x in e]
     if every:
-        print(f"{'all':<22} {'every metric':<20} n={len(every):<3} median {statistics.median(every):5.1f}%  "
+        print(f"{'all':<32} {'every metric':<20} n={len(every):<3} median {statistics.median(every):5.1f}%  "
               f"p90 {pct(every, 0.9):5.1f}%")
     print(f"refused rows: {len(refused)}")
     for name, head, why in refused:
