@@ -78,6 +78,7 @@ void TransformerSynth::attention_projections(Section& s, const AttentionShape& a
       const int64_t qw = c_.attn_output_gate ? 2 * qd_ : qd_;
       if (c_.fused_qkv) {
         linear(s, "attn.qkv_proj", T_, d_, qw + 2 * a.kvd, qkv_bias);  // q, k, v: views of its output
+        if (c_.attention_sinks) s.param(H_);  // GPT-OSS's sink logits, read by the fused attention kernel
       } else {
         s.backward_only({accumulate("attn.input", a.x_elems, 2)});
         linear(s, "attn.q_proj", T_, d_, qw, qkv_bias);

@@ -42,7 +42,7 @@ void TransformerSynth::swiglu(Section& s, const std::string& name, double rows, 
 // (GeGLU), one kernel either way; GPT-OSS's clamped form is seven: gate.clamp(max=7),
 // up.clamp(-7, 7), gate * 1.702, sigmoid, gate * that, up + 1, their product.
 void TransformerSynth::gate(Section& s, const std::string& name, double e, double n) {
-  if (c_.clamped_swiglu) {
+  if (c_.clamped_swiglu && !serving_) {
     for (const auto& [op, flops] : {std::pair<const char*, double>{"aten::clamp (gate)", 1}, {"aten::clamp (up)", 2},
                                     {"aten::mul (alpha)", 1}, {"aten::sigmoid", 4}})
       s.op(times(pointwise(name + ".act " + op, dt_, e, 2, flops), n),
@@ -65,7 +65,9 @@ void TransformerSynth::gate(Section& s, const std::string& name, double e, doubl
   }
   if (serving_) {
     // One kernel: act(gate) * up from the merged gate|up output (vLLM's silu_and_mul / gelu_tanh_and_mul).
-    const char* fused = c_.act == Activation::silu ? " vllm::silu_and_mul" : " vllm::gelu_and_mul";
+    const char* fused = c_.clamped_swiglu              ? " vllm::swigluoai_and_mul"
+                        : c_.act == Activation::silu ? " vllm::silu_and_mul"
+                                                     : " vllm::gelu_and_mul";
     s.op(times(work(name + ".act" + fused, EW, dt_, 5 * e, 3 * e * e_), n));
     return;
   }
@@ -291,7 +293,9 @@ void TransformerSynth::fused_experts(Section& s, double hit, double Te, int64_t 
   const DType wdt = quant_ ? quant_->dtype : dt_;
   if (quant_) s.op(quantize_input(*quant_, "moe.experts", T_, double(d_)));
   s.op(gemm(grouped + " (w13)", wdt, int64_t(hit), int64_t(Te), 2 * Fe, d_));
-  s.op(work("moe.experts silu_and_mul", EW, bf, 5 * Ef, 3 * Ef * e_));
+  // GPT-OSS's clamped SwiGLU is one fused kernel in the serving stacks too (vLLM's swigluoai_and_mul).
+  s.op(work(serving_ && c_.clamped_swiglu ? "moe.experts swigluoai_and_mul" : "moe.experts silu_and_mul", EW, bf,
+            5 * Ef, 3 * Ef * e_));
   if (quant_) s.op(quantize_input(*quant_, "moe.experts", Tk, double(Fe), " (intermediate)"));
   s.op(gemm(grouped + " (w2)", wdt, int64_t(hit), int64_t(Te), d_, Fe));
   s.op(work("moe.experts moe_sum", EW, bf, Ed, (Ed + T_ * d_) * e_));
