@@ -12,7 +12,8 @@ serving runtime does not synthesize) are listed as refused, with kcast's message
 Mapping: engine trtllm (NIM serves through TensorRT-LLM); dtype fp8 -> --dtype fp8 --kv-cache-dtype
 fp8 (the sources' FP8 engines quantize the KV cache too), bf16 -> --dtype bf16; concurrency ->
 --concurrency (closed loop); request_rate -> --request-rate (Poisson; inf: every request at once);
-num_requests -> --requests (closed loop without it: kcast's default).
+num_requests -> --requests (closed loop without it: kcast's default); ep = n (the sources' "DEPn"
+columns) -> --tp n --ep n --attention-dp.
 
 usage: scripts/validate_serving.py [--kcast build/kcast] [--csv FILE ...]
 """
@@ -41,6 +42,8 @@ def command(kcast, r):
     for key in ("pp", "ep"):
         if (r.get(key) or "1") not in ("", "1"):
             args += ["--" + key, r[key]]
+    if (r.get("ep") or "1") not in ("", "1"):
+        args.append("--attention-dp")  # the sources' "DEPn": attention data parallel, experts over n
     if r.get("concurrency"):
         args += ["--concurrency", r["concurrency"]]
     else:

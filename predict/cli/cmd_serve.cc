@@ -37,8 +37,11 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "gpu", po::value(&a.gpus), "the GPUs to serve on, one simulation each: NAME[,NAME...]")(
       "tp", po::value<int64_t>(), "tensor-parallel GPUs of the one replica (default 1)")(
       "pp", po::value<int64_t>(), "pipeline stages (only 1 is simulated so far)")(
-      "ep", po::value<int64_t>(), "expert-parallel GPUs (only 1 is simulated so far)")(
-      "attention-dp", "attention data-parallel over the GPUs (not simulated so far)")(
+      "ep", po::value<int64_t>(), "with --attention-dp: the GPUs the experts are split over (dividing --tp; "
+      "default --tp)")(
+      "attention-dp", "attention data-parallel over the --tp GPUs (each runs its own sequences' attention; a "
+      "mixture's experts split over --ep of them, tokens exchanged by all-to-all); the engine limits are per "
+      "GPU, as the engines' are")(
       "dtype", po::value(&a.dtype)->default_value("bf16"), "bf16, fp16, fp8 (FP8 checkpoints) or fp4 (NVFP4)")(
       "kv-cache-dtype", po::value(&a.kv_cache_dtype), "the KV cache's dtype (e.g. fp8; default the model's)")(
       "engine", po::value(&a.engine)->default_value("vllm"), "vllm, sglang or trtllm: the scheduler and its defaults")(
@@ -186,10 +189,12 @@ int cmd_serve(int argc, char** argv) {
   if (!a.model.empty() && !a.config.empty())
     throw InputError("option '--config': give either a MODEL name or --config, not both");
   if (a.gpus.empty()) throw InputError("option '--gpu': give the GPU(s) to serve on");
-  for (const char* later : {"pp", "ep"})
-    if (positive_option(vm, later, 1) != 1)
-      throw InputError(std::string("option '--") + later + "': only 1 is simulated so far (tensor parallelism, --tp, is)");
-  if (vm.count("attention-dp")) throw InputError("option '--attention-dp': not simulated so far");
+  if (positive_option(vm, "pp", 1) != 1)
+    throw InputError("option '--pp': only 1 is simulated so far (tensor parallelism, --tp, is)");
+  const bool attention_dp = vm.count("attention-dp") > 0;
+  if (vm.count("ep") && !attention_dp && positive_option(vm, "ep", 1) != 1)
+    throw InputError("option '--ep': only with --attention-dp (without it a mixture's experts are split by "
+                     "tensor parallelism, --tp)");
   if (!a.html.empty()) throw InputError("option '--html': not available yet; use --format csv or json");
   const Format fmt = parse_format(a.format);
 
@@ -216,7 +221,16 @@ int cmd_serve(int argc, char** argv) {
   synth::SynthOptions base;
   base.runtime = synth::Runtime::serving;
   base.attention = synth::AttentionImpl::flash;
-  base.tp = positive_option(vm, "tp", 1);
+  const int64_t gpus_per_replica = positive_option(vm, "tp", 1);
+  base.tp = gpus_per_replica;
+  if (attention_dp) {
+    // One rank per GPU, each with its own sequences; synth's data-parallel replicas with expert parallelism.
+    base.tp = 1;
+    base.dp = gpus_per_replica;
+    base.ep = positive_option(vm, "ep", gpus_per_replica);
+    if (gpus_per_replica % base.ep != 0)
+      throw InputError("option '--ep': must divide --tp (" + std::to_string(gpus_per_replica) + ") under --attention-dp");
+  }
   base.dtype = dtype_named("dtype", a.dtype);
   if (!a.kv_cache_dtype.empty()) base.kv_cache_dtype = dtype_named("kv-cache-dtype", a.kv_cache_dtype);
   const std::string what = a.config.empty() ? a.model : a.config;
@@ -227,7 +241,8 @@ int cmd_serve(int argc, char** argv) {
   const std::vector<const GpuSpec*> gpus = resolve_gpu_list(db, a.gpus);
   const LoadedModel& lm = model_or_default(a.cost_model_file);
 
-  nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", base.tp}, {"dtype", a.dtype},
+  nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"ep", base.ep},
+                           {"attention_dp", attention_dp}, {"dtype", a.dtype},
                            {"kv_cache_dtype", a.kv_cache_dtype.empty() ? nlohmann::json() : nlohmann::json(a.kv_cache_dtype)}};
   if (fixed) {
     inputs["input_tokens"] = vm["input-tokens"].as<int64_t>();
@@ -238,9 +253,16 @@ int cmd_serve(int argc, char** argv) {
   std::vector<std::pair<LoadPoint, SimResult>> runs;
   nlohmann::json list = nlohmann::json::array();
   for (const GpuSpec* g : gpus) {
-    const EngineConfig e = engine_from(vm, a, *g);
-    IterationCost cost(step, base, *g, lm, db, e.graph_max_tokens);
-    const int64_t blocks = kv_blocks_on(*g, e, cost, what);
+    const EngineConfig per_rank = engine_from(vm, a, *g);
+    IterationCost cost(step, base, *g, lm, db, per_rank.graph_max_tokens);
+    const int64_t rank_blocks = kv_blocks_on(*g, per_rank, cost, what);
+    // Attention data-parallel ranks are scheduled as one pool of their limits, balanced; a request
+    // still has to fit one rank's cache.
+    EngineConfig e = per_rank;
+    e.max_num_seqs *= cost.ranks();
+    e.max_batched_tokens *= cost.ranks();
+    const int64_t blocks = rank_blocks * cost.ranks();
+
     CostTimer timer(cost);
     for (const Load& l : loads) {
       std::vector<Request> reqs = base_reqs;
@@ -250,6 +272,12 @@ int cmd_serve(int argc, char** argv) {
       } else if (vm.count("requests")) {
         reqs.resize(std::min(reqs.size(), size_t(positive_option(vm, "requests", 1))));
       }
+      if (cost.ranks() > 1)
+        for (const Request& r : reqs)
+          if (r.input + r.output > rank_blocks * e.block_size)
+            throw InputError("serve: a request of " + std::to_string(r.input) + " + " + std::to_string(r.output) +
+                             " tokens exceeds one GPU's KV cache under --attention-dp (" +
+                             std::to_string(rank_blocks * e.block_size) + " tokens)");
       assign_arrivals(reqs, l, seed);
       SimResult r = simulate(reqs, l, e, blocks, timer);
       int64_t warmup = l.concurrency;
@@ -261,8 +289,8 @@ int cmd_serve(int argc, char** argv) {
       }
       LoadPoint p = summarize(r, g->name, l, slo, blocks, e.block_size, warmup);
       nlohmann::json j = inputs;
-      j["max_num_seqs"] = e.max_num_seqs;
-      j["max_batched_tokens"] = e.max_batched_tokens;
+      j["max_num_seqs"] = per_rank.max_num_seqs;
+      j["max_batched_tokens"] = per_rank.max_batched_tokens;
       j["chunked_prefill"] = e.chunked_prefill;
       j["block_size"] = e.block_size;
       j["gpu_memory_utilization"] = e.gpu_memory_utilization;

@@ -60,11 +60,11 @@ int64_t grid_step(int64_t n) {
 IterationCost::IterationCost(StepSynthesizer synth, const SynthOptions& base, const GpuSpec& gpu, const LoadedModel& lm,
                              const GpuDatabase& db, int64_t graph_max_tokens)
     : synth_(std::move(synth)), base_(base), gpu_(gpu), lm_(lm), db_(db), caps_(lm.caps_for(gpu)),
-      graph_max_(graph_max_tokens) {
+      graph_max_(graph_max_tokens), ranks_(std::max<int64_t>(1, base.dp)) {
   // Attention's costs per key and per query token, from two single-sequence decode steps.
   Footprint fp1, fp2;
-  const std::vector<Kernel> r1 = read_back(synth_, decode_step(base_, 1, kRefKeys1), db_, &fp1);
-  const std::vector<Kernel> r2 = read_back(synth_, decode_step(base_, 1, kRefKeys2), db_, &fp2);
+  const std::vector<Kernel> r1 = read_back(synth_, decode_step(base_, ranks_, kRefKeys1), db_, &fp1);
+  const std::vector<Kernel> r2 = read_back(synth_, decode_step(base_, ranks_, kRefKeys2), db_, &fp2);
   if (r1.size() != r2.size()) throw InputError("serve: the model's decode steps differ in shape between contexts");
   double f1 = 0, f2 = 0, b1 = 0, b2 = 0;
   for (size_t i = 0; i < r1.size(); ++i) {
@@ -88,7 +88,7 @@ IterationCost::IterationCost(StepSynthesizer synth, const SynthOptions& base, co
   weight_bytes_ = fp1.weight_bytes;
   kv_bytes_per_token_ = (fp2.kv_cache_bytes - fp1.kv_cache_bytes) / dk;
   Footprint fa;
-  synth_(decode_step(base_, kActivationRef, 16), &fa);
+  synth_(decode_step(base_, kActivationRef * ranks_, 16), &fa);
   act_bytes_per_token_ = fa.activation_bytes / double(kActivationRef);
 }
 
@@ -114,7 +114,7 @@ const IterationCost::GridPoint& IterationCost::point(int64_t n) {
   auto it = grid_.find(n);
   if (it != grid_.end()) return it->second;
   Footprint fp;
-  const std::vector<Kernel> rows = read_back(synth_, decode_step(base_, n, 16), db_, &fp);
+  const std::vector<Kernel> rows = read_back(synth_, decode_step(base_, n * ranks_, 16), db_, &fp);
   E2eOptions eo;
   eo.mode = PredictMode::absolute;
   eo.keep_rows = true;
@@ -154,14 +154,17 @@ double IterationCost::head_us(int64_t n, bool graph) {
 
 double IterationCost::us(const IterationWork& w) {
   if (w.tokens <= 0) return 0;
-  const bool graph = w.tokens <= graph_max_;
-  const int64_t n = graph ? graph_size(w.tokens) : w.tokens;
+  // Attention data parallelism: each rank runs its share of the batch (balanced, rounded up), and the
+  // step is a rank's.
+  const int64_t tokens = (w.tokens + ranks_ - 1) / ranks_, sampled = (w.sampled + ranks_ - 1) / ranks_;
+  const bool graph = tokens <= graph_max_;
+  const int64_t n = graph ? graph_size(tokens) : tokens;
   double t = body_us(n, graph);
-  if (w.sampled > 0) t += head_us(w.sampled, false);  // logits and sampler run outside the graphs
+  if (sampled > 0) t += head_us(sampled, false);  // logits and sampler run outside the graphs
   // Attention: the varlen kernel at the batch's FLOPs and bytes, memoized within 0.5% of each and
   // predicted at the bucket's own value, so the result does not depend on the order of iterations.
   const auto bucket = [](double v) { return v > 1 ? int64_t(std::floor(std::log(v) / std::log(kAttnBucket))) : -1; };
-  const int64_t fb = bucket(w.attn_flops), bb = bucket(w.attn_bytes);
+  const int64_t fb = bucket(w.attn_flops / double(ranks_)), bb = bucket(w.attn_bytes / double(ranks_));
   const std::tuple<int64_t, int64_t, bool> key{fb, bb, graph};
   auto it = attn_memo_.find(key);
   if (it == attn_memo_.end()) {

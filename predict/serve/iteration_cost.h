@@ -10,6 +10,9 @@
 //     unified attention, FlashInfer / TRT-LLM's batched kernels), whose FLOPs and bytes are synth's
 //     per key and per query token summed over the batch (a chunk of q tokens after p cached keys
 //     attends causally to p + 1 ... p + q keys).
+// With attention data parallelism (base.dp = ranks, each a GPU with its own sequences; experts split
+// over base.ep of them), the iteration's tokens and attention spread evenly over the ranks and the time
+// is one rank's step, MoE all-to-all included: every rank steps together.
 // The first two are predicted on a grid of token counts (exact up to 64, then 16 points per octave,
 // linear between), memoized: a simulation of thousands of requests synthesizes a few hundred steps.
 #pragma once
@@ -56,6 +59,7 @@ class IterationCost {
   // The iteration's predicted time, microseconds.
   double us(const IterationWork& w);
 
+  int64_t ranks() const { return ranks_; }
   // Memory per GPU, bytes: the weights, the KV cache per token, one layer's activation peak at a
   // given number of scheduled tokens (synth's inference estimate).
   double weight_bytes() const { return weight_bytes_; }
@@ -81,6 +85,7 @@ class IterationCost {
   const GpuDatabase& db_;
   GpuCaps caps_;
   int64_t graph_max_;
+  int64_t ranks_;  // attention data-parallel ranks (SynthOptions::dp): the grid is per rank
   std::map<int64_t, GridPoint> grid_;
   // Attention per layer (summed over the model's attention rows): FLOPs per (query, key) pair and
   // per query token, bytes per key and per query token; the kernel it is predicted as.
