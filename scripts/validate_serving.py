@@ -13,7 +13,7 @@ Mapping: engine trtllm (NIM serves through TensorRT-LLM); dtype fp8 -> --dtype f
 fp8 (the sources' FP8 engines quantize the KV cache too), bf16 -> --dtype bf16; concurrency ->
 --concurrency (closed loop); request_rate -> --request-rate (Poisson; inf: every request at once);
 num_requests -> --requests (closed loop without it: kcast's default); ep = n (the sources' "DEPn"
-columns) -> --tp n --ep n --attention-dp.
+columns) -> --tp n --ep n --attention-dp; GPT-OSS -> --dtype fp4 (its checkpoints' MXFP4 experts).
 
 usage: scripts/validate_serving.py [--kcast build/kcast] [--csv FILE ...]
 """
@@ -34,6 +34,8 @@ METRICS = [("ttft_ms", "ttft_ms", "mean"), ("itl_ms", "itl_ms", "mean"), ("tpot_
 
 def command(kcast, r):
     dtype = r["dtype"]
+    if r["model"].startswith("gpt-oss"):
+        dtype = "fp4"  # MXFP4 experts whatever the column label says (the sources' README)
     args = [kcast, "serve", r["model"], "--gpu", r["gpu"], "--tp", r.get("tp") or "1", "--engine",
             r.get("engine") or "trtllm", "--dtype", dtype, "--input-tokens", r["input_tokens"], "--output-tokens",
             r["output_tokens"], "--format", "json"]
