@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 
+#include "io/console.h"
 #include "calibrate/score.h"
 #include "model/error.h"
 #include "model/transfer.h"
@@ -476,7 +477,7 @@ LoadedModel fit_model(const MeasuredSet& data, const LoadedModel& base, const Fi
   for (const auto& [cls, param] : fp.persistences) measure_bias_persistence(out, data, cls, param);
   if (report) {
     report->brief = summary.BriefReport();
-    if (opt.verbose) std::cerr << summary.FullReport() << "\n";
+    if (opt.verbose) console_err() << summary.FullReport() << "\n";
     report->initial_cost = summary.initial_cost;
     report->final_cost = summary.final_cost;
     report->iterations = int(summary.iterations.size());

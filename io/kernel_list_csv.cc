@@ -8,6 +8,7 @@
 #include <new>
 #include <ostream>
 
+#include "io/console.h"
 #include "io/atomic_file.h"
 #include "io/csv_quote.h"
 #include "io/csv_source.h"
@@ -190,7 +191,7 @@ const char* closest_column(const std::string& col) {
 void warn(const std::vector<std::string>& lines, const KernelListOptions& opt) {
   for (const std::string& l : lines) {
     if (opt.warnings) opt.warnings->push_back(l);
-    else std::cerr << "kcast: " << l << "\n";
+    else console_err() << "kcast: " << l << "\n";
   }
 }
 

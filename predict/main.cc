@@ -13,28 +13,10 @@
 
 namespace {
 
-struct Command {
-  std::string_view name;
-  int (*run)(int, char**);
-  std::string_view summary;
-};
-
-constexpr Command kCommands[] = {
-    {"gpus", kcast::cli::cmd_gpus, "list the GPU database, or show one GPU"},
-    {"classify", kcast::cli::cmd_classify, "classify kernel names (one per line)"},
-    {"import", kcast::cli::cmd_import, "convert a trace (nsys, ncu, PyTorch profiler) to a kernel list"},
-    {"calibrate", kcast::cli::cmd_calibrate, "fit the cost model to measurements and microbenchmarks"},
-    {"predict", kcast::cli::cmd_predict, "predict a kernel list's time on one or more GPUs"},
-    {"whatif", kcast::cli::cmd_whatif, "predict on a modified GPU; sweep a hardware knob"},
-    {"validate", kcast::cli::cmd_validate, "accuracy report on measured data (held-out GPUs)"},
-    {"synth", kcast::cli::cmd_synth, "synthesize the kernel list of a named model"},
-    {"serve", kcast::cli::cmd_serve, "simulate LLM serving under load (continuous batching)"},
-};
-
 void usage(std::ostream& o) {
   o << "kcast " KCAST_VERSION " - forecast deep-learning kernel and step times on GPUs\n\n"
     << "usage: kcast <command> [options]   (kcast <command> --help for details)\n\ncommands:\n";
-  for (const auto& c : kCommands) {
+  for (const auto& c : kcast::cli::commands()) {
     o << "  " << c.name;
     for (size_t i = c.name.size(); i < 11; ++i) o << ' ';
     o << c.summary << "\n";
@@ -42,7 +24,8 @@ void usage(std::ostream& o) {
   o << "\noptions:\n  -h, --help     show this help\n  --version      print the version\n"
     << "\ndocumentation (in the source tree): README.md (first page), docs/cli.md (every command and\n"
     << "option), docs/synth.md (kcast synth), docs/model.md (the cost model), docs/accuracy.md,\n"
-    << "docs/formats.md (the kernel-list CSV), docs/cli-contract.md (the command-line contract)\n";
+    << "docs/formats.md (the kernel-list CSV), docs/serve.md (kcast serve), docs/cli-contract.md (the\n"
+    << "command-line contract)\n";
 }
 
 }  // namespace
@@ -63,7 +46,7 @@ int main(int argc, char** argv) {
     std::cout << "kcast " KCAST_VERSION "\n";
     return 0;
   }
-  for (const auto& c : kCommands) {
+  for (const auto& c : kcast::cli::commands()) {
     if (c.name != cmd) continue;
     try {
       const int rc = c.run(argc - 1, argv + 1);

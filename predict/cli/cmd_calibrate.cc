@@ -7,6 +7,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "io/console.h"
 #include "io/atomic_file.h"
 #include "io/file_digest.h"
 #include "calibrate/fit.h"
@@ -48,7 +49,7 @@ void warn_implausible(const MicrobenchResults& r, const GpuSpec& gpu, const std:
                   file.c_str(), row.line, row.benchmark.c_str(), row.dtype.empty() ? "" : " ", row.dtype.c_str(),
                   gpu.name.c_str(), row.value, unit, ratio, datasheet, unit,
                   ratio > 1 ? "above its peak: a unit or device mix-up?" : "below a tenth of it: a unit or device mix-up?");
-    std::cerr << "kcast: " << buf << "\n";
+    console_err() << "kcast: " << buf << "\n";
   };
   for (const MicrobenchRow& row : r.rows) {
     if (row.benchmark == "dram_bw" && row.unit == "GB/s") check(row, gpu.dram_bw_gbps, "GB/s");
@@ -80,13 +81,13 @@ void apply_microbenchmarks(LoadedModel& model, const std::vector<std::string>& m
     apply_microbench(r, spec);
     model.gpus[gpu.name] = measured_from(spec);
     inputs.push_back(provenance_entry(digest_of(f, text), r.rows.size()));
-    std::cerr << "kcast: microbenchmarks " << f << " -> " << gpu.name << "\n";
+    console_err() << "kcast: microbenchmarks " << f << " -> " << gpu.name << "\n";
   }
   // Like the per-GPU figures, this is a measurement, not a fitted value: --freeze mem_eff then keeps
   // it through the fit.
   if (!microbench.empty()) {
     if (auto u = set_mem_eff_from_measured(model, db))
-      std::cerr << "kcast: " << u->param << " = " << u->value << " (median measured/datasheet DRAM bandwidth of "
+      console_err() << "kcast: " << u->param << " = " << u->value << " (median measured/datasheet DRAM bandwidth of "
                 << u->gpus << " measured GPUs; used for GPUs without a measurement)\n";
   }
 
@@ -100,7 +101,7 @@ void fit_measurements(LoadedModel& model, const std::vector<std::string>& files,
   std::vector<std::string> ex;
   for (const auto& e : exclude) ex.push_back(db.resolve(e).name);
   const MeasuredSet read = read_measurements(files, db);
-  std::cerr << without_work_note(read, "calibrate");
+  console_err() << without_work_note(read, "calibrate");
   MeasuredSet data = filter_gpus(read, ex, false);
   if (!only_class.empty()) {
     std::vector<KernelClass> cls;
@@ -119,8 +120,8 @@ void fit_measurements(LoadedModel& model, const std::vector<std::string>& files,
   }
   FitReport rep;
   model = fit_model(data, model, fo, &rep);
-  std::cerr << "kcast: " << rep.brief << "\n";
-  std::cerr << "kcast: fitted " << data.rows.size() << " rows on " << data.gpus.size() << " GPUs in "
+  console_err() << "kcast: " << rep.brief << "\n";
+  console_err() << "kcast: fitted " << data.rows.size() << " rows on " << data.gpus.size() << " GPUs in "
             << rep.seconds << " s\n";
   // The fit error per class and GPU travels with the model.
   nlohmann::json fit = nlohmann::json::array();
@@ -181,7 +182,7 @@ int cmd_calibrate(int argc, char** argv) {
   model.provenance = {{"inputs", inputs}, {"created", ts}, {"kcast_version", KCAST_VERSION},
                       {"base", base_path.empty() ? model.path : base_path}};
   save_model(model, out_path);
-  std::cerr << "kcast: wrote " << out_path << "\n";
+  console_err() << "kcast: wrote " << out_path << "\n";
   return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "io/console.h"
 #include "io/classifier_rules.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
@@ -34,7 +35,7 @@ int cmd_classify(int argc, char** argv) {
     out += '\t';
     out += line;
     out += '\n';
-    std::cout << out;
+    console_out() << out;
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "io/console.h"
 #include "io/csv_quote.h"
 #include "io/gpu_database_csv.h"
 #include "calibrate/model_file.h"
@@ -159,21 +160,21 @@ int cmd_gpus(int argc, char** argv) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto* g : rows) arr.push_back(to_json(*g));
     if (!name.empty()) arr[0]["model"] = view;
-    std::cout << (name.empty() ? nlohmann::json{{"gpus", arr}} : arr[0]).dump(2) << "\n";
+    console_out() << (name.empty() ? nlohmann::json{{"gpus", arr}} : arr[0]).dump(2) << "\n";
   } else if (fmt == Format::csv) {
-    std::cout << "name,aliases,vendor,arch,compute_capability,release_year,sm_count";
-    for (const auto& f : kNumbers) std::cout << ',' << f.name;
-    std::cout << ",tensor_cores,source,uncertain";
-    for (const auto& f : kAppended) std::cout << ',' << f.name;
-    std::cout << "\n";
+    console_out() << "name,aliases,vendor,arch,compute_capability,release_year,sm_count";
+    for (const auto& f : kNumbers) console_out() << ',' << f.name;
+    console_out() << ",tensor_cores,source,uncertain";
+    for (const auto& f : kAppended) console_out() << ',' << f.name;
+    console_out() << "\n";
     for (const auto* g : rows) {
-      std::cout << csv_field(g->name) << ',' << csv_field(join(g->aliases, ";")) << ',' << g->vendor << ','
+      console_out() << csv_field(g->name) << ',' << csv_field(join(g->aliases, ";")) << ',' << g->vendor << ','
                 << g->arch << ',' << g->compute_capability << ',' << g->release_year << ',' << g->sm_count;
-      for (const auto& f : kNumbers) std::cout << ',' << num(g->*f.member);
-      std::cout << ',' << (g->tensor_cores ? 1 : 0) << ',' << csv_field(g->source) << ','
+      for (const auto& f : kNumbers) console_out() << ',' << num(g->*f.member);
+      console_out() << ',' << (g->tensor_cores ? 1 : 0) << ',' << csv_field(g->source) << ','
                 << csv_field(g->uncertain);
-      for (const auto& f : kAppended) std::cout << ',' << num(g->*f.member);
-      std::cout << "\n";
+      for (const auto& f : kAppended) console_out() << ',' << num(g->*f.member);
+      console_out() << "\n";
     }
   } else {
     std::printf("%-16s %-9s %-6s %4s %6s %6s %7s %6s %7s %7s %7s %7s %7s\n", "name", "arch", "cc", "SMs",

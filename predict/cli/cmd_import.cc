@@ -2,6 +2,7 @@
 // (docs/cli-contract.md): converts a trace to the native kernel list; stdout without -o, else written atomically.
 #include <iostream>
 
+#include "io/console.h"
 #include "io/kernel_list_csv.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
@@ -59,9 +60,9 @@ int cmd_import(int argc, char** argv) {
   opt.threads = threads;
   std::vector<Kernel> kernels = import_trace(input, *format, opt, vm.count("aggregate") > 0);
   if (out.empty() || out == "-") {
-    write_kernel_list(kernels, std::cout);
-    std::cout.flush();
-    if (!std::cout) throw InputError("<stdout>: write failed");
+    write_kernel_list(kernels, console_out());
+    console_out().flush();
+    if (!console_out()) throw InputError("<stdout>: write failed");
   } else {
     write_kernel_list_file(kernels, out);
   }

@@ -2,6 +2,7 @@
 // the work in predict/e2e (predictor), the output in predict/report (values struct + renderers).
 #include <iostream>
 
+#include "io/console.h"
 #include "io/atomic_file.h"
 #include "io/classifier_rules.h"
 #include "io/gpu_database_csv.h"
@@ -50,12 +51,12 @@ int cmd_predict(int argc, char** argv) {
   require_kernel_rows(rows, kernels);
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
   if (const std::string warn = unknown_work_warning(w, kernels); !warn.empty())
-    std::cerr << "kcast predict: warning: " << warn << "\n";
+    console_err() << "kcast predict: warning: " << warn << "\n";
   std::vector<Target> targets;
   for (const GpuSpec* s : specs) targets.push_back({s->name, lm.caps_for(*s)});
   for (const Target& t : targets)
     if (const std::string warn = missing_network_warning(w, kernels, t.caps); !warn.empty())
-      std::cerr << "kcast predict: warning: " << warn << "\n";
+      console_err() << "kcast predict: warning: " << warn << "\n";
   const std::vector<GpuPrediction> preds = predict_targets(w, targets);
 
   PredictValues v = make_predict_values(w, preds, specs, kernels, lm.path.empty() ? "<default>" : lm.path);
@@ -69,9 +70,9 @@ int cmd_predict(int argc, char** argv) {
   }
   if (!html.empty()) outs.stage(html, [&](std::ostream& o) { o << predict_html(v); });
   outs.commit();
-  if (fmt == Format::json) std::cout << predict_json(v).dump(2) << "\n";
-  else if (fmt == Format::csv) render_predict_csv(v, std::cout);
-  else render_predict_table(v, std::cout);
+  if (fmt == Format::json) console_out() << predict_json(v).dump(2) << "\n";
+  else if (fmt == Format::csv) render_predict_csv(v, console_out());
+  else render_predict_table(v, console_out());
   return 0;
 }
 

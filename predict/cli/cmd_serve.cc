@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 
+#include "io/console.h"
 #include "calibrate/model_file.h"
 #include "io/atomic_file.h"
 #include "io/gpu_database_csv.h"
@@ -302,9 +303,9 @@ int cmd_serve(int argc, char** argv) {
     write_file_atomically(a.per_request, [&](std::ostream& os) { write_per_request(runs, os); });
   std::vector<LoadPoint> pts;
   for (const auto& run : runs) pts.push_back(run.first);
-  if (fmt == Format::json) std::cout << (list.size() == 1 ? list[0] : list).dump(2) << "\n";
-  else if (fmt == Format::csv) write_csv(pts, std::cout);
-  else write_table(pts, std::cout);
+  if (fmt == Format::json) console_out() << (list.size() == 1 ? list[0] : list).dump(2) << "\n";
+  else if (fmt == Format::csv) write_csv(pts, console_out());
+  else write_table(pts, console_out());
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "io/console.h"
 #include "io/gpu_database_csv.h"
 #include "io/kernel_list_csv.h"
 #include "io/atomic_file.h"
@@ -214,7 +215,7 @@ void print_batch_sweep(const StepSynthesizer& step, const SynthOptions& o, const
     write_file_atomically(a.html, [&](std::ostream& os) {
       os << sweep_html(rows, what + (cuda_graph ? ", CUDA graphs" : ", eager launches"));
     });
-  render_sweep(rows, fmt, std::cout);
+  render_sweep(rows, fmt, console_out());
 }
 
 int cmd_synth(int argc, char** argv) {
@@ -246,7 +247,7 @@ int cmd_synth(int argc, char** argv) {
     const auto models = builtin_models();
     size_t width = 0;
     for (const auto& m : models) width = std::max(width, m.name.size() + 1);
-    for (const auto& m : models) std::cout << m.name << std::string(width - m.name.size(), ' ') << m.description << "\n";
+    for (const auto& m : models) console_out() << m.name << std::string(width - m.name.size(), ' ') << m.description << "\n";
     return 0;
   }
   if (a.model.empty() && a.config.empty())
@@ -310,16 +311,16 @@ int cmd_synth(int argc, char** argv) {
   if (step_json) {
     nlohmann::json list = nlohmann::json::array();
     for (size_t i = 0; i < times.size(); ++i) list.push_back(step_json_of(times[i], fits[i], o));
-    std::cout << list.dump(2) << "\n";
+    console_out() << list.dump(2) << "\n";
   } else if (a.out.empty()) {
-    write_kernel_list(kernels, std::cout);
+    write_kernel_list(kernels, console_out());
   }
   for (const std::string& note : fp.notes)
-    std::cerr << "kcast synth: " << what << ": " << note << "\n";
-  std::cerr << footprint_line(fp, o) << "\n";
+    console_err() << "kcast synth: " << what << ": " << note << "\n";
+  console_err() << footprint_line(fp, o) << "\n";
   for (size_t i = 0; i < fits.size(); ++i) {
-    std::cerr << fit_line(fp, o, fits[i]) << "\n" << timing_line(times[i], o, cuda_graph) << "\n";
-    if (const std::string parts = parts_line(times[i], o); !parts.empty()) std::cerr << parts << "\n";
+    console_err() << fit_line(fp, o, fits[i]) << "\n" << timing_line(times[i], o, cuda_graph) << "\n";
+    if (const std::string parts = parts_line(times[i], o); !parts.empty()) console_err() << parts << "\n";
   }
   return 0;
 }

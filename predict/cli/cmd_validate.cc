@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "io/console.h"
 #include "io/atomic_file.h"
 #include "calibrate/fit.h"
 #include "io/gpu_database_csv.h"
@@ -62,9 +63,9 @@ void refit_without(const std::vector<std::string>& held, const MeasuredSet& all,
   if (sources.rows.empty()) throw InputError("validate: nothing left to fit after holding out the GPU(s)");
   FitReport rep;
   model = fit_model(sources, model, fo, &rep);
-  std::cerr << "kcast: refitted without";
-  for (const auto& h : held) std::cerr << " " << h;
-  std::cerr << " on " << sources.rows.size() << " rows in " << rep.seconds << " s (" << rep.iterations
+  console_err() << "kcast: refitted without";
+  for (const auto& h : held) console_err() << " " << h;
+  console_err() << " on " << sources.rows.size() << " rows in " << rep.seconds << " s (" << rep.iterations
             << " iterations)\n";
 }
 
@@ -77,9 +78,9 @@ void render_scores(const std::vector<ScoreLine>& lines, Format fmt, const std::v
                      {"rows", l.stats.rows}, {"median_err", l.stats.median}, {"mean_err", l.stats.mean},
                      {"p90_err", l.stats.p90}});
     nlohmann::json out = {{"holdout_gpus", held}, {"rows", target_rows}, {"scores", arr}};
-    std::cout << out.dump(2) << "\n";
+    console_out() << out.dump(2) << "\n";
   } else if (fmt == Format::csv) {
-    std::cout << "mode,source_gpu,gpu,class,rows,median_err,mean_err,p90_err\n";
+    console_out() << "mode,source_gpu,gpu,class,rows,median_err,mean_err,p90_err\n";
     for (const auto& l : lines)
       std::printf("%s,%s,%s,%s,%zu,%.6f,%.6f,%.6f\n", l.mode.c_str(), l.source.c_str(), l.gpu.c_str(),
                   l.cls.c_str(), l.stats.rows, l.stats.median, l.stats.mean, l.stats.p90);
@@ -125,7 +126,7 @@ int cmd_validate(int argc, char** argv) {
   const MeasuredSet all = read_measurements(files, db);
   // Nothing to score is an error, not an empty table a script would read as "no error".
   if (all.rows.empty()) throw InputError("validate: no measured rows (need 'gpu' and 'duration_us')");
-  std::cerr << without_work_note(all, "validate");
+  console_err() << without_work_note(all, "validate");
   LoadedModel model = model_or_default(model_path);
 
   MeasuredSet targets = all, sources = all;

@@ -2,6 +2,7 @@
 // options here, the work in predict/whatif, the output in predict/report.
 #include <iostream>
 
+#include "io/console.h"
 #include "io/atomic_file.h"
 #include "io/classifier_rules.h"
 #include "io/gpu_database_csv.h"
@@ -72,15 +73,15 @@ int cmd_whatif(int argc, char** argv) {
   require_kernel_rows(rows, kernels);
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
   if (const std::string warn = unknown_work_warning(w, kernels); !warn.empty())
-    std::cerr << "kcast whatif: warning: " << warn << "\n";
+    console_err() << "kcast whatif: warning: " << warn << "\n";
   if (const std::string warn = missing_network_warning(w, kernels, base); !warn.empty())
-    std::cerr << "kcast whatif: warning: " << warn << "\n";
+    console_err() << "kcast whatif: warning: " << warn << "\n";
   const WhatifResult r = run_whatif(w, *spec, base, ws);
   const WhatifValues v = make_whatif_values(r, ws, kernels, lm.path.empty() ? "<default>" : lm.path);
   if (!html.empty()) write_file_atomically(html, [&](std::ostream& o) { o << whatif_html(v); });
-  if (fmt == Format::json) std::cout << whatif_json(v).dump(2) << "\n";
-  else if (fmt == Format::csv) render_whatif_csv(v, std::cout);
-  else render_whatif_table(v, std::cout);
+  if (fmt == Format::json) console_out() << whatif_json(v).dump(2) << "\n";
+  else if (fmt == Format::csv) render_whatif_csv(v, console_out());
+  else render_whatif_table(v, console_out());
   return 0;
 }
 

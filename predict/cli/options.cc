@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "io/console.h"
 #include "model/error.h"
 
 namespace kcast::cli {
@@ -15,7 +16,7 @@ bool parse_options(int argc, char** argv, const std::string& usage, po::options_
   try {
     po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: " << usage << "\n\n" << opts << "\n";
+      console_out() << "usage: " << usage << "\n\n" << opts << "\n";
       return false;
     }
     po::notify(vm);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "io/console.h"
 #include "io/classifier_rules.h"
 #include "io/csv_source.h"
 #include "io/gpu_database_csv.h"
@@ -25,7 +26,7 @@ void warn(const ImportOptions& opt, const std::string& msg) {
   if (opt.warn)
     opt.warn(msg);
   else
-    std::cerr << "kcast: warning: " << msg << "\n";
+    console_err() << "kcast: warning: " << msg << "\n";
 }
 
 DeviceResolver::DeviceResolver(const ImportOptions& opt, std::string file)

@@ -1,0 +1,127 @@
+"""`import kcast` against the `kcast` binary: each call returns exactly what the command prints,
+kernel lists are written byte for byte as the CLI writes them, bad input raises KcastError with the
+CLI's message, and threads run commands in parallel. Run by ctest (python_api) with PYTHONPATH set to
+the build's python/ folder and KCAST_BINARY to the CLI."""
+import json
+import os
+import subprocess
+import tempfile
+import threading
+import unittest
+
+import kcast
+
+BINARY = os.environ.get("KCAST_BINARY", "kcast")
+SOURCE = os.environ.get("KCAST_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def cli(*args):
+    p = subprocess.run([BINARY, *map(str, args)], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def cli_json(*args):
+    rc, out, err = cli(*args)
+    assert rc == 0, err
+    return json.loads(out)
+
+
+class GpusTest(unittest.TestCase):
+    def test_the_database_as_the_cli_prints_it(self):
+        self.assertEqual(kcast.gpus(), cli_json("gpus", "--format", "json")["gpus"])
+        self.assertEqual(kcast.gpu("NVIDIA H100 80GB HBM3"), cli_json("gpus", "H100-SXM", "--format", "json"))
+
+    def test_an_unknown_gpu_raises_the_cli_message(self):
+        with self.assertRaises(kcast.KcastError) as e:
+            kcast.gpu("H1000")
+        rc, _, err = cli("gpus", "H1000", "--format", "json")
+        self.assertEqual(rc, 2)
+        self.assertEqual("kcast: " + str(e.exception), err.strip().splitlines()[-1])
+
+
+class SynthTest(unittest.TestCase):
+    def test_the_list_is_the_clis_byte_for_byte(self):
+        with tempfile.TemporaryDirectory() as d:
+            mine, theirs = os.path.join(d, "py.csv"), os.path.join(d, "cli.csv")
+            lst = kcast.synth("llama3-8b", batch=2, seq=256, mode="train", attention="flash", tp=2)
+            lst.to_csv(mine)
+            rc, _, err = cli("synth", "llama3-8b", "--batch", 2, "--seq", 256, "--mode", "train", "--attention",
+                             "flash", "--tp", 2, "-o", theirs)
+            self.assertEqual(rc, 0, err)
+            with open(mine, "rb") as a, open(theirs, "rb") as b:
+                self.assertEqual(a.read(), b.read())
+            with open(theirs) as f:
+                self.assertEqual(len(lst), sum(1 for _ in f) - 1)
+            self.assertIn("name", lst[0])
+
+    def test_with_gpus_the_predicted_step_too(self):
+        lst, steps = kcast.synth("llama3-8b", gpus=["H100-SXM", "A100-SXM4-80GB"], mode="decode", batch=8, seq=1024,
+                                 runtime="serving", attention="flash", cuda_graph=True)
+        expected = cli_json("synth", "llama3-8b", "--mode", "decode", "--batch", 8, "--seq", 1024, "--runtime",
+                            "serving", "--attention", "flash", "--cuda-graph", "--gpu", "H100-SXM,A100-SXM4-80GB",
+                            "--format", "json", "-o", os.devnull)
+        self.assertEqual(steps, expected)
+        self.assertGreater(len(lst), 5)
+
+    def test_a_bad_option_names_it(self):
+        with self.assertRaises(kcast.KcastError) as e:
+            kcast.synth("llama3-8b", tp=3)
+        self.assertIn("tp", str(e.exception))
+        with self.assertRaises(kcast.KcastError) as e:
+            kcast.synth("llama3-8b", mode="sideways")
+        self.assertIn("'--mode'", str(e.exception))
+
+
+class PredictTest(unittest.TestCase):
+    def test_predict_and_whatif_return_the_clis_json(self):
+        lst = kcast.synth("llama2-7b", mode="decode", batch=4, seq=512)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "k.csv")
+            lst.to_csv(path)
+            self.assertEqual(kcast.predict(lst, gpus=["H100-SXM", "L4"], mode="absolute"),
+                             cli_json("predict", "--kernels", path, "--gpu", "H100-SXM,L4", "--mode", "absolute",
+                                      "--format", "json"))
+            self.assertEqual(kcast.whatif(path, gpu="H100-SXM", scale={"dram_bw": 2}),
+                             cli_json("whatif", "--kernels", path, "--gpu", "H100-SXM", "--format", "json", "--scale",
+                                      "dram_bw=2"))
+            self.assertEqual(len(kcast.read_kernels(path)), len(lst))
+
+    def test_a_bad_kernel_list_names_file_and_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bad.csv")
+            with open(path, "w") as f:
+                f.write("name,class,flops\nk,gemm,lots\n")
+            with self.assertRaises(kcast.KcastError) as e:
+                kcast.read_kernels(path)
+            self.assertIn("bad.csv:2", str(e.exception))
+
+
+class ServeTest(unittest.TestCase):
+    def test_serve_returns_the_clis_json(self):
+        mine = kcast.serve("llama3-8b", gpus=["H100-SXM"], input_tokens=256, output_tokens=32,
+                           concurrency=[1, 4], requests=20)
+        theirs = cli_json("serve", "llama3-8b", "--gpu", "H100-SXM", "--input-tokens", 256, "--output-tokens", 32,
+                          "--concurrency", "1,4", "--requests", 20, "--format", "json")
+        self.assertEqual(mine, theirs)
+        self.assertEqual([p["concurrency"] for p in mine], [1, 4])
+
+
+class ThreadsTest(unittest.TestCase):
+    def test_commands_on_threads_keep_their_own_output(self):
+        results = {}
+
+        def work(i):
+            results[i] = kcast.synth("llama3-8b", gpus=["H100-SXM"], batch=1 + i, seq=128)[1]
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i in range(4):
+            self.assertEqual(results[i], kcast.synth("llama3-8b", gpus=["H100-SXM"], batch=1 + i, seq=128)[1])
+        self.assertLess(results[0][0]["step_s"], results[3][0]["step_s"])
+
+
+if __name__ == "__main__":
+    unittest.main()
