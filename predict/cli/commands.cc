@@ -13,6 +13,7 @@ const std::vector<Command>& commands() {
       {"validate", cmd_validate, "accuracy report on measured data (held-out GPUs)"},
       {"synth", cmd_synth, "synthesize the kernel list of a named model"},
       {"serve", cmd_serve, "simulate LLM serving under load (continuous batching)"},
+      {"plan", cmd_plan, "find the best parallel layout for a training run"},
   };
   return table;
 }

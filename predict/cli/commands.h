@@ -15,6 +15,7 @@ int cmd_whatif(int argc, char** argv);
 int cmd_validate(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
+int cmd_plan(int argc, char** argv);
 
 
 // The command table the driver (predict/main.cc) and the Python module (python/) dispatch on.

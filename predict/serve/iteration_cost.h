@@ -24,11 +24,12 @@
 
 #include "calibrate/model_file.h"
 #include "model/gpu_database.h"
+#include "predict/synth/generation.h"
 #include "predict/synth/synth.h"
 
 namespace kcast::serve {
 
-using StepSynthesizer = std::function<std::vector<Kernel>(const synth::SynthOptions&, synth::Footprint*)>;
+using StepSynthesizer = synth::StepSynth;  // synth's step for a set of options (generation.h)
 
 // One sequence's share of an iteration: `tokens` query tokens after `cached` keys already in its cache.
 struct SeqWork {

@@ -1,0 +1,35 @@
+// `kcast plan train`'s speed (docs/speed.md; goal: thousands of layouts in seconds):
+//   BM_PlanTrain70B_256  every layout of Llama 3 70B BF16 (Megatron) on 256 H100s at a global batch of
+//                        512 x 8192 tokens, synthesized, sized and predicted on all cores.
+#include <benchmark/benchmark.h>
+
+#include "calibrate/model_file.h"
+#include "io/gpu_database_csv.h"
+#include "predict/plan/plan_train.h"
+
+namespace kcast::plan {
+namespace {
+
+void BM_PlanTrain70B_256(benchmark::State& state) {
+  LayoutSpace s;
+  s.gpus = 256, s.batch = 512, s.seq = 8192, s.layers = 80, s.heads = 64, s.kv_heads = 8;
+  const auto layouts = enumerate_train_layouts(s);
+  synth::SynthOptions o;
+  o.seq = 8192, o.dtype = DType::bf16, o.attention = synth::AttentionImpl::flash, o.master_weights = true;
+  o.framework = synth::Framework::megatron, o.zero = 1;
+  const StepSynthesizer step = [](const synth::SynthOptions& so, synth::Footprint* f) {
+    return synth::synthesize("llama3-70b", so, f);
+  };
+  const GpuDatabase& db = default_gpu_database();
+  for (auto _ : state)
+    benchmark::DoNotOptimize(plan_train(step, o, layouts, s.batch, db.resolve("H100-SXM"), default_model(), db));
+  state.counters["layouts"] = double(layouts.size());
+  state.counters["layouts/s"] =
+      benchmark::Counter(double(layouts.size()) * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_PlanTrain70B_256)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace kcast::plan
+
+BENCHMARK_MAIN();

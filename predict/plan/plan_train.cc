@@ -1,0 +1,47 @@
+#include "predict/plan/plan_train.h"
+
+#include <algorithm>
+
+#include "model/error.h"
+#include "predict/e2e/predictor.h"
+#include "predict/report/text_util.h"
+
+namespace kcast::plan {
+
+std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth::SynthOptions& base,
+                                       const std::vector<TrainLayout>& layouts, int64_t batch, const GpuSpec& gpu,
+                                       const LoadedModel& lm, const GpuDatabase& db, unsigned threads,
+                                       double memory_fraction) {
+  std::vector<TrainCandidate> all(layouts.size());
+  parallel_for(layouts.size(), threads, [&](size_t i) {
+    TrainCandidate& c = all[i];
+    c.layout = layouts[i];
+    c.options = with_layout(base, layouts[i], batch);
+    try {
+      synth::Footprint fp;
+      const std::vector<Kernel> kernels = step(c.options, &fp);
+      c.fit = cli::memory_fit(fp, gpu);
+      const double usable = c.fit.capacity_bytes * memory_fraction;
+      if (c.fit.capacity_known && c.fit.need_bytes > usable) {
+        c.status = TrainCandidate::Status::no_fit;
+        c.why = "needs " + report::fixed(c.fit.need_bytes * 1e-9, 1) + " GB of " + report::fixed(usable * 1e-9, 1) +
+                " GB" + (memory_fraction < 1 ? " (" + report::fixed(memory_fraction * 100, 0) + "% of " +
+                                                   report::fixed(c.fit.capacity_bytes * 1e-9, 1) + ")"
+                                             : "");
+        return;
+      }
+      c.timing = cli::time_synth_step(kernels, fp, c.options, {&gpu}, lm, db, false).front();
+    } catch (const InputError& e) {
+      c.status = TrainCandidate::Status::refused;
+      c.why = e.what();
+    }
+  });
+  std::stable_sort(all.begin(), all.end(), [](const TrainCandidate& a, const TrainCandidate& b) {
+    if (a.status != b.status) return int(a.status) < int(b.status);
+    if (a.status != TrainCandidate::Status::ranked) return false;
+    return a.timing.tokens_per_s_per_gpu() > b.timing.tokens_per_s_per_gpu();
+  });
+  return all;
+}
+
+}  // namespace kcast::plan

@@ -1,0 +1,116 @@
+#include "predict/plan/train_layouts.h"
+
+#include "model/error.h"
+
+namespace kcast::plan {
+
+namespace {
+
+const int64_t kDegrees[] = {1, 2, 4, 8, 16, 32, 64};
+const int64_t kMicroBatchSizes[] = {1, 2, 4, 8};
+const int64_t kVirtualStages[] = {1, 2, 4, 8};
+
+bool allowed(const LayoutSpace& s, const char* key, int64_t v) {
+  auto it = s.fixed.find(key);
+  return it == s.fixed.end() || it->second == v;
+}
+
+}  // namespace
+
+const char* to_string(Recompute r) {
+  return r == Recompute::full ? "full" : r == Recompute::selective ? "selective" : "none";
+}
+
+std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
+  std::vector<TrainLayout> out;
+  for (int64_t tp : kDegrees) {
+    // Tensor parallelism stays inside a node and must split the query and key/value heads.
+    if (tp > s.gpus_per_node || s.gpus % tp || (s.heads && s.heads % tp) || !allowed(s, "tp", tp)) continue;
+    if (s.kv_heads && s.kv_heads % tp && tp % s.kv_heads) continue;
+    for (int64_t pp : kDegrees) {
+      if (s.gpus % (tp * pp) || (s.layers && pp > s.layers) || !allowed(s, "pp", pp)) continue;
+      for (int64_t cp : kDegrees) {
+        if (s.gpus % (tp * pp * cp) || s.seq % (2 * cp) || !allowed(s, "cp", cp)) continue;
+        const int64_t dp = s.gpus / (tp * pp * cp);
+        if (s.batch % dp || !allowed(s, "dp", dp)) continue;
+        for (int64_t ep : kDegrees) {
+          // Experts split over the data-parallel (and context-parallel) ranks, dividing the experts.
+          if (ep > 1 && (!s.experts || s.experts % ep || dp % ep)) continue;
+          if (!allowed(s, "ep", ep)) continue;
+          for (int64_t vp : kVirtualStages) {
+            if (vp > 1 && (pp == 1 || (s.layers && s.layers % (pp * vp)))) continue;
+            if (!allowed(s, "vp", vp)) continue;
+            for (int64_t mbs : kMicroBatchSizes) {
+              if ((s.batch / dp) % mbs || !allowed(s, "mbs", mbs)) continue;
+              const int64_t m = s.batch / dp / mbs;
+              // A pipeline needs at least as many micro-batches as stages (and a multiple when interleaved).
+              if (pp > 1 && (m < pp || (vp > 1 && m % pp))) continue;
+              if (!allowed(s, "microbatches", m)) continue;
+              for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+                // Selective recomputation re-runs eager attention's core, which the fused attention of
+                // these frameworks does not keep: only when asked for (--fix recompute=selective).
+                if (rc == Recompute::selective && !s.fixed.count("recompute")) continue;
+                if (!allowed(s, "recompute", int64_t(rc))) continue;
+                out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc});
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> parse_fix(const std::string& text) {
+  std::map<std::string, int64_t> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    const size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    const bool known_key = key == "tp" || key == "pp" || key == "cp" || key == "ep" || key == "dp" || key == "vp" ||
+                           key == "mbs" || key == "microbatches" || key == "recompute";
+    if (!known_key)
+      throw InputError("option '--fix': '" + item + "': give KEY=VALUE with KEY one of tp, pp, cp, ep, dp, vp, mbs, "
+                       "microbatches, recompute");
+    if (key == "recompute") {
+      if (value == "none") out[key] = 0;
+      else if (value == "selective") out[key] = 1;
+      else if (value == "full") out[key] = 2;
+      else throw InputError("option '--fix': recompute='" + value + "' is not one of none, selective, full");
+    } else {
+      size_t used = 0;
+      int64_t v = 0;
+      try {
+        v = std::stoll(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != value.size() || value.empty() || v < 1)
+        throw InputError("option '--fix': " + key + "='" + value + "' is not a positive integer");
+      out[key] = v;
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+synth::SynthOptions with_layout(synth::SynthOptions o, const TrainLayout& l, int64_t batch) {
+  o.mode = synth::Mode::train;
+  o.batch = batch;
+  o.tp = l.tp;
+  o.pp = l.pp;
+  o.cp = l.cp;
+  o.ep = l.ep;
+  o.dp = l.dp;
+  o.virtual_stages = l.vp;
+  o.microbatches = l.microbatches;
+  o.sequence_parallel = l.tp > 1;
+  o.recompute = l.recompute == Recompute::full;
+  o.selective_recompute = l.recompute == Recompute::selective;
+  return o;
+}
+
+}  // namespace kcast::plan

@@ -1,0 +1,44 @@
+// The parallel layouts `kcast plan train` considers for a model on N GPUs at a global batch: tensor,
+// pipeline (with interleaving), context and expert parallelism, the data-parallel rest, the micro-batch
+// size and activation recomputation, as Megatron-LM lays them out (tensor parallel innermost, within a
+// node). Only the divisibility rules are applied here; whatever else a layout breaks (heads per tensor
+// rank, layers per stage) synth refuses, and the planner reports its message.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "predict/synth/synth.h"
+
+namespace kcast::plan {
+
+enum class Recompute { none, selective, full };
+const char* to_string(Recompute r);
+
+struct TrainLayout {
+  int64_t tp = 1, pp = 1, cp = 1, ep = 1, dp = 1, vp = 1;
+  int64_t microbatches = 1;  // per replica and step
+  int64_t mbs = 1;           // sequences per micro-batch
+  Recompute recompute = Recompute::none;
+};
+
+struct LayoutSpace {
+  int64_t gpus = 0, batch = 0, seq = 0;  // GPUs in all, global batch (sequences), sequence length
+  int64_t layers = 0, heads = 0, kv_heads = 0, experts = 0;
+  int64_t gpus_per_node = 8;
+  // --fix: keys tp, pp, cp, ep, dp, vp, mbs, microbatches, recompute (0 none, 1 selective, 2 full).
+  std::map<std::string, int64_t> fixed;
+};
+
+// Every layout of the space, in a fixed order (tp, pp, cp, ep, vp, mbs, recompute ascending); recompute
+// none or full (selective only when fixed).
+std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s);
+
+// `--fix tp=8,pp=4,...` as a map; InputError naming the option on an unknown key or a bad value.
+std::map<std::string, int64_t> parse_fix(const std::string& text);
+
+// The layout applied to a training step's options (`base`: dtype, recipe, framework, ...).
+synth::SynthOptions with_layout(synth::SynthOptions base, const TrainLayout& l, int64_t batch);
+
+}  // namespace kcast::plan

@@ -1,0 +1,106 @@
+// `kcast plan train`: the layouts it enumerates obey the parallel rules, every ranked candidate's
+// figures are exactly what `kcast synth --mode train --gpu` reports for its options, the ranking is by
+// tokens/s per GPU, and layouts that do not fit are set aside with the reason.
+#include <gtest/gtest.h>
+
+#include "calibrate/model_file.h"
+#include "io/gpu_database_csv.h"
+#include "predict/plan/plan_train.h"
+#include "tests/input_error_of.h"
+
+namespace kcast::plan {
+namespace {
+
+using kcast::testing::input_error_of;
+
+LayoutSpace llama8b_space(int64_t gpus, int64_t batch) {
+  LayoutSpace s;
+  s.gpus = gpus;
+  s.batch = batch;
+  s.seq = 4096;
+  s.layers = 32;
+  s.heads = 32;
+  s.kv_heads = 8;
+  return s;
+}
+
+TEST(PlanTrainLayouts, EveryLayoutUsesTheGpusAndDividesTheBatch) {
+  const LayoutSpace s = llama8b_space(64, 256);
+  const auto layouts = enumerate_train_layouts(s);
+  ASSERT_GT(layouts.size(), 100u);
+  for (const TrainLayout& l : layouts) {
+    EXPECT_EQ(l.tp * l.pp * l.cp * l.dp, 64);
+    EXPECT_EQ(l.dp * l.mbs * l.microbatches, 256);
+    EXPECT_LE(l.tp, 8) << "tensor parallelism stays in a node";
+    EXPECT_EQ(32 % l.tp, 0);
+    if (l.pp > 1) {
+      EXPECT_GE(l.microbatches, l.pp);
+    }
+    if (l.vp > 1) {
+      EXPECT_EQ(32 % (l.pp * l.vp), 0);
+    }
+    EXPECT_EQ(l.ep, 1) << "a dense model has no experts";
+  }
+}
+
+TEST(PlanTrainLayouts, FixedKeysHold) {
+  LayoutSpace s = llama8b_space(64, 256);
+  s.fixed = parse_fix("tp=4,recompute=none");
+  for (const TrainLayout& l : enumerate_train_layouts(s)) {
+    EXPECT_EQ(l.tp, 4);
+    EXPECT_EQ(l.recompute, Recompute::none);
+  }
+  EXPECT_NE(input_error_of([] { parse_fix("tp=0"); }).find("'--fix'"), std::string::npos);
+  EXPECT_NE(input_error_of([] { parse_fix("zz=2"); }).find("zz=2"), std::string::npos);
+  EXPECT_NE(input_error_of([] { parse_fix("recompute=most"); }).find("recompute"), std::string::npos);
+}
+
+const StepSynthesizer zoo = [](const synth::SynthOptions& o, synth::Footprint* f) {
+  return synth::synthesize("llama3-70b", o, f);
+};
+
+synth::SynthOptions megatron_bf16() {
+  synth::SynthOptions o;
+  o.seq = 4096;
+  o.dtype = DType::bf16;
+  o.attention = synth::AttentionImpl::flash;
+  o.master_weights = true;
+  o.framework = synth::Framework::megatron;
+  o.zero = 1;
+  return o;
+}
+
+TEST(PlanTrain, RankedByTokensPerGpuWithSynthsOwnFigures) {
+  LayoutSpace s = llama8b_space(32, 64);
+  s.layers = 80, s.heads = 64, s.kv_heads = 8;  // Llama 3 70B
+  s.fixed = parse_fix("recompute=none,vp=1,cp=1");
+  const GpuDatabase& db = default_gpu_database();
+  const GpuSpec& h100 = db.resolve("H100-SXM");
+  const auto all = plan_train(zoo, megatron_bf16(), enumerate_train_layouts(s), 64, h100, default_model(), db, 2, 0.9);
+  size_t ranked = 0, no_fit = 0;
+  double last = 1e300;
+  for (const TrainCandidate& c : all) {
+    if (c.status == TrainCandidate::Status::ranked) {
+      ++ranked;
+      EXPECT_LE(c.timing.tokens_per_s_per_gpu(), last);
+      last = c.timing.tokens_per_s_per_gpu();
+      EXPECT_LE(c.fit.need_bytes, 0.9 * c.fit.capacity_bytes);
+    } else if (c.status == TrainCandidate::Status::no_fit) {
+      ++no_fit;
+      EXPECT_NE(c.why.find("GB of"), std::string::npos) << c.why;
+    }
+  }
+  EXPECT_GT(ranked, 0u);
+  EXPECT_GT(no_fit, 0u) << "70B with its Adam state on 32 GPUs without model parallelism does not fit";
+  // The best candidate's figures are synth's for its options, to the last bit.
+  const TrainCandidate& best = all.front();
+  ASSERT_EQ(best.status, TrainCandidate::Status::ranked);
+  synth::Footprint fp;
+  const auto kernels = zoo(best.options, &fp);
+  const auto t = cli::time_synth_step(kernels, fp, best.options, {&h100}, default_model(), db, false).front();
+  EXPECT_EQ(t.step_us, best.timing.step_us);
+  EXPECT_EQ(t.tokens_per_s_per_gpu(), best.timing.tokens_per_s_per_gpu());
+}
+
+}  // namespace
+}  // namespace kcast::plan
