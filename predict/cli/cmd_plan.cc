@@ -1,5 +1,7 @@
 // `kcast plan train MODEL --gpu G --gpus N --batch GBS --seq S ...` (docs/plan.md): the best parallel
 // layouts for a training run, each predicted as `kcast synth --mode train --gpu` predicts it.
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
@@ -10,6 +12,7 @@
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
+#include "predict/plan/plan_serve.h"
 #include "predict/plan/plan_train.h"
 #include "predict/report/text_util.h"
 #include "predict/synth/synth.h"
@@ -21,6 +24,14 @@ namespace kcast::cli {
 namespace {
 
 using plan::TrainCandidate;
+
+// The model's configuration: a built-in, a zoo model or a Hugging Face config.json.
+synth::TransformerConfig transformer_of(const std::string& model, const std::string& config) {
+  if (!config.empty()) return synth::read_hf_config(config);
+  if (const auto* b = synth::find_builtin_transformer(model)) return *b;
+  if (auto z = synth::zoo_config(model)) return *z;
+  throw InputError("plan: '" + model + "' is not a transformer kcast synthesizes (see kcast synth --list)");
+}
 
 struct PlanArgs {
   std::string what, model, config, gpu, dtype = "bf16", recipe, framework = "megatron", fix, format = "table",
@@ -126,12 +137,7 @@ int plan_train_cmd(int argc, char** argv) {
   const GpuSpec& gpu = db.resolve(a.gpu);
   const LoadedModel lm = model_or_default(a.cost_model_file);
 
-  const synth::TransformerConfig cfg = [&] {
-    if (!a.config.empty()) return synth::read_hf_config(a.config);
-    if (const auto* b = synth::find_builtin_transformer(a.model)) return *b;
-    if (auto z = synth::zoo_config(a.model)) return *z;
-    throw InputError("plan train: '" + a.model + "' is not a transformer kcast synthesizes (see kcast synth --list)");
-  }();
+  const synth::TransformerConfig cfg = transformer_of(a.model, a.config);
   plan::LayoutSpace space;
   space.gpus = positive("gpus");
   space.batch = positive("batch");
@@ -221,6 +227,158 @@ int plan_train_cmd(int argc, char** argv) {
   return 0;
 }
 
+struct ServePlanArgs {
+  std::string model, config, gpu, dtype = "bf16", kv_cache_dtype, engine = "vllm", format = "table", cost_model_file,
+      budgets;
+};
+
+nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePlanArgs& a, const plan::ServeGoal& g) {
+  const auto& l = c.layout;
+  auto stat = [](const serve::Stat& s) { return nlohmann::json{{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}}; };
+  std::ostringstream cmd;
+  cmd << "kcast serve " << (a.config.empty() ? a.model : "--config " + a.config) << " --gpu " << a.gpu << " --tp "
+      << l.gpus_per_replica;
+  if (l.attention_dp) cmd << " --ep " << l.ep << " --attention-dp";
+  cmd << " --dtype " << a.dtype;
+  if (!a.kv_cache_dtype.empty()) cmd << " --kv-cache-dtype " << a.kv_cache_dtype;
+  cmd << " --engine " << a.engine << " --max-batched-tokens " << l.max_batched_tokens << " --input-tokens " << g.input
+      << " --output-tokens " << g.output << " --concurrency " << c.concurrency << " --format json";
+  return {{"gpus_per_replica", l.gpus_per_replica}, {"replicas", l.replicas}, {"tp", l.attention_dp ? 1 : l.gpus_per_replica},
+          {"ep", l.ep}, {"attention_dp", l.attention_dp}, {"max_batched_tokens", l.max_batched_tokens},
+          {"concurrency_per_replica", c.concurrency}, {"concurrency", c.concurrency * l.replicas},
+          {"output_tokens_per_s_per_gpu", c.output_tokens_per_s_per_gpu()},
+          {"output_tokens_per_s", c.point.output_tokens_per_s * double(l.replicas)},
+          {"requests_per_s", c.point.requests_per_s * double(l.replicas)}, {"ttft_ms", stat(c.point.ttft_ms)},
+          {"itl_ms", stat(c.point.itl_ms)}, {"e2e_ms", stat(c.point.e2e_ms)}, {"command", cmd.str()}};
+}
+
+int plan_serve_cmd(int argc, char** argv) {
+  po::options_description opts("kcast plan serve options");
+  ServePlanArgs a;
+  opts.add_options()("model", po::value(&a.model), "a built-in or zoo model (positional)")(
+      "config", po::value(&a.config), "Hugging Face config.json (instead of MODEL)")(
+      "gpu", po::value(&a.gpu), "the GPU")("gpus", po::value<int64_t>(), "GPUs in all")(
+      "input-tokens", po::value<int64_t>(), "prompt tokens per request")(
+      "output-tokens", po::value<int64_t>(), "output tokens per request")(
+      "slo-ttft", po::value<double>(), "time-to-first-token objective, ms")(
+      "slo-itl", po::value<double>(), "inter-token latency objective, ms")(
+      "percentile", po::value<int>(), "50, 90 or 99: the percentile the SLOs hold at (default 99)")(
+      "engine", po::value(&a.engine)->default_value("vllm"), "vllm, sglang or trtllm")(
+      "dtype", po::value(&a.dtype)->default_value("bf16"), "bf16, fp8 or fp4")(
+      "kv-cache-dtype", po::value(&a.kv_cache_dtype), "the KV cache's dtype (default the model's)")(
+      "max-batched-tokens", po::value(&a.budgets), "token budgets per iteration to try, B1,B2,... (default: the "
+      "engine's and 2048)")("gpus-per-node", po::value<int64_t>(), "GPUs per node (default 8): a replica stays in one")(
+      "max-concurrency", po::value<int64_t>(), "clients per replica the search stops at (default 4096)")(
+      "top", po::value<int64_t>(), "candidates shown (default 10)")("threads", po::value<unsigned>(), "worker threads")(
+      "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
+      "cost-model", po::value(&a.cost_model_file), "the model.json to predict with");
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  if (!parse_options(argc, argv,
+                     "kcast plan serve MODEL|--config HF.json --gpu G --gpus N --input-tokens I --output-tokens O\n"
+                     "       [--slo-ttft MS] [--slo-itl MS] [--percentile 50|90|99] [--engine vllm|sglang|trtllm]\n"
+                     "       [--dtype DT] [--kv-cache-dtype DT] [--max-batched-tokens B1,B2,...] [--top K]\n"
+                     "       [--format table|csv|json]",
+                     opts, pos, vm))
+    return 0;
+  if (a.model.empty() == a.config.empty()) throw InputError("plan serve: give a MODEL or --config FILE.json");
+  for (const char* required : {"gpu", "gpus", "input-tokens", "output-tokens"})
+    if (!vm.count(required)) throw InputError(std::string("option '--") + required + "': required");
+  auto positive = [&](const char* option) {
+    const int64_t v = vm[option].as<int64_t>();
+    if (v <= 0 || v > (int64_t(1) << 24))
+      throw InputError(std::string("option '--") + option + "': a positive integer up to 16777216");
+    return v;
+  };
+  const Format fmt = parse_format(a.format);
+  const GpuDatabase& db = default_gpu_database();
+  const GpuSpec& gpu = db.resolve(a.gpu);
+  const LoadedModel lm = model_or_default(a.cost_model_file);
+  plan::ServeGoal goal;
+  goal.input = positive("input-tokens");
+  goal.output = positive("output-tokens");
+  if (vm.count("slo-ttft")) goal.slo.ttft_ms = vm["slo-ttft"].as<double>();
+  if (vm.count("slo-itl")) goal.slo.itl_ms = vm["slo-itl"].as<double>();
+  if (goal.slo.ttft_ms < 0 || goal.slo.itl_ms < 0) throw InputError("option '--slo-ttft': a positive time in ms");
+  if (vm.count("percentile")) {
+    goal.percentile = vm["percentile"].as<int>();
+    if (goal.percentile != 50 && goal.percentile != 90 && goal.percentile != 99)
+      throw InputError("option '--percentile': 50, 90 or 99");
+  }
+  if (vm.count("max-concurrency")) goal.max_concurrency = positive("max-concurrency");
+  plan::ServeSpace space;
+  space.gpus = positive("gpus");
+  if (vm.count("gpus-per-node")) space.gpus_per_node = positive("gpus-per-node");
+  const serve::EngineConfig defaults = serve::engine_defaults(a.engine, gpu);
+  space.token_budgets = a.budgets.empty() ? std::vector<int64_t>{defaults.max_batched_tokens, 2048}
+                                          : parse_int_list("max-batched-tokens", a.budgets, 1, "a token count");
+  std::sort(space.token_budgets.begin(), space.token_budgets.end());
+  space.token_budgets.erase(std::unique(space.token_budgets.begin(), space.token_budgets.end()), space.token_budgets.end());
+  const synth::TransformerConfig cfg = transformer_of(a.model, a.config);
+  space.moe = cfg.experts > 0;
+  synth::SynthOptions base;
+  base.runtime = synth::Runtime::serving;
+  base.attention = synth::AttentionImpl::flash;
+  base.dtype = dtype_named("dtype", a.dtype);
+  if (!a.kv_cache_dtype.empty()) base.kv_cache_dtype = dtype_named("kv-cache-dtype", a.kv_cache_dtype);
+  const std::string what = a.config.empty() ? a.model : a.config;
+  const serve::StepSynthesizer step = [&](const synth::SynthOptions& o, synth::Footprint* f) {
+    return a.config.empty() ? synth::synthesize(a.model, o, f) : synth::synthesize_config_file(a.config, o, f);
+  };
+  const auto layouts = plan::enumerate_serve_layouts(space);
+  if (layouts.empty()) throw InputError("plan serve: no replica size of at most " + std::to_string(space.gpus_per_node) +
+                                        " GPUs divides " + std::to_string(space.gpus));
+  const unsigned threads = vm.count("threads") ? vm["threads"].as<unsigned>() : 0;
+  const auto all = plan::plan_serve(step, base, layouts, goal, a.engine, gpu, lm, db, what, threads);
+  size_t ranked = 0, missed = 0, refused = 0;
+  std::string refused_why;
+  for (const auto& c : all) {
+    if (c.status == plan::ServeCandidate::Status::ranked) ++ranked;
+    else if (c.status == plan::ServeCandidate::Status::slo_missed) ++missed;
+    else if (++refused == 1) refused_why = c.why;
+  }
+  console_err() << "kcast plan: " << layouts.size() << " configurations on " << space.gpus << " x " << gpu.name << ": "
+                << ranked << " ranked, " << missed << " miss the SLOs at one client, " << refused << " refused"
+                << (refused_why.empty() ? "" : " (e.g. " + refused_why + ")") << "\n";
+  const int64_t top_k = vm.count("top") ? vm["top"].as<int64_t>() : 10;
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& c : all)
+    if (c.status == plan::ServeCandidate::Status::ranked && int64_t(list.size()) < top_k)
+      list.push_back(serve_candidate_json(c, a, goal));
+  if (fmt == Format::json) {
+    console_out() << list.dump(2) << "\n";
+    return 0;
+  }
+  const bool csv = fmt == Format::csv;
+  console_out() << (csv ? "rank,gpus_per_replica,replicas,attention_dp,ep,max_batched_tokens,concurrency_per_replica,"
+                          "output_tokens_per_s_per_gpu,ttft_ms,itl_ms,command\n"
+                        : "rank  GPUs/replica  replicas  attn-DP  EP  tokens/iter  clients/replica  out tok/s/GPU  "
+                          "TTFT (ms)  ITL (ms)\n");
+  const char* pname = goal.percentile == 50 ? "p50" : goal.percentile == 90 ? "p90" : "p99";
+  int rank = 1;
+  for (const auto& j : list) {
+    const double ttft = j["ttft_ms"][pname].get<double>(), itl = j["itl_ms"][pname].is_null() ? 0 : j["itl_ms"][pname].get<double>();
+    if (csv) {
+      console_out() << rank++ << "," << j["gpus_per_replica"] << "," << j["replicas"] << "," << j["attention_dp"] << ","
+                    << j["ep"] << "," << j["max_batched_tokens"] << "," << j["concurrency_per_replica"] << ","
+                    << report::fmt(j["output_tokens_per_s_per_gpu"].get<double>()) << "," << report::fmt(ttft) << ","
+                    << report::fmt(itl) << "," << report::csv_cell(j["command"].get<std::string>()) << "\n";
+    } else {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %16lld %14s %10s %9s\n", rank++,
+                    (long long)j["gpus_per_replica"].get<int64_t>(), (long long)j["replicas"].get<int64_t>(),
+                    j["attention_dp"].get<bool>() ? "yes" : "no", (long long)j["ep"].get<int64_t>(),
+                    (long long)j["max_batched_tokens"].get<int64_t>(), (long long)j["concurrency_per_replica"].get<int64_t>(),
+                    report::fixed(j["output_tokens_per_s_per_gpu"].get<double>(), 0).c_str(),
+                    report::fixed(ttft, 1).c_str(), report::fixed(itl, 2).c_str());
+      console_out() << buf;
+    }
+  }
+  if (!csv && !list.empty()) console_out() << "\nbest: " << list[0]["command"].get<std::string>() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int cmd_plan(int argc, char** argv) {
@@ -228,10 +386,11 @@ int cmd_plan(int argc, char** argv) {
   if (what == "train") return plan_train_cmd(argc - 1, argv + 1);
   if (what == "--help" || what == "-h" || what.empty()) {
     console_out() << "usage: kcast plan train MODEL --gpu G --gpus N --batch GBS --seq S [options]\n"
-                     "       (kcast plan train --help for the options; `plan serve` is not available yet)\n";
+                     "       kcast plan serve MODEL --gpu G --gpus N --input-tokens I --output-tokens O [options]\n"
+                     "       (kcast plan train --help, kcast plan serve --help for the options)\n";
     return what.empty() ? 2 : 0;
   }
-  if (what == "serve") throw InputError("plan serve: not available yet (plan train is)");
+  if (what == "serve") return plan_serve_cmd(argc - 1, argv + 1);
   throw InputError("plan: '" + what + "' is not one of train, serve");
 }
 

@@ -13,10 +13,10 @@
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
-#include "predict/report/text_util.h"
 #include "predict/serve/engine.h"
 #include "predict/serve/iteration_cost.h"
 #include "predict/serve/metrics.h"
+#include "predict/serve/replica.h"
 #include "predict/serve/simulator.h"
 #include "predict/serve/workload.h"
 #include "predict/synth/synth.h"
@@ -71,8 +71,6 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "html", po::value(&a.html), "(not yet available)")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with (default: the shipped model)");
 }
-
-std::string gb(double bytes) { return report::fixed(bytes / 1e9, 2) + " GB"; }
 
 int64_t positive_option(const po::variables_map& vm, const char* option, int64_t fallback) {
   if (!vm.count(option)) return fallback;
@@ -145,24 +143,6 @@ EngineConfig engine_from(const po::variables_map& vm, const ServeArgs& a, const 
                        std::to_string(e.gpu_memory_utilization) + ")");
   }
   return e;
-}
-
-// KV-cache blocks on one GPU of the replica: the memory the engine may use less the weights and the
-// activation peak of its largest iteration, in blocks. InputError when nothing is left.
-int64_t kv_blocks_on(const GpuSpec& g, const EngineConfig& e, const IterationCost& cost, const std::string& what) {
-  if (!known(g.memory_gb)) throw InputError("option '--gpu': " + g.name + " has no memory size in the GPU database");
-  const double capacity = g.memory_gb * 1073741824.0;
-  const double fixed = cost.weight_bytes() + cost.activation_bytes(e.max_batched_tokens);
-  const double kv = e.fraction_of_free ? e.gpu_memory_utilization * (capacity - fixed)
-                                       : e.gpu_memory_utilization * capacity - fixed;
-  const double per_block = cost.kv_bytes_per_token() * double(e.block_size);
-  const int64_t blocks = kv > 0 && per_block > 0 ? int64_t(std::floor(kv / per_block)) : 0;
-  if (blocks <= 0)
-    throw InputError("serve: " + what + " does not fit on " + g.name + ": weights " +
-                     gb(cost.weight_bytes()) + " and activations " +
-                     gb(cost.activation_bytes(e.max_batched_tokens)) + " of " + gb(capacity) +
-                     " leave no KV cache (try a larger --tp, --dtype fp8, or a smaller --max-batched-tokens)");
-  return blocks;
 }
 
 }  // namespace
@@ -254,17 +234,11 @@ int cmd_serve(int argc, char** argv) {
   std::vector<std::pair<LoadPoint, SimResult>> runs;
   nlohmann::json list = nlohmann::json::array();
   for (const GpuSpec* g : gpus) {
-    const EngineConfig per_rank = engine_from(vm, a, *g);
-    IterationCost cost(step, base, *g, lm, db, per_rank.graph_max_tokens);
-    const int64_t rank_blocks = kv_blocks_on(*g, per_rank, cost, what);
-    // Attention data-parallel ranks are scheduled as one pool of their limits, balanced; a request
-    // still has to fit one rank's cache.
-    EngineConfig e = per_rank;
-    e.max_num_seqs *= cost.ranks();
-    e.max_batched_tokens *= cost.ranks();
-    const int64_t blocks = rank_blocks * cost.ranks();
-
-    CostTimer timer(cost);
+    const Replica replica = make_replica(step, base, *g, lm, db, engine_from(vm, a, *g), what);
+    const EngineConfig& per_rank = replica.per_rank;
+    const EngineConfig& e = replica.engine;
+    const int64_t blocks = replica.blocks;
+    CostTimer timer(*replica.cost);
     for (const Load& l : loads) {
       std::vector<Request> reqs = base_reqs;
       if (fixed) {
@@ -273,12 +247,7 @@ int cmd_serve(int argc, char** argv) {
       } else if (vm.count("requests")) {
         reqs.resize(std::min(reqs.size(), size_t(positive_option(vm, "requests", 1))));
       }
-      if (cost.ranks() > 1)
-        for (const Request& r : reqs)
-          if (r.input + r.output > rank_blocks * e.block_size)
-            throw InputError("serve: a request of " + std::to_string(r.input) + " + " + std::to_string(r.output) +
-                             " tokens exceeds one GPU's KV cache under --attention-dp (" +
-                             std::to_string(rank_blocks * e.block_size) + " tokens)");
+      check_fits_one_rank(replica, reqs);
       assign_arrivals(reqs, l, seed);
       SimResult r = simulate(reqs, l, e, blocks, timer);
       int64_t warmup = l.concurrency;

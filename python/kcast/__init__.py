@@ -15,7 +15,7 @@ import tempfile
 from . import _kcast
 
 __all__ = ["KcastError", "KernelList", "version", "gpus", "gpu", "read_kernels", "import_trace", "synth",
-           "predict", "whatif", "calibrate", "validate", "serve", "run"]
+           "predict", "whatif", "calibrate", "validate", "serve", "plan", "run"]
 
 version = _kcast.version
 
@@ -216,6 +216,14 @@ def serve(model=None, gpus=None, **options):
     args = ["serve"] + ([model] if model else [])
     if gpus:
         args += ["--gpu", gpus if isinstance(gpus, str) else ",".join(gpus)]
+    return _json(*args, *_options(options), "--format", "json")
+
+
+def plan(kind, model=None, gpu=None, **options):
+    """`kcast plan train|serve MODEL --gpu G [options] --format json`: the candidates, best first."""
+    if kind not in ("train", "serve"):
+        raise KcastError(f"plan: '{kind}' is not one of train, serve")
+    args = ["plan", kind] + ([model] if model else []) + (["--gpu", gpu] if gpu else [])
     return _json(*args, *_options(options), "--format", "json")
 
 

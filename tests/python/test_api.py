@@ -106,6 +106,15 @@ class ServeTest(unittest.TestCase):
         self.assertEqual([p["concurrency"] for p in mine], [1, 4])
 
 
+class PlanTest(unittest.TestCase):
+    def test_plan_returns_the_clis_json(self):
+        mine = kcast.plan("train", "llama3-8b", gpu="H100-SXM", gpus=8, batch=32, seq=2048, top=3, fix="tp=2")
+        theirs = cli_json("plan", "train", "llama3-8b", "--gpu", "H100-SXM", "--gpus", 8, "--batch", 32, "--seq", 2048,
+                          "--top", 3, "--fix", "tp=2", "--format", "json")
+        self.assertEqual(mine, theirs)
+        self.assertTrue(all(c["tp"] == 2 for c in mine))
+
+
 class ThreadsTest(unittest.TestCase):
     def test_commands_on_threads_keep_their_own_output(self):
         results = {}

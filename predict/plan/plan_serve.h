@@ -1,0 +1,55 @@
+// `kcast plan serve`: the serving configurations of a model on N GPUs — GPUs per replica (tensor
+// parallel, or attention data parallel with the experts split over them for a mixture), the number of
+// replicas, the engine's token budget per iteration — each simulated with `kcast serve`'s code at the
+// highest closed-loop load per replica whose TTFT and ITL (at the chosen percentile) meet the SLOs,
+// ranked by output tokens/s per GPU.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "predict/serve/metrics.h"
+#include "predict/serve/replica.h"
+
+namespace kcast::plan {
+
+struct ServeLayout {
+  int64_t gpus_per_replica = 1, replicas = 1;
+  bool attention_dp = false;  // else tensor parallel over the replica's GPUs
+  int64_t ep = 1;
+  int64_t max_batched_tokens = 0;  // per GPU (0: the engine's default)
+};
+
+struct ServeSpace {
+  int64_t gpus = 0, gpus_per_node = 8;
+  bool moe = false;
+  std::vector<int64_t> token_budgets;  // empty: the engine's default only
+};
+
+std::vector<ServeLayout> enumerate_serve_layouts(const ServeSpace& s);
+
+struct ServeGoal {
+  int64_t input = 0, output = 0;
+  serve::Slo slo;
+  int percentile = 99;  // 50, 90 or 99
+  int64_t max_concurrency = 4096;  // per replica: the search stops here
+};
+
+struct ServeCandidate {
+  ServeLayout layout;
+  enum class Status { ranked, slo_missed, refused } status = Status::ranked;
+  std::string why;
+  int64_t concurrency = 0;  // per replica, the highest meeting the SLOs
+  serve::LoadPoint point;   // one replica at that load
+  double output_tokens_per_s_per_gpu() const {
+    return point.output_tokens_per_s / double(layout.gpus_per_replica);
+  }
+};
+
+// Evaluates every layout (threads: 0 = all cores): ranked ones first, best first, then those that miss
+// the SLOs even at one client, then refusals (does not fit, not servable).
+std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const synth::SynthOptions& base,
+                                       const std::vector<ServeLayout>& layouts, const ServeGoal& goal,
+                                       const std::string& engine, const GpuSpec& gpu, const LoadedModel& lm,
+                                       const GpuDatabase& db, const std::string& what, unsigned threads = 0);
+
+}  // namespace kcast::plan

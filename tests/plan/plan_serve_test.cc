@@ -1,0 +1,78 @@
+// `kcast plan serve`: every ranked configuration meets the SLOs at the load it reports, the ranking is
+// by output tokens/s per GPU, a looser SLO never lowers the best throughput, and configurations that do
+// not fit are set aside with the reason.
+#include <gtest/gtest.h>
+
+#include "calibrate/model_file.h"
+#include "io/gpu_database_csv.h"
+#include "predict/plan/plan_serve.h"
+
+namespace kcast::plan {
+namespace {
+
+synth::SynthOptions serving() {
+  synth::SynthOptions o;
+  o.runtime = synth::Runtime::serving;
+  o.attention = synth::AttentionImpl::flash;
+  o.dtype = DType::bf16;
+  return o;
+}
+
+std::vector<ServeCandidate> run(const std::string& model, int64_t gpus, const char* gpu, double itl_ms) {
+  ServeSpace s;
+  s.gpus = gpus;
+  s.token_budgets = {2048, 8192};
+  ServeGoal g;
+  g.input = 512, g.output = 64, g.slo.ttft_ms = 400, g.slo.itl_ms = itl_ms, g.max_concurrency = 256;
+  const GpuDatabase& db = default_gpu_database();
+  const serve::StepSynthesizer step = [model](const synth::SynthOptions& o, synth::Footprint* f) {
+    return synth::synthesize(model, o, f);
+  };
+  return plan_serve(step, serving(), enumerate_serve_layouts(s), g, "vllm", db.resolve(gpu), default_model(), db,
+                    model, 2);
+}
+
+TEST(PlanServe, RankedConfigurationsMeetTheSlosBestFirst) {
+  const auto all = run("llama3-8b", 2, "H100-SXM", 12);
+  ASSERT_FALSE(all.empty());
+  ASSERT_EQ(all.front().status, ServeCandidate::Status::ranked);
+  double last = 1e300;
+  for (const ServeCandidate& c : all) {
+    if (c.status != ServeCandidate::Status::ranked) continue;
+    EXPECT_LE(c.point.ttft_ms.p99, 400);
+    EXPECT_LE(c.point.itl_ms.p99, 12);
+    EXPECT_GE(c.concurrency, 1);
+    EXPECT_LE(c.output_tokens_per_s_per_gpu(), last);
+    last = c.output_tokens_per_s_per_gpu();
+    EXPECT_EQ(c.layout.gpus_per_replica * c.layout.replicas, 2);
+  }
+  const auto looser = run("llama3-8b", 2, "H100-SXM", 40);
+  EXPECT_GE(looser.front().output_tokens_per_s_per_gpu(), all.front().output_tokens_per_s_per_gpu());
+  EXPECT_GT(looser.front().concurrency, all.front().concurrency);
+}
+
+TEST(PlanServe, AModelThatDoesNotFitIsSetAsideWithTheReason) {
+  const auto all = run("llama3-70b", 2, "L4", 100);
+  for (const ServeCandidate& c : all) {
+    EXPECT_EQ(c.status, ServeCandidate::Status::refused);
+    EXPECT_NE(c.why.find("does not fit"), std::string::npos) << c.why;
+  }
+}
+
+TEST(PlanServe, MixturesAlsoTryAttentionDataParallel) {
+  ServeSpace s;
+  s.gpus = 8, s.moe = true;
+  int adp = 0;
+  for (const ServeLayout& l : enumerate_serve_layouts(s)) {
+    EXPECT_EQ(l.gpus_per_replica * l.replicas, 8);
+    if (l.attention_dp) {
+      ++adp;
+      EXPECT_EQ(l.ep, l.gpus_per_replica);
+      EXPECT_GT(l.gpus_per_replica, 1);
+    }
+  }
+  EXPECT_EQ(adp, 3);  // 2, 4 and 8 GPUs a replica
+}
+
+}  // namespace
+}  // namespace kcast::plan
