@@ -2,6 +2,7 @@
 // layouts for a training run, each predicted as `kcast synth --mode train --gpu` predicts it.
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <iostream>
 #include <sstream>
 
@@ -94,6 +95,29 @@ void write_table(const std::vector<const TrainCandidate*>& top, std::ostream& os
   }
 }
 
+// What both plan commands check and load once parsed: MODEL or --config, the required options, the
+// output format, the GPU and the cost model.
+struct PlanBasics {
+  Format fmt;
+  const GpuSpec* gpu;
+  LoadedModel lm;
+};
+PlanBasics plan_basics(const po::variables_map& vm, const std::string& model, const std::string& config,
+                       const std::string& gpu, const std::string& format, const std::string& cost_model,
+                       std::initializer_list<const char*> required, const char* what) {
+  if (model.empty() == config.empty()) throw InputError(std::string(what) + ": give a MODEL or --config FILE.json");
+  for (const char* option : required)
+    if (!vm.count(option)) throw InputError(std::string("option '--") + option + "': required");
+  return {parse_format(format), &default_gpu_database().resolve(gpu), model_or_default(cost_model)};
+}
+
+int64_t positive_option(const po::variables_map& vm, const char* option) {
+  const int64_t v = vm[option].as<int64_t>();
+  if (v <= 0 || v > (int64_t(1) << 24))
+    throw InputError(std::string("option '--") + option + "': a positive integer up to 16777216");
+  return v;
+}
+
 int plan_train_cmd(int argc, char** argv) {
   po::options_description opts("kcast plan train options");
   PlanArgs a;
@@ -123,19 +147,13 @@ int plan_train_cmd(int argc, char** argv) {
                      "       [--cost-model M.json]",
                      opts, pos, vm))
     return 0;
-  if (a.model.empty() == a.config.empty()) throw InputError("plan train: give a MODEL or --config FILE.json");
-  for (const char* required : {"gpu", "gpus", "batch", "seq"})
-    if (!vm.count(required)) throw InputError(std::string("option '--") + required + "': required");
-  auto positive = [&](const char* option) {
-    const int64_t v = vm[option].as<int64_t>();
-    if (v <= 0 || v > (int64_t(1) << 24))
-      throw InputError(std::string("option '--") + option + "': a positive integer up to 16777216");
-    return v;
-  };
-  const Format fmt = parse_format(a.format);
+  const PlanBasics basics = plan_basics(vm, a.model, a.config, a.gpu, a.format, a.cost_model_file,
+                                        {"gpu", "gpus", "batch", "seq"}, "plan train");
+  const auto positive = [&](const char* option) { return positive_option(vm, option); };
+  const Format fmt = basics.fmt;
   const GpuDatabase& db = default_gpu_database();
-  const GpuSpec& gpu = db.resolve(a.gpu);
-  const LoadedModel lm = model_or_default(a.cost_model_file);
+  const GpuSpec& gpu = *basics.gpu;
+  const LoadedModel& lm = basics.lm;
 
   const synth::TransformerConfig cfg = transformer_of(a.model, a.config);
   plan::LayoutSpace space;
@@ -282,19 +300,13 @@ int plan_serve_cmd(int argc, char** argv) {
                      "       [--format table|csv|json]",
                      opts, pos, vm))
     return 0;
-  if (a.model.empty() == a.config.empty()) throw InputError("plan serve: give a MODEL or --config FILE.json");
-  for (const char* required : {"gpu", "gpus", "input-tokens", "output-tokens"})
-    if (!vm.count(required)) throw InputError(std::string("option '--") + required + "': required");
-  auto positive = [&](const char* option) {
-    const int64_t v = vm[option].as<int64_t>();
-    if (v <= 0 || v > (int64_t(1) << 24))
-      throw InputError(std::string("option '--") + option + "': a positive integer up to 16777216");
-    return v;
-  };
-  const Format fmt = parse_format(a.format);
+  const PlanBasics basics = plan_basics(vm, a.model, a.config, a.gpu, a.format, a.cost_model_file,
+                                        {"gpu", "gpus", "input-tokens", "output-tokens"}, "plan serve");
+  const auto positive = [&](const char* option) { return positive_option(vm, option); };
+  const Format fmt = basics.fmt;
   const GpuDatabase& db = default_gpu_database();
-  const GpuSpec& gpu = db.resolve(a.gpu);
-  const LoadedModel lm = model_or_default(a.cost_model_file);
+  const GpuSpec& gpu = *basics.gpu;
+  const LoadedModel& lm = basics.lm;
   plan::ServeGoal goal;
   goal.input = positive("input-tokens");
   goal.output = positive("output-tokens");

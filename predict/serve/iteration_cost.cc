@@ -134,21 +134,12 @@ const IterationCost::GridPoint& IterationCost::point(int64_t n) {
   return grid_.emplace(n, g).first->second;
 }
 
-double IterationCost::body_us(int64_t n, bool graph) {
+double IterationCost::on_grid(int64_t n, double GridPoint::*part) {
   const int64_t step = grid_step(n);
   const int64_t lo = n / step * step, hi = lo == n ? n : lo + step;
-  const double a = graph ? point(lo).body_us_graph : point(lo).body_us_eager;
+  const double a = point(lo).*part;
   if (hi == lo) return a;
-  const double b = graph ? point(hi).body_us_graph : point(hi).body_us_eager;
-  return a + (b - a) * double(n - lo) / double(hi - lo);
-}
-
-double IterationCost::head_us(int64_t n, bool graph) {
-  const int64_t step = grid_step(n);
-  const int64_t lo = n / step * step, hi = lo == n ? n : lo + step;
-  const double a = graph ? point(lo).head_us_graph : point(lo).head_us_eager;
-  if (hi == lo) return a;
-  const double b = graph ? point(hi).head_us_graph : point(hi).head_us_eager;
+  const double b = point(hi).*part;
   return a + (b - a) * double(n - lo) / double(hi - lo);
 }
 
@@ -159,8 +150,8 @@ double IterationCost::us(const IterationWork& w) {
   const int64_t tokens = (w.tokens + ranks_ - 1) / ranks_, sampled = (w.sampled + ranks_ - 1) / ranks_;
   const bool graph = tokens <= graph_max_;
   const int64_t n = graph ? graph_size(tokens) : tokens;
-  double t = body_us(n, graph);
-  if (sampled > 0) t += head_us(sampled, false);  // logits and sampler run outside the graphs
+  double t = on_grid(n, graph ? &GridPoint::body_us_graph : &GridPoint::body_us_eager);
+  if (sampled > 0) t += on_grid(sampled, &GridPoint::head_us_eager);  // logits and sampler run outside the graphs
   // Attention: the varlen kernel at the batch's FLOPs and bytes, memoized within 0.5% of each and
   // predicted at the bucket's own value, so the result does not depend on the order of iterations.
   const auto bucket = [](double v) { return v > 1 ? int64_t(std::floor(std::log(v) / std::log(kAttnBucket))) : -1; };

@@ -76,8 +76,8 @@ class IterationCost {
     double head_us_eager = 0, head_us_graph = 0;  // head and sampler, at this many sampled sequences
   };
   const GridPoint& point(int64_t n);
-  double body_us(int64_t n, bool graph);
-  double head_us(int64_t n, bool graph);
+  // A part of the grid point's time at n tokens, linear between the grid points around n.
+  double on_grid(int64_t n, double GridPoint::*part);
 
   StepSynthesizer synth_;
   synth::SynthOptions base_;
