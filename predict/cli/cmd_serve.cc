@@ -17,6 +17,7 @@
 #include "predict/serve/iteration_cost.h"
 #include "predict/serve/metrics.h"
 #include "predict/serve/replica.h"
+#include "predict/serve/serve_html.h"
 #include "predict/serve/simulator.h"
 #include "predict/serve/workload.h"
 #include "predict/synth/synth.h"
@@ -68,7 +69,7 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "slo-itl", po::value<double>(), "inter-token latency objective, ms (for goodput)")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
       "per-request", po::value(&a.per_request), "also write every request's times as CSV here")(
-      "html", po::value(&a.html), "(not yet available)")(
+      "html", po::value(&a.html), "also write the throughput-latency table and curves as a self-contained page here")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with (default: the shipped model)");
 }
 
@@ -162,7 +163,7 @@ int cmd_serve(int argc, char** argv) {
                      "       (--input-tokens I --output-tokens O | --dataset FILE)\n"
                      "       (--concurrency C[,C...] | --request-rate R[,R...] [--arrival poisson|constant])\n"
                      "       [--requests N] [--warmup-requests W] [--seed S] [--slo-ttft MS] [--slo-itl MS]\n"
-                     "       [--format table|csv|json] [--per-request OUT.csv] [--cost-model M.json]",
+                     "       [--format table|csv|json] [--per-request OUT.csv] [--html OUT.html] [--cost-model M.json]",
                      opts, pos, vm))
     return 0;
   if (a.model.empty() && a.config.empty())
@@ -176,7 +177,6 @@ int cmd_serve(int argc, char** argv) {
   if (vm.count("ep") && !attention_dp && positive_option(vm, "ep", 1) != 1)
     throw InputError("option '--ep': only with --attention-dp (without it a mixture's experts are split by "
                      "tensor parallelism, --tp)");
-  if (!a.html.empty()) throw InputError("option '--html': not available yet; use --format csv or json");
   const Format fmt = parse_format(a.format);
 
   // The requests.
@@ -268,10 +268,14 @@ int cmd_serve(int argc, char** argv) {
       runs.emplace_back(std::move(p), std::move(r));
     }
   }
-  if (!a.per_request.empty())
-    write_file_atomically(a.per_request, [&](std::ostream& os) { write_per_request(runs, os); });
   std::vector<LoadPoint> pts;
   for (const auto& run : runs) pts.push_back(run.first);
+  // The files before the report: a file that cannot be written fails the run before anything is printed,
+  // and replaces nothing unless both are written.
+  StagedOutputs outs;
+  if (!a.per_request.empty()) outs.stage(a.per_request, [&](std::ostream& os) { write_per_request(runs, os); });
+  if (!a.html.empty()) outs.stage(a.html, [&](std::ostream& os) { os << serve_html(pts, slo, what); });
+  outs.commit();
   if (fmt == Format::json) console_out() << (list.size() == 1 ? list[0] : list).dump(2) << "\n";
   else if (fmt == Format::csv) write_csv(pts, console_out());
   else write_table(pts, console_out());

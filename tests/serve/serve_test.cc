@@ -13,6 +13,7 @@
 #include "predict/serve/engine.h"
 #include "predict/serve/iteration_cost.h"
 #include "predict/serve/metrics.h"
+#include "predict/serve/serve_html.h"
 #include "predict/serve/simulator.h"
 #include "predict/serve/workload.h"
 #include "tests/input_error_of.h"
@@ -149,6 +150,28 @@ TEST(ServeSimulator, ARequestLargerThanTheCacheIsRefused) {
   EXPECT_NE(input_error_of([&] { simulate(fixed_requests(1, 3000, 200), closed(1), engine(8, 4096), 100, t); })
                 .find("KV blocks"),
             std::string::npos);
+}
+
+TEST(ServeHtml, ATableAndTwoCurvesPerGpuWithTheSlos) {
+  LinearTimer t;
+  std::vector<LoadPoint> pts;
+  for (const char* gpu : {"H100-SXM", "B200"})
+    for (int64_t c : {1, 8, 32}) {
+      Load l = closed(c);
+      l.label = std::to_string(c);
+      const SimResult r = simulate(fixed_requests(40, 200, 20), l, engine(64, 4096), 100000, t);
+      pts.push_back(summarize(r, gpu, l, Slo{}, 100000, 16, c));
+    }
+  Slo slo;
+  slo.itl_ms = 5;
+  const std::string html = serve_html(pts, slo, "llama3-8b");
+  size_t polylines = 0;
+  for (size_t at = html.find("<polyline"); at != std::string::npos; at = html.find("<polyline", at + 1)) ++polylines;
+  EXPECT_EQ(polylines, 4u);
+  EXPECT_NE(html.find("B200: inter-token latency"), std::string::npos);
+  EXPECT_NE(html.find("c=32"), std::string::npos);
+  EXPECT_NE(html.find("stroke-dasharray"), std::string::npos) << "the ITL objective is drawn";
+  EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
 TEST(ServeMetrics, PercentilesInterpolateLikeNumpy) {
