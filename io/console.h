@@ -9,6 +9,9 @@ namespace kcast {
 std::ostream& console_out();  // the command's stdout
 std::ostream& console_err();  // its stderr (warnings, notes)
 
+// printf into console_out() (the commands' tables are printf-formatted).
+void console_printf(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
 // Sends this thread's console to `out` / `err` while it lives.
 class ConsoleCapture {
  public:

@@ -125,11 +125,11 @@ void fit_measurements(LoadedModel& model, const std::vector<std::string>& files,
             << rep.seconds << " s\n";
   // The fit error per class and GPU travels with the model.
   nlohmann::json fit = nlohmann::json::array();
-  std::printf("%-16s %-14s %7s %8s %8s\n", "gpu", "class", "rows", "median%", "p90%");
+  console_printf("%-16s %-14s %7s %8s %8s\n", "gpu", "class", "rows", "median%", "p90%");
   for (const auto& l : score_absolute(data, model)) {
     fit.push_back({{"gpu", l.gpu}, {"class", l.cls}, {"rows", l.stats.rows}, {"median_err", l.stats.median},
                    {"mean_err", l.stats.mean}, {"p90_err", l.stats.p90}});
-    std::printf("%-16s %-14s %7zu %8.1f %8.1f\n", l.gpu.c_str(), l.cls.c_str(), l.stats.rows,
+    console_printf("%-16s %-14s %7zu %8.1f %8.1f\n", l.gpu.c_str(), l.cls.c_str(), l.stats.rows,
                 100 * l.stats.median, 100 * l.stats.p90);
   }
   model.fit = {{"per_class_gpu", fit}, {"solver", rep.brief}, {"seconds", rep.seconds}};

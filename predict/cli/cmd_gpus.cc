@@ -106,29 +106,29 @@ nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
 }
 
 void print_model_view(const nlohmann::json& v) {
-  std::printf("model (%s):\n", v["model"].get<std::string>().c_str());
-  std::printf("  sustained: DRAM %.0f GB/s, L2 %.0f GB/s, launch floor %.2f us, memory latency %.2f us%s%s\n",
+  console_printf("model (%s):\n", v["model"].get<std::string>().c_str());
+  console_printf("  sustained: DRAM %.0f GB/s, L2 %.0f GB/s, launch floor %.2f us, memory latency %.2f us%s%s\n",
               v["dram_bw_gbps"].get<double>(), v["l2_bw_gbps"].get<double>(), v["launch_floor_us"].get<double>(),
               v["mem_latency_us"].get<double>(),
               v["measured_source"].get<std::string>().empty() ? "" : "; measured: ",
               v["measured_source"].get<std::string>().c_str());
-  std::printf("  DRAM bandwidth from: %s\n", v["dram_bw_from"].get<std::string>().c_str());
+  console_printf("  DRAM bandwidth from: %s\n", v["dram_bw_from"].get<std::string>().c_str());
   if (!v["link_gbps"].is_null()) {
-    std::printf("  collectives: GPU-to-GPU link %.0f GB/s", v["link_gbps"].get<double>());
-    if (!v["net_gbps"].is_null()) std::printf(", between nodes (its NIC) %.0f GB/s", v["net_gbps"].get<double>());
-    std::printf(" per direction\n");
+    console_printf("  collectives: GPU-to-GPU link %.0f GB/s", v["link_gbps"].get<double>());
+    if (!v["net_gbps"].is_null()) console_printf(", between nodes (its NIC) %.0f GB/s", v["net_gbps"].get<double>());
+    console_printf(" per direction\n");
   }
-  std::printf("  GEMM rate at boost, TFLOP/s (x clock fraction a long GEMM settles at under the power limit):\n   ");
+  console_printf("  GEMM rate at boost, TFLOP/s (x clock fraction a long GEMM settles at under the power limit):\n   ");
   for (const auto& [d, r] : v["gemm_tflops_at_boost"].items())
-    std::printf(" %s %.4g (x%.2f)", d.c_str(), r.get<double>(), v["dense_math_clock_fraction"][d].get<double>());
-  std::printf("\n  SGEMM scale: %s (%s); convolution scale: %s (%s)\n",
+    console_printf(" %s %.4g (x%.2f)", d.c_str(), r.get<double>(), v["dense_math_clock_fraction"][d].get<double>());
+  console_printf("\n  SGEMM scale: %s (%s); convolution scale: %s (%s)\n",
               v["sgemm_scale"].is_null() ? "1" : num(v["sgemm_scale"].get<double>()).c_str(),
               v["sgemm_scale_from"].get<std::string>().c_str(),
               v["conv_scale"].is_null() ? "as SGEMM" : num(v["conv_scale"].get<double>()).c_str(),
               v["conv_scale_from"].get<std::string>().c_str());
-  std::printf("  fused attention: %.2f of the GEMM rate; kernels written with mma.sync (FlashAttention-2) x%.2f\n",
+  console_printf("  fused attention: %.2f of the GEMM rate; kernels written with mma.sync (FlashAttention-2) x%.2f\n",
               v["attention_eff"].get<double>(), v["mma_sync_fraction"].get<double>());
-  std::printf("  norms and softmax: one CTA per row, %d threads resident per SM"
+  console_printf("  norms and softmax: one CTA per row, %d threads resident per SM"
               " (their re-reads find those rows in L2)\n",
               v["threads_per_sm"].get<int>());
 }
@@ -177,17 +177,23 @@ int cmd_gpus(int argc, char** argv) {
       console_out() << "\n";
     }
   } else {
-    std::printf("%-16s %-9s %-6s %4s %6s %6s %7s %6s %7s %7s %7s %7s %7s\n", "name", "arch", "cc", "SMs",
-                "MHz", "GB", "DRAM GB/s", "L2 MB", "FP32", "BF16", "FP16", "FP8", "FP4");
+    console_printf("%-16s %-9s %-6s %4s %6s %6s %7s %6s %7s %7s %7s %7s %7s\n", "name", "arch", "cc", "SMs",
+                "MHz", "GiB", "DRAM GB/s", "L2 MB", "FP32", "BF16", "FP16", "FP8", "FP4");
     for (const auto* g : rows)
-      std::printf("%-16s %-9s %-6s %4d %6s %6s %9s %6s %7s %7s %7s %7s %7s\n", g->name.c_str(), g->arch.c_str(),
+      console_printf("%-16s %-9s %-6s %4d %6s %6s %9s %6s %7s %7s %7s %7s %7s\n", g->name.c_str(), g->arch.c_str(),
                   g->compute_capability.c_str(), g->sm_count, num(g->boost_clock_mhz).c_str(),
                   num(g->memory_gb).c_str(), num(g->dram_bw_gbps).c_str(), num(g->l2_mb).c_str(),
                   num(g->fp32_tflops).c_str(), num(g->bf16_tflops).c_str(), num(g->fp16_tflops).c_str(),
                   num(g->fp8_tflops).c_str(), num(g->fp4_tflops).c_str());
-    if (name.empty()) std::printf("(%zu GPUs; dense peaks in TFLOP/s; --format csv for all fields)\n", rows.size());
-    else {
-      std::printf("aliases: %s\nsource: %s\n", join(rows[0]->aliases, "; ").c_str(), rows[0]->source.c_str());
+    // memory_gb is the datasheet's "80GB", which is GiB (2^30 bytes); synth and serve count GB (1e9).
+    if (name.empty()) {
+      console_printf("(%zu GPUs; memory in GiB, as datasheets' \"80GB\" means; dense peaks in TFLOP/s; --format csv "
+                     "for all fields)\n", rows.size());
+    } else {
+      if (known(rows[0]->memory_gb))
+        console_printf("memory: %s GiB = %.2f GB (synth's and serve's unit)\n", num(rows[0]->memory_gb).c_str(),
+                       rows[0]->memory_gb * 1073741824.0 / 1e9);
+      console_printf("aliases: %s\nsource: %s\n", join(rows[0]->aliases, "; ").c_str(), rows[0]->source.c_str());
       print_model_view(view);
     }
   }

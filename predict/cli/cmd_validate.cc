@@ -20,11 +20,11 @@ namespace kcast::cli {
 namespace {
 
 void print_table(const std::vector<ScoreLine>& lines, bool only_all) {
-  std::printf("%-9s %-16s %-16s %-14s %7s %8s %8s %8s\n", "mode", "source", "gpu", "class", "rows",
+  console_printf("%-9s %-16s %-16s %-14s %7s %8s %8s %8s\n", "mode", "source", "gpu", "class", "rows",
               "median%", "mean%", "p90%");
   for (const auto& l : lines) {
     if (only_all && l.cls != "all") continue;
-    std::printf("%-9s %-16s %-16s %-14s %7zu %8.1f %8.1f %8.1f\n", l.mode.c_str(),
+    console_printf("%-9s %-16s %-16s %-14s %7zu %8.1f %8.1f %8.1f\n", l.mode.c_str(),
                 l.source.empty() ? "-" : l.source.c_str(), l.gpu.c_str(), l.cls.c_str(), l.stats.rows,
                 100 * l.stats.median, 100 * l.stats.mean, 100 * l.stats.p90);
   }
@@ -82,7 +82,7 @@ void render_scores(const std::vector<ScoreLine>& lines, Format fmt, const std::v
   } else if (fmt == Format::csv) {
     console_out() << "mode,source_gpu,gpu,class,rows,median_err,mean_err,p90_err\n";
     for (const auto& l : lines)
-      std::printf("%s,%s,%s,%s,%zu,%.6f,%.6f,%.6f\n", l.mode.c_str(), l.source.c_str(), l.gpu.c_str(),
+      console_printf("%s,%s,%s,%s,%zu,%.6f,%.6f,%.6f\n", l.mode.c_str(), l.source.c_str(), l.gpu.c_str(),
                   l.cls.c_str(), l.stats.rows, l.stats.median, l.stats.mean, l.stats.p90);
   } else {
     print_table(lines, summary_only);
