@@ -345,6 +345,7 @@ TEST(CostModel, PartialLastWaveCostsAFullWave) {
   b.derive_from_shape();
   const double ta = m.predict(a, c).time_us, tb = m.predict(b, c).time_us;
   EXPECT_GT(tb / ta, 1.5) << "10% more work should cost close to a full extra wave";
+  EXPECT_LT(tb / ta, 2.05) << "and no more than a full one";
 }
 
 // A SIMT SGEMM's last wave costs what its busiest SM holds: 100 CTAs of a 64x64 tile (4 fit per SM)

@@ -59,7 +59,10 @@ TEST(SgemmName, NamedTileReplacesTheMenusChoiceOnItsArchitectures) {
   const double best = m.predict(big_sgemm("no tile in this name"), volta).time_us;
   const double small = m.predict(big_sgemm("volta_sgemm_64x32_sliced1x4_tn"), volta).time_us;
   const double large = m.predict(big_sgemm("volta_sgemm_128x128_tn"), volta).time_us;
-  EXPECT_GT(small, 1.3 * best);  // (2048/16384)^0.3 = 0.54 of the 128x128 tile's throughput per SM
+  // (2048/16384)^0.3 = 0.54 of the 128x128 tile's throughput per SM: 1.87x the time, less what the
+  // smaller tile saves in waves.
+  EXPECT_GT(small, 1.3 * best);
+  EXPECT_LT(small, 1.95 * best);
   EXPECT_NEAR(large, best, 0.05 * best);
   // An Ampere kernel's tile says nothing about a Volta GPU, nor a Volta one about Pascal.
   EXPECT_EQ(m.predict(big_sgemm("ampere_sgemm_64x32_sliced1x4_tn"), volta).time_us, best);
@@ -68,8 +71,10 @@ TEST(SgemmName, NamedTileReplacesTheMenusChoiceOnItsArchitectures) {
             m.predict(big_sgemm("no tile"), pascal).time_us);
   // Turing runs the volta_sgemm kernels (NeuSight's T4 traces).
   const GpuCaps turing = m.caps(round_gpu("7.5"));
-  EXPECT_GT(m.predict(big_sgemm("volta_sgemm_64x32_sliced1x4_tn"), turing).time_us,
-            1.3 * m.predict(big_sgemm("no tile"), turing).time_us);
+  const double turing_small = m.predict(big_sgemm("volta_sgemm_64x32_sliced1x4_tn"), turing).time_us;
+  const double turing_best = m.predict(big_sgemm("no tile"), turing).time_us;
+  EXPECT_GT(turing_small, 1.3 * turing_best);
+  EXPECT_LT(turing_small, 1.95 * turing_best);
 }
 
 // A named SGEMM's grid z extent is its K split (NeuSight's V100 traces: volta_sgemm_64x32_sliced1x4_tn
