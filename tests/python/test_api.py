@@ -96,6 +96,51 @@ class PredictTest(unittest.TestCase):
             self.assertIn("bad.csv:2", str(e.exception))
 
 
+def measurements(d):
+    """Streaming kernels measured on two GPUs with bandwidth-proportional times (as validate_cli_test)."""
+    path = os.path.join(d, "meas.csv")
+    with open(path, "w") as f:
+        f.write("name,class,bytes,duration_us,gpu,context\n")
+        for i in range(1, 31):
+            b = 1e6 * i * i
+            f.write(f"copy{i},elementwise,{b},{10 + b / 1.3e6},A100-SXM4-80GB,rig\n")
+            f.write(f"copy{i},elementwise,{b},{10 + b / 0.7e6},V100-SXM2-32GB,rig\n")
+    return path
+
+
+class ImportCalibrateValidateTest(unittest.TestCase):
+    def test_import_trace_writes_what_the_cli_writes(self):
+        trace = os.path.join(SOURCE, "tests", "data", "import", "nsys_cuda_gpu_trace.csv")
+        with tempfile.TemporaryDirectory() as d:
+            mine, theirs = os.path.join(d, "py.csv"), os.path.join(d, "cli.csv")
+            kcast.import_trace(trace, fmt="nsys-csv").to_csv(mine)
+            rc, _, err = cli("import", trace, "--from", "nsys-csv", "-o", theirs)
+            self.assertEqual(rc, 0, err)
+            with open(mine, "rb") as a, open(theirs, "rb") as b:
+                self.assertEqual(a.read(), b.read())
+
+    def test_validate_and_calibrate_as_the_cli(self):
+        with tempfile.TemporaryDirectory() as d:
+            meas = measurements(d)
+            self.assertEqual(kcast.validate([meas], holdout_gpu="V100-SXM2-32GB", summary=True),
+                             cli_json("validate", "--measurements", meas, "--holdout-gpu", "V100-SXM2-32GB",
+                                      "--summary", "--format", "json"))
+            mine = kcast.calibrate([meas], output=os.path.join(d, "py.json"))
+            rc, _, err = cli("calibrate", "--measurements", meas, "-o", os.path.join(d, "cli.json"))
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(d, "cli.json")) as f:
+                theirs = json.load(f)
+            # The fitted model is the same; only the fit's wall time and the output's path may differ.
+            self.assertEqual(mine["params"], theirs["params"])
+            self.assertEqual(mine["gpus"], theirs["gpus"])
+            self.assertEqual(mine["fit"]["per_class_gpu"], theirs["fit"]["per_class_gpu"])
+
+    def test_a_missing_file_names_it(self):
+        with self.assertRaises(kcast.KcastError) as e:
+            kcast.validate(["/nonexistent/measured.csv"])
+        self.assertIn("/nonexistent/measured.csv", str(e.exception))
+
+
 class ServeTest(unittest.TestCase):
     def test_serve_returns_the_clis_json(self):
         mine = kcast.serve("llama3-8b", gpus=["H100-SXM"], input_tokens=256, output_tokens=32,
