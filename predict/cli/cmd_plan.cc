@@ -1,6 +1,7 @@
 // `kcast plan train MODEL --gpu G --gpus N --batch GBS --seq S ...` (docs/plan.md): the best parallel
 // layouts for a training run, each predicted as `kcast synth --mode train --gpu` predicts it.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <initializer_list>
 #include <iostream>
@@ -216,6 +217,20 @@ int plan_train_cmd(int argc, char** argv) {
                                  : "")
                 << ", " << refused << " refused by synth" << (first_refused ? " (e.g. " + first_refused->why + ")" : "")
                 << "\n";
+  if (ranked == 0) {
+    // One line naming the closest miss: the layout needing the least memory, else synth's refusal.
+    const TrainCandidate* closest = nullptr;
+    for (const TrainCandidate& c : all)
+      if (c.status == TrainCandidate::Status::no_fit && (!closest || c.fit.need_bytes < closest->fit.need_bytes))
+        closest = &c;
+    if (closest)
+      throw InputError("plan train: no layout of " + std::to_string(space.gpus) + " GPUs fits " + gpu.name +
+                       "; the closest (tp " + std::to_string(closest->layout.tp) + " pp " +
+                       std::to_string(closest->layout.pp) + " cp " + std::to_string(closest->layout.cp) + " dp " +
+                       std::to_string(closest->layout.dp) + ", micro-batch " + std::to_string(closest->layout.mbs) +
+                       ", recompute " + plan::to_string(closest->layout.recompute) + ") " + closest->why);
+    throw InputError("plan train: every layout is refused, e.g. " + (first_refused ? first_refused->why : ""));
+  }
   const int64_t top_k = vm.count("top") ? vm["top"].as<int64_t>() : 10;
   if (top_k <= 0) throw InputError("option '--top': a positive count");
   std::vector<const TrainCandidate*> top;
@@ -353,6 +368,28 @@ int plan_serve_cmd(int argc, char** argv) {
   console_err() << "kcast plan: " << layouts.size() << " configurations on " << space.gpus << " x " << gpu.name << ": "
                 << ranked << " ranked, " << missed << " miss the SLOs at one client, " << refused << " refused"
                 << (refused_why.empty() ? "" : " (e.g. " + refused_why + ")") << "\n";
+  if (ranked == 0) {
+    // One line naming the closest miss: the configuration overshooting its SLOs least at one client.
+    const plan::ServeCandidate* closest = nullptr;
+    double closest_over = 0;
+    const auto at = [&](const serve::Stat& st) {
+      return goal.percentile == 50 ? st.p50 : goal.percentile == 90 ? st.p90 : st.p99;
+    };
+    for (const auto& c : all) {
+      if (c.status != plan::ServeCandidate::Status::slo_missed) continue;
+      double over = 0;
+      if (goal.slo.ttft_ms > 0) over = std::max(over, at(c.point.ttft_ms) / goal.slo.ttft_ms);
+      if (goal.slo.itl_ms > 0 && !std::isnan(at(c.point.itl_ms))) over = std::max(over, at(c.point.itl_ms) / goal.slo.itl_ms);
+      if (!closest || over < closest_over) closest = &c, closest_over = over;
+    }
+    if (closest)
+      throw InputError("plan serve: no configuration meets the SLOs; the closest, " +
+                       std::to_string(closest->layout.gpus_per_replica) + " GPU(s) a replica" +
+                       (closest->layout.attention_dp ? " with attention-DP" : "") + ", has at one client TTFT p" +
+                       std::to_string(goal.percentile) + " " + report::fixed(at(closest->point.ttft_ms), 1) +
+                       " ms and ITL " + report::fixed(at(closest->point.itl_ms), 2) + " ms");
+    throw InputError("plan serve: no configuration can serve it: " + refused_why);
+  }
   const int64_t top_k = vm.count("top") ? vm["top"].as<int64_t>() : 10;
   nlohmann::json list = nlohmann::json::array();
   for (const auto& c : all)

@@ -108,6 +108,7 @@ synth::SynthOptions with_layout(synth::SynthOptions o, const TrainLayout& l, int
   o.virtual_stages = l.vp;
   o.microbatches = l.microbatches;
   o.sequence_parallel = l.tp > 1;
+  if (l.dp == 1) o.zero = 0;  // nothing to shard the optimizer state over
   o.recompute = l.recompute == Recompute::full;
   o.selective_recompute = l.recompute == Recompute::selective;
   return o;
