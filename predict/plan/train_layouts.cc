@@ -1,5 +1,7 @@
 #include "predict/plan/train_layouts.h"
 
+#include <algorithm>
+
 #include "model/error.h"
 
 namespace kcast::plan {
@@ -8,7 +10,6 @@ namespace {
 
 const int64_t kDegrees[] = {1, 2, 4, 8, 16, 32, 64};
 const int64_t kMicroBatchSizes[] = {1, 2, 4, 8};
-const int64_t kVirtualStages[] = {1, 2, 4, 8};
 
 bool allowed(const LayoutSpace& s, const char* key, int64_t v) {
   auto it = s.fixed.find(key);
@@ -37,8 +38,10 @@ std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
           // Experts split over the data-parallel (and context-parallel) ranks, dividing the experts.
           if (ep > 1 && (!s.experts || s.experts % ep || dp % ep)) continue;
           if (!allowed(s, "ep", ep)) continue;
-          for (int64_t vp : kVirtualStages) {
-            if (vp > 1 && (pp == 1 || (s.layers && s.layers % (pp * vp)))) continue;
+          for (int64_t vp = 1; vp <= std::max<int64_t>(1, (s.layers + 2) / pp); ++vp) {
+            // Interleaving splits each stage's layers into vp equal chunks: the layers, or the layers
+            // with the embedding and the loss counted as two more (Megatron-LM's layout), divide evenly.
+            if (vp > 1 && (pp == 1 || (s.layers % (pp * vp) && (s.layers + 2) % (pp * vp)))) continue;
             if (!allowed(s, "vp", vp)) continue;
             for (int64_t mbs : kMicroBatchSizes) {
               if ((s.batch / dp) % mbs || !allowed(s, "mbs", mbs)) continue;
