@@ -233,8 +233,20 @@ int cmd_serve(int argc, char** argv) {
   }
   std::vector<std::pair<LoadPoint, SimResult>> runs;
   nlohmann::json list = nlohmann::json::array();
+  std::string first_refusal;
+  size_t refused = 0;
   for (const GpuSpec* g : gpus) {
-    const Replica replica = make_replica(step, base, *g, lm, db, engine_from(vm, a, *g), what);
+    Replica replica;
+    try {
+      replica = make_replica(step, base, *g, lm, db, engine_from(vm, a, *g), what);
+    } catch (const InputError& e) {
+      // With several GPUs (--gpu all), one the model does not fit is skipped with its reason; with
+      // one, or when none is left, the run fails with it.
+      if (gpus.size() == 1) throw;
+      console_err() << "kcast serve: " << g->name << " skipped: " << e.what() << "\n";
+      if (refused++ == 0) first_refusal = e.what();
+      continue;
+    }
     const EngineConfig& per_rank = replica.per_rank;
     const EngineConfig& e = replica.engine;
     const int64_t blocks = replica.blocks;
@@ -268,6 +280,7 @@ int cmd_serve(int argc, char** argv) {
       runs.emplace_back(std::move(p), std::move(r));
     }
   }
+  if (runs.empty()) throw InputError(first_refusal + " (and on every other --gpu)");
   std::vector<LoadPoint> pts;
   for (const auto& run : runs) pts.push_back(run.first);
   // The files before the report: a file that cannot be written fails the run before anything is printed,
