@@ -112,12 +112,6 @@ PlanBasics plan_basics(const po::variables_map& vm, const std::string& model, co
   return {parse_format(format), &default_gpu_database().resolve(gpu), model_or_default(cost_model)};
 }
 
-int64_t positive_option(const po::variables_map& vm, const char* option) {
-  const int64_t v = vm[option].as<int64_t>();
-  if (v <= 0 || v > (int64_t(1) << 24))
-    throw InputError(std::string("option '--") + option + "': a positive integer up to 16777216");
-  return v;
-}
 
 int plan_train_cmd(int argc, char** argv) {
   po::options_description opts("kcast plan train options");
@@ -150,7 +144,8 @@ int plan_train_cmd(int argc, char** argv) {
     return 0;
   const PlanBasics basics = plan_basics(vm, a.model, a.config, a.gpu, a.format, a.cost_model_file,
                                         {"gpu", "gpus", "batch", "seq"}, "plan train");
-  const auto positive = [&](const char* option) { return positive_option(vm, option); };
+  // Required (plan_basics checked them) or guarded by vm.count: never the fallback.
+  const auto positive = [&](const char* option) { return positive_int(vm, option, 0); };
   const Format fmt = basics.fmt;
   const GpuDatabase& db = default_gpu_database();
   const GpuSpec& gpu = *basics.gpu;
@@ -317,7 +312,8 @@ int plan_serve_cmd(int argc, char** argv) {
     return 0;
   const PlanBasics basics = plan_basics(vm, a.model, a.config, a.gpu, a.format, a.cost_model_file,
                                         {"gpu", "gpus", "input-tokens", "output-tokens"}, "plan serve");
-  const auto positive = [&](const char* option) { return positive_option(vm, option); };
+  // Required (plan_basics checked them) or guarded by vm.count: never the fallback.
+  const auto positive = [&](const char* option) { return positive_int(vm, option, 0); };
   const Format fmt = basics.fmt;
   const GpuDatabase& db = default_gpu_database();
   const GpuSpec& gpu = *basics.gpu;
@@ -325,9 +321,8 @@ int plan_serve_cmd(int argc, char** argv) {
   plan::ServeGoal goal;
   goal.input = positive("input-tokens");
   goal.output = positive("output-tokens");
-  if (vm.count("slo-ttft")) goal.slo.ttft_ms = vm["slo-ttft"].as<double>();
-  if (vm.count("slo-itl")) goal.slo.itl_ms = vm["slo-itl"].as<double>();
-  if (goal.slo.ttft_ms < 0 || goal.slo.itl_ms < 0) throw InputError("option '--slo-ttft': a positive time in ms");
+  goal.slo.ttft_ms = positive_number(vm, "slo-ttft", 0, "a positive time in ms");
+  goal.slo.itl_ms = positive_number(vm, "slo-itl", 0, "a positive time in ms");
   if (vm.count("percentile")) {
     goal.percentile = vm["percentile"].as<int>();
     if (goal.percentile != 50 && goal.percentile != 90 && goal.percentile != 99)

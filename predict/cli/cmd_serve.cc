@@ -73,14 +73,6 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with (default: the shipped model)");
 }
 
-int64_t positive_option(const po::variables_map& vm, const char* option, int64_t fallback) {
-  if (!vm.count(option)) return fallback;
-  const int64_t v = vm[option].as<int64_t>();
-  if (v <= 0 || v > (int64_t(1) << 24))
-    throw InputError(std::string("option '--") + option + "': must be a positive integer up to 16777216 (got " +
-                     std::to_string(v) + ")");
-  return v;
-}
 
 // The load points: --concurrency C1,... or --request-rate R1,... (or a dataset's own arrivals).
 std::vector<Load> loads_from(const ServeArgs& a, bool dataset_arrivals) {
@@ -133,9 +125,9 @@ std::vector<Load> loads_from(const ServeArgs& a, bool dataset_arrivals) {
 // The engine's settings: its defaults on this GPU, then the options given.
 EngineConfig engine_from(const po::variables_map& vm, const ServeArgs& a, const GpuSpec& g) {
   EngineConfig e = engine_defaults(a.engine, g);
-  e.max_num_seqs = positive_option(vm, "max-num-seqs", e.max_num_seqs);
-  e.max_batched_tokens = positive_option(vm, "max-batched-tokens", e.max_batched_tokens);
-  e.block_size = positive_option(vm, "block-size", e.block_size);
+  e.max_num_seqs = positive_int(vm, "max-num-seqs", e.max_num_seqs);
+  e.max_batched_tokens = positive_int(vm, "max-batched-tokens", e.max_batched_tokens);
+  e.block_size = positive_int(vm, "block-size", e.block_size);
   if (!a.chunked_prefill.empty()) e.chunked_prefill = pick<bool>("chunked-prefill", a.chunked_prefill, {{"on", true}, {"off", false}});
   if (vm.count("gpu-memory-utilization")) {
     e.gpu_memory_utilization = vm["gpu-memory-utilization"].as<double>();
@@ -171,10 +163,10 @@ int cmd_serve(int argc, char** argv) {
   if (!a.model.empty() && !a.config.empty())
     throw InputError("option '--config': give either a MODEL name or --config, not both");
   if (a.gpus.empty()) throw InputError("option '--gpu': give the GPU(s) to serve on");
-  if (positive_option(vm, "pp", 1) != 1)
+  if (positive_int(vm, "pp", 1) != 1)
     throw InputError("option '--pp': only 1 is simulated so far (tensor parallelism, --tp, is)");
   const bool attention_dp = vm.count("attention-dp") > 0;
-  if (vm.count("ep") && !attention_dp && positive_option(vm, "ep", 1) != 1)
+  if (vm.count("ep") && !attention_dp && positive_int(vm, "ep", 1) != 1)
     throw InputError("option '--ep': only with --attention-dp (without it a mixture's experts are split by "
                      "tensor parallelism, --tp)");
   const Format fmt = parse_format(a.format);
@@ -192,23 +184,20 @@ int cmd_serve(int argc, char** argv) {
   const std::vector<Load> loads = loads_from(a, dataset_arrivals);
   const uint64_t seed = vm.count("seed") ? vm["seed"].as<uint64_t>() : 0;
   Slo slo;
-  for (auto [option, target] : {std::pair{"slo-ttft", &slo.ttft_ms}, std::pair{"slo-itl", &slo.itl_ms}})
-    if (vm.count(option)) {
-      *target = vm[option].as<double>();
-      if (!(*target > 0)) throw InputError(std::string("option '--") + option + "': a positive time in ms");
-    }
+  slo.ttft_ms = positive_number(vm, "slo-ttft", 0, "a positive time in ms");
+  slo.itl_ms = positive_number(vm, "slo-itl", 0, "a positive time in ms");
 
   // The serving step as synth builds it.
   synth::SynthOptions base;
   base.runtime = synth::Runtime::serving;
   base.attention = synth::AttentionImpl::flash;
-  const int64_t gpus_per_replica = positive_option(vm, "tp", 1);
+  const int64_t gpus_per_replica = positive_int(vm, "tp", 1);
   base.tp = gpus_per_replica;
   if (attention_dp) {
     // One rank per GPU, each with its own sequences; synth's data-parallel replicas with expert parallelism.
     base.tp = 1;
     base.dp = gpus_per_replica;
-    base.ep = positive_option(vm, "ep", gpus_per_replica);
+    base.ep = positive_int(vm, "ep", gpus_per_replica);
     if (gpus_per_replica % base.ep != 0)
       throw InputError("option '--ep': must divide --tp (" + std::to_string(gpus_per_replica) + ") under --attention-dp");
   }
@@ -254,10 +243,10 @@ int cmd_serve(int argc, char** argv) {
     for (const Load& l : loads) {
       std::vector<Request> reqs = base_reqs;
       if (fixed) {
-        const int64_t n = positive_option(vm, "requests", l.concurrency > 0 ? std::max<int64_t>(100, 10 * l.concurrency) : 500);
-        reqs = fixed_requests(n, positive_option(vm, "input-tokens", 1), positive_option(vm, "output-tokens", 1));
+        const int64_t n = positive_int(vm, "requests", l.concurrency > 0 ? std::max<int64_t>(100, 10 * l.concurrency) : 500);
+        reqs = fixed_requests(n, positive_int(vm, "input-tokens", 1), positive_int(vm, "output-tokens", 1));
       } else if (vm.count("requests")) {
-        reqs.resize(std::min(reqs.size(), size_t(positive_option(vm, "requests", 1))));
+        reqs.resize(std::min(reqs.size(), size_t(positive_int(vm, "requests", 1))));
       }
       check_fits_one_rank(replica, reqs);
       assign_arrivals(reqs, l, seed);

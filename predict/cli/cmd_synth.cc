@@ -26,14 +26,8 @@ namespace {
 
 using namespace kcast::synth;
 
-int64_t positive(const po::variables_map& vm, const char* option) {
-  if (!vm.count(option)) return 0;
-  const int64_t v = vm[option].as<int64_t>();
-  if (v <= 0 || v > (int64_t(1) << 24))
-    throw InputError(std::string("option '--") + option + "': must be a positive integer up to 16777216 (got " +
-                     std::to_string(v) + ")");
-  return v;
-}
+// 0 when not given: the model's default.
+int64_t positive(const po::variables_map& vm, const char* option) { return positive_int(vm, option, 0); }
 
 
 }  // namespace

@@ -87,6 +87,22 @@ std::vector<int64_t> parse_int_list(const char* option, const std::string& value
   return out;
 }
 
+int64_t positive_int(const po::variables_map& vm, const char* option, int64_t fallback) {
+  if (!vm.count(option)) return fallback;
+  const int64_t v = vm[option].as<int64_t>();
+  if (v <= 0 || v > (int64_t(1) << 24))
+    throw InputError(std::string("option '--") + option + "': must be a positive integer up to 16777216 (got " +
+                     std::to_string(v) + ")");
+  return v;
+}
+
+double positive_number(const po::variables_map& vm, const char* option, double fallback, const char* what) {
+  if (!vm.count(option)) return fallback;
+  const double v = vm[option].as<double>();
+  if (!(v > 0)) throw InputError(std::string("option '--") + option + "': " + what);
+  return v;
+}
+
 DType dtype_named(const char* option, const std::string& name) {
   const std::optional<DType> d = parse_dtype(name);
   if (!d) throw InputError(std::string("option '--") + option + "': unknown dtype '" + name + "'");

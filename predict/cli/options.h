@@ -42,6 +42,12 @@ E pick(const std::string& option, const std::string& value,
   throw InputError("option '--" + option + "': '" + value + "' is not one of " + names);
 }
 
+// An integer option from 1 to 2^24, or `fallback` when it is not given; anything else is an error
+// naming the option and the value.
+int64_t positive_int(const po::variables_map& vm, const char* option, int64_t fallback);
+// A positive number option, or `fallback` when not given; else an error "option '--OPTION': WHAT".
+double positive_number(const po::variables_map& vm, const char* option, double fallback, const char* what);
+
 // The dtype a dtype option names; an unknown name is an error naming the option.
 DType dtype_named(const char* option, const std::string& name);
 
