@@ -30,7 +30,7 @@ bool is_attention(const Kernel& k) { return k.cls == KernelClass::attention; }
 bool is_head(const Kernel& k) { return k.name.starts_with(kHeadPrefix); }
 
 // The rows synth writes for `o`, read back as predict reads a written list (so the rows carry what
-// their names tell the model), with the Footprint.
+// their names tell the model), with the Footprint (`fp` may be null).
 std::vector<Kernel> read_back(const StepSynthesizer& synth, const SynthOptions& o, const GpuDatabase& db,
                               Footprint* fp) {
   std::ostringstream text;
@@ -107,14 +107,12 @@ void IterationCost::add(IterationWork& w, const SeqWork& s) const {
   w.tokens += s.tokens;
   w.attn_flops += flops_per_pair_ * (q * p + q * (q + 1) / 2) + flops_per_query_ * q;
   w.attn_bytes += bytes_per_key_ * (p + q) + bytes_per_query_ * q;
-  if (s.tokens > 1) w.decode_only = false;
 }
 
 const IterationCost::GridPoint& IterationCost::point(int64_t n) {
   auto it = grid_.find(n);
   if (it != grid_.end()) return it->second;
-  Footprint fp;
-  const std::vector<Kernel> rows = read_back(synth_, decode_step(base_, n * ranks_, 16), db_, &fp);
+  const std::vector<Kernel> rows = read_back(synth_, decode_step(base_, n * ranks_, 16), db_, nullptr);
   E2eOptions eo;
   eo.mode = PredictMode::absolute;
   eo.keep_rows = true;

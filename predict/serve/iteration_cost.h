@@ -43,7 +43,6 @@ struct IterationWork {
   int64_t sampled = 0;  // sequences whose next token is sampled (decodes and completed prefills)
   // Attention's FLOPs and bytes over the batch, summed with add() below.
   double attn_flops = 0, attn_bytes = 0;
-  bool decode_only = true;
 };
 
 class IterationCost {

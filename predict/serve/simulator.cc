@@ -31,7 +31,7 @@ struct Scheduled {
 class Engine {
  public:
   Engine(const std::vector<Request>& reqs, const EngineConfig& e, int64_t kv_blocks, IterationTimer& timer, SimResult& out)
-      : reqs_(reqs), e_(e), free_(kv_blocks), total_(kv_blocks), timer_(timer), out_(out), live_(reqs.size()) {
+      : e_(e), free_(kv_blocks), total_(kv_blocks), timer_(timer), out_(out), live_(reqs.size()) {
     for (size_t i = 0; i < reqs.size(); ++i) {
       live_[i].input = reqs[i].input;
       live_[i].output = reqs[i].output;
@@ -58,7 +58,6 @@ class Engine {
   void admit_waiting(std::vector<Scheduled>& s, int64_t& budget);
   std::vector<Scheduled> schedule();
 
-  const std::vector<Request>& reqs_;
   const EngineConfig& e_;
   int64_t free_, total_;
   IterationTimer& timer_;
