@@ -180,6 +180,7 @@ int cmd_serve(int argc, char** argv) {
   if (fixed && !(vm.count("input-tokens") && vm.count("output-tokens")))
     throw InputError(std::string("option '--") + (vm.count("input-tokens") ? "output-tokens" : "input-tokens") +
                      "': give both --input-tokens and --output-tokens");
+  const int64_t input_tokens = positive_int(vm, "input-tokens", 0), output_tokens = positive_int(vm, "output-tokens", 0);
   if (!a.dataset.empty()) base_reqs = read_dataset(a.dataset, &dataset_arrivals);
   const std::vector<Load> loads = loads_from(a, dataset_arrivals);
   const uint64_t seed = vm.count("seed") ? vm["seed"].as<uint64_t>() : 0;
@@ -215,15 +216,14 @@ int cmd_serve(int argc, char** argv) {
                            {"attention_dp", attention_dp}, {"dtype", a.dtype},
                            {"kv_cache_dtype", a.kv_cache_dtype.empty() ? nlohmann::json() : nlohmann::json(a.kv_cache_dtype)}};
   if (fixed) {
-    inputs["input_tokens"] = vm["input-tokens"].as<int64_t>();
-    inputs["output_tokens"] = vm["output-tokens"].as<int64_t>();
+    inputs["input_tokens"] = input_tokens;
+    inputs["output_tokens"] = output_tokens;
   } else {
     inputs["dataset"] = a.dataset;
   }
   std::vector<std::pair<LoadPoint, SimResult>> runs;
   nlohmann::json list = nlohmann::json::array();
   std::string first_refusal;
-  size_t refused = 0;
   for (const GpuSpec* g : gpus) {
     Replica replica;
     try {
@@ -233,7 +233,7 @@ int cmd_serve(int argc, char** argv) {
       // one, or when none is left, the run fails with it.
       if (gpus.size() == 1) throw;
       console_err() << "kcast serve: " << g->name << " skipped: " << e.what() << "\n";
-      if (refused++ == 0) first_refusal = e.what();
+      if (first_refusal.empty()) first_refusal = e.what();
       continue;
     }
     const EngineConfig& per_rank = replica.per_rank;
@@ -244,7 +244,7 @@ int cmd_serve(int argc, char** argv) {
       std::vector<Request> reqs = base_reqs;
       if (fixed) {
         const int64_t n = positive_int(vm, "requests", l.concurrency > 0 ? std::max<int64_t>(100, 10 * l.concurrency) : 500);
-        reqs = fixed_requests(n, positive_int(vm, "input-tokens", 1), positive_int(vm, "output-tokens", 1));
+        reqs = fixed_requests(n, input_tokens, output_tokens);
       } else if (vm.count("requests")) {
         reqs.resize(std::min(reqs.size(), size_t(positive_int(vm, "requests", 1))));
       }
