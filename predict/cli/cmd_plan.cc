@@ -40,13 +40,6 @@ struct PlanArgs {
       cost_model_file;
 };
 
-const char* framework_name(synth::Framework f) {
-  return f == synth::Framework::megatron     ? "megatron"
-         : f == synth::Framework::torchtitan ? "torchtitan"
-         : f == synth::Framework::automodel  ? "automodel"
-                                             : "eager";
-}
-
 // The `kcast synth` command line that reproduces a candidate's figures.
 std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) {
   const synth::SynthOptions& o = c.options;
@@ -54,7 +47,7 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
   s << "kcast synth " << (a.config.empty() ? a.model : "--config " + a.config) << " --mode train --batch " << o.batch
     << " --seq " << seq << " --dtype " << a.dtype;
   if (o.recipe != synth::Recipe::none) s << " --recipe " << synth::transformer::to_string(o.recipe);
-  s << " --framework " << framework_name(o.framework) << " --attention flash --master-weights";
+  s << " --framework " << synth::to_string(o.framework) << " --attention flash --master-weights";
   if (o.compile) s << " --compile";
   s << " --zero " << o.zero << " --tp " << o.tp << " --pp " << o.pp << " --cp " << o.cp << " --dp " << o.dp;
   if (o.ep > 1) s << " --ep " << o.ep;
@@ -179,15 +172,7 @@ int plan_train_cmd(int argc, char** argv) {
                                            {"automodel", synth::Framework::automodel}});
   base.zero = base.framework == synth::Framework::megatron ? 1 : 3;  // distributed optimizer / FSDP
   base.compile = vm.count("compile") > 0;
-  if (!a.recipe.empty()) {
-    const auto r = synth::transformer::parse_recipe(a.recipe);
-    if (!r) throw InputError("option '--recipe': '" + a.recipe + "' is not one of delayed, current, mxfp8, block, nvfp4");
-    base.recipe = *r;
-  } else if (base.dtype == DType::fp8) {
-    base.recipe = synth::Recipe::delayed;
-  } else if (base.dtype == DType::fp4) {
-    base.recipe = synth::Recipe::nvfp4;
-  }
+  base.recipe = synth::transformer::recipe_option(a.recipe, true, base.dtype);
   check_recipe_units(base, {&gpu});
   const plan::StepSynthesizer step = [&](const synth::SynthOptions& o, synth::Footprint* f) {
     return a.config.empty() ? synth::synthesize(a.model, o, f) : synth::synthesize_config_file(a.config, o, f);

@@ -172,15 +172,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
   if (vm.count("kv-cache-dtype"))
     o.kv_cache_dtype = dtype_named("kv-cache-dtype", vm["kv-cache-dtype"].as<std::string>());
   if (!a.dtype.empty()) o.dtype = dtype_named("dtype", a.dtype);
-  if (!a.recipe.empty()) {
-    const std::optional<Recipe> r = transformer::parse_recipe(a.recipe);
-    if (!r) throw InputError("option '--recipe': '" + a.recipe + "' is not one of delayed, current, mxfp8, block, nvfp4");
-    o.recipe = *r;
-  } else if (o.mode == Mode::train && o.dtype == DType::fp8) {
-    o.recipe = Recipe::delayed;  // Transformer Engine's default recipe
-  } else if (o.mode == Mode::train && o.dtype == DType::fp4) {
-    o.recipe = Recipe::nvfp4;
-  }
+  o.recipe = transformer::recipe_option(a.recipe, o.mode == Mode::train, o.dtype);
   o.framework = pick<Framework>("framework", a.framework,
                                 {{"eager", Framework::eager},
                                  {"megatron", Framework::megatron},

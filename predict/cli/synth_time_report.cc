@@ -255,10 +255,7 @@ nlohmann::json step_json_of(const SynthTiming& t, const MemoryFit& fit, const Sy
   j["quantize_s"] = t.quantize_us * 1e-6;
   j["memory_gb"] = fit.need_bytes * 1e-9;
   j["fits"] = fit.fits;
-  j["framework"] = o.framework == synth::Framework::megatron     ? "megatron"
-                   : o.framework == synth::Framework::torchtitan ? "torchtitan"
-                   : o.framework == synth::Framework::automodel  ? "automodel"
-                                                                 : "eager";
+  j["framework"] = synth::to_string(o.framework);
   j["recipe"] = synth::transformer::to_string(o.recipe);
   return j;
 }

@@ -52,6 +52,13 @@ enum class Recipe { none, delayed, current, mxfp8, block, nvfp4 };
 // communication overlapped with compute), torchtitan / automodel (PyTorch FSDP2: eager kernels, or
 // torch.compile's fused ones with --compile, parameter all-gathers prefetched behind compute).
 enum class Framework { eager, megatron, torchtitan, automodel };
+// The --framework name of a framework.
+inline const char* to_string(Framework f) {
+  return f == Framework::megatron     ? "megatron"
+         : f == Framework::torchtitan ? "torchtitan"
+         : f == Framework::automodel  ? "automodel"
+                                      : "eager";
+}
 
 struct SynthOptions {
   int64_t batch = 0;  // 0: model default (1)

@@ -4,6 +4,8 @@
 // The bytes below follow from those formats: nothing here is fitted.
 #include "predict/synth/transformer/recipe.h"
 
+#include "model/error.h"
+
 #include <string>
 
 namespace kcast::synth::transformer {
@@ -41,6 +43,17 @@ std::optional<Recipe> parse_recipe(const std::string& name) {
 const char* to_string(Recipe r) {
   const RecipeKernels* k = recipe_kernels(r);
   return k ? k->name : "none";
+}
+
+Recipe recipe_option(const std::string& given, bool train, std::optional<DType> dtype) {
+  if (!given.empty()) {
+    const std::optional<Recipe> r = parse_recipe(given);
+    if (!r) throw InputError("option '--recipe': '" + given + "' is not one of delayed, current, mxfp8, block, nvfp4");
+    return *r;
+  }
+  if (train && dtype == DType::fp8) return Recipe::delayed;  // Transformer Engine's default recipe
+  if (train && dtype == DType::fp4) return Recipe::nvfp4;
+  return Recipe::none;
 }
 
 }  // namespace kcast::synth::transformer

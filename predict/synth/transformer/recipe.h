@@ -31,5 +31,9 @@ const RecipeKernels* recipe_kernels(Recipe r);
 // The recipe a --recipe value names, or nullopt.
 std::optional<Recipe> parse_recipe(const std::string& name);
 const char* to_string(Recipe r);
+// The recipe of a training step: the one `given` names (InputError naming --recipe when it names
+// none), else Transformer Engine's default for the dtype (fp8: delayed, fp4: nvfp4), else none.
+// Only training steps take a default.
+Recipe recipe_option(const std::string& given, bool train, std::optional<DType> dtype);
 
 }  // namespace kcast::synth::transformer
