@@ -57,7 +57,9 @@ TEST(TrainingRecipe, BlockGemmsRunNarrowInThreeDirectionsAndTheRestStaysBf16) {
         EXPECT_EQ(k.dtype, narrow) << k.name;
         fprop += k.name.ends_with("(fprop)"), dgrad += k.name.ends_with("(dgrad)"), wgrad += k.name.ends_with("(wgrad)");
       }
-      if (k.cls == KernelClass::attention || k.name.starts_with("head.")) EXPECT_EQ(k.dtype, DType::bf16) << k.name;
+      if (k.cls == KernelClass::attention || k.name.starts_with("head.")) {
+        EXPECT_EQ(k.dtype, DType::bf16) << k.name;
+      }
     }
     // Megatron's four projections: linear_qkv, linear_proj, linear_fc1 (gate|up), linear_fc2.
     EXPECT_EQ(fprop, 4) << transformer::to_string(r);
@@ -197,9 +199,15 @@ TEST(TrainingStepJson, OverlapIsBoundedAndMfuIsTheModelFlopsOverTheStep) {
     EXPECT_NEAR(g["mfu"].get<double>(), per_token * tokens / step / gpus / (peak * 1e12), 2e-3 * g["mfu"].get<double>())
         << l;
     EXPECT_NEAR(g["tokens_per_s_per_gpu"].get<double>(), tokens / step / gpus, 1e-9 * tokens / step) << l;
-    if (l.find("--pp 2") != std::string::npos) EXPECT_GT(g["bubble_s"].get<double>(), 0) << l;
-    if (l.find("recompute") != std::string::npos) EXPECT_GT(g["recompute_s"].get<double>(), 0) << l;
-    if (l.find("fp8") != std::string::npos) EXPECT_GT(g["quantize_s"].get<double>(), 0) << l;
+    if (l.find("--pp 2") != std::string::npos) {
+      EXPECT_GT(g["bubble_s"].get<double>(), 0) << l;
+    }
+    if (l.find("recompute") != std::string::npos) {
+      EXPECT_GT(g["recompute_s"].get<double>(), 0) << l;
+    }
+    if (l.find("fp8") != std::string::npos) {
+      EXPECT_GT(g["quantize_s"].get<double>(), 0) << l;
+    }
   }
 }
 
