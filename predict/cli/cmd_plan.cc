@@ -247,7 +247,6 @@ struct ServePlanArgs {
 
 nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePlanArgs& a, const plan::ServeGoal& g) {
   const auto& l = c.layout;
-  auto stat = [](const serve::Stat& s) { return nlohmann::json{{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}}; };
   std::ostringstream cmd;
   cmd << "kcast serve " << (a.config.empty() ? a.model : "--config " + a.config) << " --gpu " << a.gpu << " --tp "
       << l.gpus_per_replica;
@@ -261,8 +260,8 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
           {"concurrency_per_replica", c.concurrency}, {"concurrency", c.concurrency * l.replicas},
           {"output_tokens_per_s_per_gpu", c.output_tokens_per_s_per_gpu()},
           {"output_tokens_per_s", c.point.output_tokens_per_s * double(l.replicas)},
-          {"requests_per_s", c.point.requests_per_s * double(l.replicas)}, {"ttft_ms", stat(c.point.ttft_ms)},
-          {"itl_ms", stat(c.point.itl_ms)}, {"e2e_ms", stat(c.point.e2e_ms)}, {"command", cmd.str()}};
+          {"requests_per_s", c.point.requests_per_s * double(l.replicas)}, {"ttft_ms", serve::stat_json(c.point.ttft_ms)},
+          {"itl_ms", serve::stat_json(c.point.itl_ms)}, {"e2e_ms", serve::stat_json(c.point.e2e_ms)}, {"command", cmd.str()}};
 }
 
 int plan_serve_cmd(int argc, char** argv) {
@@ -352,9 +351,7 @@ int plan_serve_cmd(int argc, char** argv) {
     // One line naming the closest miss: the configuration overshooting its SLOs least at one client.
     const plan::ServeCandidate* closest = nullptr;
     double closest_over = 0;
-    const auto at = [&](const serve::Stat& st) {
-      return goal.percentile == 50 ? st.p50 : goal.percentile == 90 ? st.p90 : st.p99;
-    };
+    const auto at = [&](const serve::Stat& st) { return serve::at_percentile(st, goal.percentile); };
     for (const auto& c : all) {
       if (c.status != plan::ServeCandidate::Status::slo_missed) continue;
       double over = 0;
@@ -372,9 +369,12 @@ int plan_serve_cmd(int argc, char** argv) {
   }
   const int64_t top_k = vm.count("top") ? vm["top"].as<int64_t>() : 10;
   nlohmann::json list = nlohmann::json::array();
+  std::vector<const plan::ServeCandidate*> shown;
   for (const auto& c : all)
-    if (c.status == plan::ServeCandidate::Status::ranked && int64_t(list.size()) < top_k)
+    if (c.status == plan::ServeCandidate::Status::ranked && int64_t(shown.size()) < top_k) {
+      shown.push_back(&c);
       list.push_back(serve_candidate_json(c, a, goal));
+    }
   if (fmt == Format::json) {
     console_out() << list.dump(2) << "\n";
     return 0;
@@ -384,10 +384,13 @@ int plan_serve_cmd(int argc, char** argv) {
                           "output_tokens_per_s_per_gpu,ttft_ms,itl_ms,command\n"
                         : "rank  GPUs/replica  replicas  attn-DP  EP  tokens/iter  clients/replica  out tok/s/GPU  "
                           "TTFT (ms)  ITL (ms)\n");
-  const char* pname = goal.percentile == 50 ? "p50" : goal.percentile == 90 ? "p90" : "p99";
   int rank = 1;
-  for (const auto& j : list) {
-    const double ttft = j["ttft_ms"][pname].get<double>(), itl = j["itl_ms"][pname].is_null() ? 0 : j["itl_ms"][pname].get<double>();
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const nlohmann::json& j = list[i];
+    const double ttft = serve::at_percentile(shown[i]->point.ttft_ms, goal.percentile);
+    const double itl = std::isnan(serve::at_percentile(shown[i]->point.itl_ms, goal.percentile))
+                           ? 0  // one output token: no inter-token latency
+                           : serve::at_percentile(shown[i]->point.itl_ms, goal.percentile);
     if (csv) {
       console_out() << rank++ << "," << j["gpus_per_replica"] << "," << j["replicas"] << "," << j["attention_dp"] << ","
                     << j["ep"] << "," << j["max_batched_tokens"] << "," << j["concurrency_per_replica"] << ","

@@ -13,10 +13,8 @@ namespace {
 
 const int64_t kReplicaSizes[] = {1, 2, 4, 8, 16, 32, 64};
 
-double at(const serve::Stat& s, int percentile) { return percentile == 50 ? s.p50 : percentile == 90 ? s.p90 : s.p99; }
-
 bool meets(const serve::LoadPoint& p, const ServeGoal& g) {
-  const double ttft = at(p.ttft_ms, g.percentile), itl = at(p.itl_ms, g.percentile);
+  const double ttft = serve::at_percentile(p.ttft_ms, g.percentile), itl = serve::at_percentile(p.itl_ms, g.percentile);
   return (g.slo.ttft_ms <= 0 || ttft <= g.slo.ttft_ms) && (g.slo.itl_ms <= 0 || std::isnan(itl) || itl <= g.slo.itl_ms);
 }
 

@@ -18,8 +18,6 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - double(lo));
 }
 
-nlohmann::json stat_json(const Stat& s) { return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}}; }
-
 std::string load_kind(const Load& l) { return l.concurrency > 0 ? "concurrency" : "request_rate"; }
 
 double itl_of(const RequestResult& r) {
@@ -40,6 +38,12 @@ Stat stat_of(std::vector<double> v) {
   s.p90 = percentile(v, 0.90);
   s.p99 = percentile(v, 0.99);
   return s;
+}
+
+nlohmann::json stat_json(const Stat& s) { return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}}; }
+
+double at_percentile(const Stat& s, int percentile) {
+  return percentile == 50 ? s.p50 : percentile == 90 ? s.p90 : s.p99;
 }
 
 LoadPoint summarize(const SimResult& r, const std::string& gpu, const Load& load, const Slo& slo, int64_t kv_blocks,

@@ -22,6 +22,10 @@ struct Stat {
   double mean = 0, p50 = 0, p90 = 0, p99 = 0;
 };
 Stat stat_of(std::vector<double> v);
+// {"mean", "p50", "p90", "p99"}, as every JSON of serve and plan serve carries a statistic.
+nlohmann::json stat_json(const Stat& s);
+// The statistic at a percentile the SLOs hold at: 50, 90 or 99.
+double at_percentile(const Stat& s, int percentile);
 
 struct Slo {
   double ttft_ms = 0, itl_ms = 0;  // 0: none
