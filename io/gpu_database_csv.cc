@@ -12,7 +12,7 @@
 namespace kcast {
 
 GpuDatabase parse_gpu_database(const std::string& text, const std::string& file) {
-  using Reader = io::CSVReader<26, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
+  using Reader = io::CSVReader<29, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>>;
   std::vector<GpuSpec> gpus;
   try {
     Reader in(file, std::make_unique<MemoryByteSource>(text));
@@ -20,14 +20,18 @@ GpuDatabase parse_gpu_database(const std::string& text, const std::string& file)
                    "arch", "compute_capability", "release_year", "sm_count", "boost_clock_mhz",
                    "memory_gb", "dram_bw_gbps", "l2_mb", "fp64_tflops", "fp32_tflops", "tf32_tflops",
                    "fp16_tflops", "bf16_tflops", "fp8_tflops", "int8_tops", "tensor_cores", "tdp_w",
-                   "link_gbps", "host_gbps", "source", "uncertain", "fp4_tflops", "net_gbps");
+                   "link_gbps", "host_gbps", "source", "uncertain", "fp4_tflops", "net_gbps", "domain_size",
+                   "announced", "interconnect_source");
     if (!in.has_column("name")) throw InputError(file + ":1: missing column 'name'");
     char *name, *aliases, *vendor, *arch, *cc, *year, *sms, *clock, *mem, *bw, *l2, *f64, *f32,
-        *tf32, *f16, *bf16, *f8, *i8, *tc, *tdp, *link, *host, *source, *uncertain, *f4, *net;
+        *tf32, *f16, *bf16, *f8, *i8, *tc, *tdp, *link, *host, *source, *uncertain, *f4, *net, *domain,
+        *announced, *link_source;
     name = aliases = vendor = arch = cc = year = sms = clock = mem = bw = l2 = f64 = f32 = tf32 =
-        f16 = bf16 = f8 = i8 = tc = tdp = link = host = source = uncertain = f4 = net = nullptr;
+        f16 = bf16 = f8 = i8 = tc = tdp = link = host = source = uncertain = f4 = net = domain = announced =
+            link_source = nullptr;
     while (in.read_row(name, aliases, vendor, arch, cc, year, sms, clock, mem, bw, l2, f64, f32, tf32,
-                       f16, bf16, f8, i8, tc, tdp, link, host, source, uncertain, f4, net)) {
+                       f16, bf16, f8, i8, tc, tdp, link, host, source, uncertain, f4, net, domain, announced,
+                       link_source)) {
       const unsigned line = in.get_file_line();
       auto num = [&](const char* t, const char* col, double& out) {
         parse_double_cell(t, CellRef{file, line, col}, out);
@@ -65,6 +69,12 @@ GpuDatabase parse_gpu_database(const std::string& text, const std::string& file)
       for (const auto& [v, col] : {std::pair{g.link_gbps, "link_gbps"}, std::pair{g.host_gbps, "host_gbps"},
                                    std::pair{g.net_gbps, "net_gbps"}})
         if (known(v) && !(v > 0)) throw InputError(CellRef{file, line, col}.where() + ": must be > 0 (or empty)");
+      if (parse_int_cell(domain, CellRef{file, line, "domain_size"}, iv)) {
+        if (iv < 1) throw InputError(CellRef{file, line, "domain_size"}.where() + ": must be a positive integer (or empty)");
+        g.domain_size = int(iv);
+      }
+      if (parse_int_cell(announced, CellRef{file, line, "announced"}, iv)) g.announced = iv != 0;
+      g.interconnect_source = link_source ? link_source : "";
       if (parse_int_cell(tc, CellRef{file, line, "tensor_cores"}, iv)) g.tensor_cores = iv != 0;
       if (!known(g.dram_bw_gbps) || !known(g.fp32_tflops) || !known(g.boost_clock_mhz))
         throw InputError(file + ":" + std::to_string(line) + ": GPU '" + g.name +

@@ -34,6 +34,9 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   c.l2_bw_gbps = known(g.measured_l2_bw_gbps)
                      ? g.measured_l2_bw_gbps
                      : p[kL2BytesPerClk] * c.sm_count * c.clock_mhz * 1e-3;  // GB/s
+  // Every DRAM byte passes through L2, so L2 delivers at least what DRAM does: a per-SM-clock estimate
+  // below that (an announced HBM4 part, 22 TB/s on 224 SMs) would make cached data slower than DRAM.
+  c.l2_bw_gbps = std::max(c.l2_bw_gbps, c.dram_bw_gbps);
   c.l2_bytes = known(g.l2_mb) ? g.l2_mb * 1e6 : 0;
   c.launch_floor_us = known(g.measured_launch_us) ? g.measured_launch_us : p[kFloorUs];
   c.mem_latency_us = p[kMemLatencyCycles] / c.clock_mhz;  // a latency in cycles: a slower clock, a longer wait

@@ -37,6 +37,13 @@ struct GpuSpec {
   // Scale-out network in one direction, GB/s, this GPU's share of its node's NICs (a DGX H100: eight
   // 400 Gb/s ConnectX-7, one per GPU: 50): what a collective whose group spans nodes crosses.
   double net_gbps = kUnknown;
+  // GPUs in one scale-up domain (the link's reach): 8 on an HGX / DGX board or an MI300X platform, 72
+  // in a GB200 / GB300 NVL72 rack, the PCIe server for boards without built-in links; 0 = unknown.
+  // Collectives whose group spans more GPUs cross net_gbps (synth's --gpus-per-node defaults to it).
+  int domain_size = 0;
+  // Announced, not shipping: its figures are the vendor's preliminary ones; every output naming it says so.
+  bool announced = false;
+  std::string interconnect_source;  // where link_gbps, domain_size and net_gbps come from
   std::string source;     // where the datasheet numbers come from
   std::string uncertain;  // columns not confirmed by two sources (see data/gpus.md)
 

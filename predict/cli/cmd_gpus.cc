@@ -56,6 +56,11 @@ nlohmann::json to_json(const GpuSpec& g) {
   j["sm_count"] = g.sm_count;
   for (const auto& f : kNumbers) j[f.name] = known(g.*f.member) ? nlohmann::json(g.*f.member) : nlohmann::json();
   for (const auto& f : kAppended) j[f.name] = known(g.*f.member) ? nlohmann::json(g.*f.member) : nlohmann::json();
+  // The scale-up domain the link reaches (null: unknown), whether the GPU is only announced, and
+  // where the link, domain and network figures come from.
+  j["domain_size"] = g.domain_size > 0 ? nlohmann::json(g.domain_size) : nlohmann::json();
+  j["announced"] = g.announced;
+  j["interconnect_source"] = g.interconnect_source;
   j["tensor_cores"] = g.tensor_cores;
   j["source"] = g.source;
   j["uncertain"] = g.uncertain;
@@ -133,6 +138,15 @@ void print_model_view(const nlohmann::json& v) {
               v["threads_per_sm"].get<int>());
 }
 
+void print_interconnect(const GpuSpec& g) {
+  console_printf("interconnect: link %s GB/s per direction among %s GPUs (its scale-up domain); network %s GB/s per "
+                 "GPU beyond it\n",
+                 known(g.link_gbps) ? num(g.link_gbps).c_str() : "unknown",
+                 g.domain_size > 0 ? std::to_string(g.domain_size).c_str() : "an unknown number of",
+                 known(g.net_gbps) ? num(g.net_gbps).c_str() : "unknown");
+  if (!g.interconnect_source.empty()) console_printf("interconnect source: %s\n", g.interconnect_source.c_str());
+}
+
 }  // namespace
 
 int cmd_gpus(int argc, char** argv) {
@@ -166,7 +180,7 @@ int cmd_gpus(int argc, char** argv) {
     for (const auto& f : kNumbers) console_out() << ',' << f.name;
     console_out() << ",tensor_cores,source,uncertain";
     for (const auto& f : kAppended) console_out() << ',' << f.name;
-    console_out() << "\n";
+    console_out() << ",domain_size,announced,interconnect_source\n";
     for (const auto* g : rows) {
       console_out() << csv_field(g->name) << ',' << csv_field(join(g->aliases, ";")) << ',' << g->vendor << ','
                 << g->arch << ',' << g->compute_capability << ',' << g->release_year << ',' << g->sm_count;
@@ -174,17 +188,23 @@ int cmd_gpus(int argc, char** argv) {
       console_out() << ',' << (g->tensor_cores ? 1 : 0) << ',' << csv_field(g->source) << ','
                 << csv_field(g->uncertain);
       for (const auto& f : kAppended) console_out() << ',' << num(g->*f.member);
-      console_out() << "\n";
+      console_out() << ',' << (g->domain_size > 0 ? std::to_string(g->domain_size) : "") << ','
+                    << (g->announced ? 1 : 0) << ',' << csv_field(g->interconnect_source) << "\n";
     }
   } else {
     console_printf("%-16s %-9s %-6s %4s %6s %6s %7s %6s %7s %7s %7s %7s %7s\n", "name", "arch", "cc", "SMs",
                 "MHz", "GiB", "DRAM GB/s", "L2 MB", "FP32", "BF16", "FP16", "FP8", "FP4");
-    for (const auto* g : rows)
-      console_printf("%-16s %-9s %-6s %4d %6s %6s %9s %6s %7s %7s %7s %7s %7s\n", g->name.c_str(), g->arch.c_str(),
+    bool any_announced = false;
+    for (const auto* g : rows) {
+      any_announced |= g->announced;
+      console_printf("%-16s %-9s %-6s %4d %6s %6s %9s %6s %7s %7s %7s %7s %7s\n",
+                  (g->name + (g->announced ? "*" : "")).c_str(), g->arch.c_str(),
                   g->compute_capability.c_str(), g->sm_count, num(g->boost_clock_mhz).c_str(),
                   num(g->memory_gb).c_str(), num(g->dram_bw_gbps).c_str(), num(g->l2_mb).c_str(),
                   num(g->fp32_tflops).c_str(), num(g->bf16_tflops).c_str(), num(g->fp16_tflops).c_str(),
                   num(g->fp8_tflops).c_str(), num(g->fp4_tflops).c_str());
+    }
+    if (any_announced) console_printf("* announced, not shipping: the vendor's preliminary figures\n");
     // memory_gb is the datasheet's "80GB", which is GiB (2^30 bytes); synth and serve count GB (1e9).
     if (name.empty()) {
       console_printf("(%zu GPUs; memory in GiB, as datasheets' \"80GB\" means; dense peaks in TFLOP/s; --format csv "
@@ -194,6 +214,7 @@ int cmd_gpus(int argc, char** argv) {
         console_printf("memory: %s GiB = %.2f GB (synth's and serve's unit)\n", num(rows[0]->memory_gb).c_str(),
                        rows[0]->memory_gb * 1073741824.0 / 1e9);
       console_printf("aliases: %s\nsource: %s\n", join(rows[0]->aliases, "; ").c_str(), rows[0]->source.c_str());
+      print_interconnect(*rows[0]);
       print_model_view(view);
     }
   }

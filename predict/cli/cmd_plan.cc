@@ -55,7 +55,9 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
   s << " --microbatches " << o.microbatches;
   if (o.sequence_parallel) s << " --sequence-parallel";
   if (c.layout.recompute != plan::Recompute::none) s << " --recompute " << plan::to_string(c.layout.recompute);
-  if (o.gpus_per_node != 8) s << " --gpus-per-node " << o.gpus_per_node;
+  // synth with --gpu takes the GPU's scale-up domain as its node unless told otherwise.
+  const GpuSpec* g = default_gpu_database().find(a.gpu);
+  if (!g || o.gpus_per_node != g->domain_size) s << " --gpus-per-node " << o.gpus_per_node;
   s << " --gpu " << a.gpu << " --format json -o /dev/null";
   return s.str();
 }
@@ -102,7 +104,9 @@ PlanBasics plan_basics(const po::variables_map& vm, const std::string& model, co
   if (model.empty() == config.empty()) throw InputError(std::string(what) + ": give a MODEL or --config FILE.json");
   for (const char* option : required)
     if (!vm.count(option)) throw InputError(std::string("option '--") + option + "': required");
-  return {parse_format(format), &default_gpu_database().resolve(gpu), model_or_default(cost_model)};
+  const GpuSpec& g = default_gpu_database().resolve(gpu);
+  note_if_announced(g);
+  return {parse_format(format), &g, model_or_default(cost_model)};
 }
 
 
@@ -117,7 +121,7 @@ int plan_train_cmd(int argc, char** argv) {
       "recipe", po::value(&a.recipe), "with fp8 / fp4: delayed, current, mxfp8, block, nvfp4 (default delayed / nvfp4)")(
       "framework", po::value(&a.framework)->default_value("megatron"), "megatron (distributed optimizer), torchtitan "
       "or automodel (FSDP: ZeRO 3)")("compile", "torchtitan / automodel: torch.compile's fused kernels")(
-      "gpus-per-node", po::value<int64_t>(), "GPUs per node (default 8): tensor parallelism stays within one")(
+      "gpus-per-node", po::value<int64_t>(), "GPUs per node (default: the GPU's scale-up domain, 8 on HGX boards, 72 in an NVL72 rack): tensor parallelism stays within one")(
       "memory-fraction", po::value<double>(), "the share of GPU memory a layout may fill (default 0.9: the rest "
       "goes to the CUDA context, NCCL buffers, workspaces and fragmentation)")(
       "fix", po::value(&a.fix), "hold some of the layout: tp=8,pp=4,cp=1,ep=8,dp=..,vp=..,mbs=..,microbatches=..,"
@@ -153,7 +157,7 @@ int plan_train_cmd(int argc, char** argv) {
   space.heads = cfg.heads;
   space.kv_heads = cfg.kv_heads;
   space.experts = cfg.experts;
-  if (vm.count("gpus-per-node")) space.gpus_per_node = positive("gpus-per-node");
+  space.gpus_per_node = vm.count("gpus-per-node") ? positive("gpus-per-node") : domain_gpus_per_node({&gpu}, space.gpus);
   if (!a.fix.empty()) space.fixed = plan::parse_fix(a.fix);
   const std::vector<plan::TrainLayout> layouts = plan::enumerate_train_layouts(space);
   if (layouts.empty())
@@ -279,7 +283,7 @@ int plan_serve_cmd(int argc, char** argv) {
       "dtype", po::value(&a.dtype)->default_value("bf16"), "bf16, fp8 or fp4")(
       "kv-cache-dtype", po::value(&a.kv_cache_dtype), "the KV cache's dtype (default the model's)")(
       "max-batched-tokens", po::value(&a.budgets), "token budgets per iteration to try, B1,B2,... (default: the "
-      "engine's and 2048)")("gpus-per-node", po::value<int64_t>(), "GPUs per node (default 8): a replica stays in one")(
+      "engine's and 2048)")("gpus-per-node", po::value<int64_t>(), "GPUs per node (default: the GPU's scale-up domain): a replica stays in one")(
       "max-concurrency", po::value<int64_t>(), "clients per replica the search stops at (default 4096)")(
       "top", po::value<int64_t>(), "candidates shown (default 10)")("threads", po::value<unsigned>(), "worker threads")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
@@ -315,7 +319,7 @@ int plan_serve_cmd(int argc, char** argv) {
   if (vm.count("max-concurrency")) goal.max_concurrency = positive("max-concurrency");
   plan::ServeSpace space;
   space.gpus = positive("gpus");
-  if (vm.count("gpus-per-node")) space.gpus_per_node = positive("gpus-per-node");
+  space.gpus_per_node = vm.count("gpus-per-node") ? positive("gpus-per-node") : domain_gpus_per_node({&gpu}, space.gpus);
   const serve::EngineConfig defaults = serve::engine_defaults(a.engine, gpu);
   space.token_budgets = a.budgets.empty() ? std::vector<int64_t>{defaults.max_batched_tokens, 2048}
                                           : parse_int_list("max-batched-tokens", a.budgets, 1, "a token count");

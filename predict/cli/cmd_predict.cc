@@ -54,9 +54,6 @@ int cmd_predict(int argc, char** argv) {
     console_err() << "kcast predict: warning: " << warn << "\n";
   std::vector<Target> targets;
   for (const GpuSpec* s : specs) targets.push_back({s->name, lm.caps_for(*s)});
-  for (const Target& t : targets)
-    if (const std::string warn = missing_network_warning(w, kernels, t.caps); !warn.empty())
-      console_err() << "kcast predict: warning: " << warn << "\n";
   const std::vector<GpuPrediction> preds = predict_targets(w, targets);
 
   PredictValues v = make_predict_values(w, preds, specs, kernels, lm.path.empty() ? "<default>" : lm.path);

@@ -87,7 +87,7 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "seq / tp tokens; all-gathers and reduce-scatters instead of all-reduces)")(
       "zero", po::value<int>(), "train: ZeRO stage over the --dp replicas (1: optimizer state sharded; 2: and "
       "gradients; 3: and parameters, i.e. FSDP full sharding; default 0, plain DDP)")(
-      "gpus-per-node", po::value<int64_t>(), "GPUs per node (default 8): collectives whose group spans nodes send "
+      "gpus-per-node", po::value<int64_t>(), "GPUs per node (default: the --gpu's scale-up domain, `kcast gpus NAME`; 8 without --gpu): collectives whose group spans nodes send "
       "part of their bytes through the NICs (the kernel list's net_bytes), ranks placed tensor-parallel innermost, "
       "then data / expert parallel, then pipeline stages")(
       "microbatches", po::value<int64_t>(), "micro-batches per replica and step (pipeline schedule or gradient "
@@ -241,7 +241,7 @@ int cmd_synth(int argc, char** argv) {
   if (!a.model.empty() && !a.config.empty())
     throw InputError("option '--config': give either a MODEL name or --config, not both");
 
-  const SynthOptions o = synth_options_from(vm, a);
+  SynthOptions o = synth_options_from(vm, a);
   const bool cuda_graph = vm.count("cuda-graph") > 0;
   double acceptance = kUnknown;
   if (vm.count("acceptance")) {
@@ -259,6 +259,9 @@ int cmd_synth(int argc, char** argv) {
   const GpuDatabase& db = default_gpu_database();
   const std::vector<const GpuSpec*> fit_gpus =
       a.gpus.empty() ? std::vector<const GpuSpec*>{} : resolve_gpu_list(db, a.gpus);
+  // With --gpu, nodes are the GPU's scale-up domain (8 on HGX boards, 72 in an NVL72 rack) unless given.
+  if (!fit_gpus.empty() && !vm.count("gpus-per-node"))
+    o.gpus_per_node = domain_gpus_per_node(fit_gpus, o.tp * o.pp * o.dp * o.cp);
   std::optional<LoadedModel> lm;
   if (!fit_gpus.empty()) lm = model_or_default(a.cost_model_file);
   // What is synthesized, by its name or config file, as the notes and the sweep's page name it.

@@ -66,6 +66,7 @@ int cmd_whatif(int argc, char** argv) {
       throw InputError("option '--gpu': whatif studies one GPU at a time (got '" + gpu + "'); run it once per GPU");
     throw InputError(std::string("option '--gpu': ") + e.what());
   }
+  note_if_announced(*spec);
   const LoadedModel lm = model_or_default(model);
   const GpuCaps base = lm.caps_for(*spec);
   apply_changes(base, ws.changes);  // reject bad knob values before reading the kernel list
@@ -74,8 +75,7 @@ int cmd_whatif(int argc, char** argv) {
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
   if (const std::string warn = unknown_work_warning(w, kernels); !warn.empty())
     console_err() << "kcast whatif: warning: " << warn << "\n";
-  if (const std::string warn = missing_network_warning(w, kernels, base); !warn.empty())
-    console_err() << "kcast whatif: warning: " << warn << "\n";
+  require_interconnect(w, base);
   const WhatifResult r = run_whatif(w, *spec, base, ws);
   const WhatifValues v = make_whatif_values(r, ws, kernels, lm.path.empty() ? "<default>" : lm.path);
   if (!html.empty()) write_file_atomically(html, [&](std::ostream& o) { o << whatif_html(v); });

@@ -33,6 +33,33 @@ Format parse_format(const std::string& s) {
   throw InputError("option '--format': '" + s + "' is not one of table, csv, json");
 }
 
+int64_t domain_gpus_per_node(const std::vector<const GpuSpec*>& gpus, int64_t layout_gpus) {
+  int64_t lo = 0, hi = 0;
+  std::string lo_gpu, hi_gpu;
+  for (const GpuSpec* g : gpus) {
+    if (g->domain_size < 1) {
+      if (layout_gpus > 1)
+        throw InputError("option '--gpus-per-node': GPU '" + g->name + "' has no domain_size in the GPU database " +
+                         "(a KCAST_GPUS row without it?): give --gpus-per-node or add the column");
+      return 8;  // one GPU: nothing crosses a node
+    }
+    if (lo == 0 || g->domain_size < lo) lo = g->domain_size, lo_gpu = g->name;
+    if (g->domain_size > hi) hi = g->domain_size, hi_gpu = g->name;
+  }
+  if (lo != hi && layout_gpus > lo)
+    throw InputError("option '--gpus-per-node': the layout spans " + std::to_string(layout_gpus) + " GPUs, beyond " +
+                     lo_gpu + "'s scale-up domain of " + std::to_string(lo) + " but within " + hi_gpu + "'s " +
+                     std::to_string(hi) + ": one kernel list cannot place it on both; give --gpus-per-node or " +
+                     "one domain size of GPU at a time");
+  return hi > 0 ? hi : 8;
+}
+
+void note_if_announced(const GpuSpec& g) {
+  if (g.announced)
+    console_err() << "kcast: note: " << g.name << " is announced, not shipping: its figures are the vendor's "
+                  << "preliminary ones, some derived (kcast gpus " << g.name << ", data/gpus.md)\n";
+}
+
 std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::string& list) {
   std::vector<const GpuSpec*> out;
   size_t from = 0;
@@ -56,6 +83,7 @@ std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::s
     if (comma == std::string::npos) break;
     from = comma + 1;
   }
+  for (const GpuSpec* g : out) note_if_announced(*g);
   return out;
 }
 

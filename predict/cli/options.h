@@ -25,7 +25,15 @@ Format parse_format(const std::string& s);
 
 // The GPUs of a `--gpu NAME[,NAME...]` value (`all`: every database GPU); an empty or unknown name is
 // an error naming the option.
+// Says so on stderr for each announced GPU (its figures are the vendor's preliminary ones).
 std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::string& list);
+// GPUs per node (the scale-up domain the GPU-to-GPU link reaches) for a layout of `layout_gpus` GPUs on
+// `gpus`, where --gpus-per-node was not given: their database domain_size. An error naming the option
+// when a layout larger than one GPU meets a GPU without that figure, or GPUs whose domains differ
+// and one of them is smaller than the layout (the collectives would cross nodes on some, not others).
+int64_t domain_gpus_per_node(const std::vector<const GpuSpec*>& gpus, int64_t layout_gpus);
+// One stderr line when `g` is announced, not shipping; nothing otherwise.
+void note_if_announced(const GpuSpec& g);
 // A comma-separated list of integers from `min` to 2^24 (`--batch-sweep B1,B2,...`, `--pp-layout
 // L1,L2,...`); an empty or bad item is "option '--OPTION': 'ITEM' is not WHAT".
 std::vector<int64_t> parse_int_list(const char* option, const std::string& value, int64_t min,

@@ -15,7 +15,7 @@ struct Key {
   uint64_t head;   // named SGEMM tile and split, conv algorithm, class and dtype
   uint64_t flags;  // what the kernel's name or the file says about how it runs (key_of)
   int64_t batch, m, n, k;
-  uint64_t flops, bytes;
+  uint64_t flops, bytes, net_bytes;  // net_bytes: a collective's bytes that leave the node
   bool operator==(const Key&) const = default;
 };
 
@@ -37,7 +37,7 @@ Key key_of(const Kernel& k) {
   const uint64_t flags = uint64_t(k.l2_cold) | uint64_t(k.row_read_once) << 1 | uint64_t(k.mma_sync) << 2 |
                          uint64_t(k.copy) << 3;
   return Key{tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype),
-             flags, k.batch, k.m, k.n, k.k, bits(k.flops), bits(k.bytes)};
+             flags, k.batch, k.m, k.n, k.k, bits(k.flops), bits(k.bytes), bits(k.net_bytes)};
 }
 
 struct KeyHash {
@@ -45,7 +45,7 @@ struct KeyHash {
     // splitmix64-style mixing of each word: cheap and well spread for small integer shapes.
     uint64_t h = 0x9e3779b97f4a7c15ull;
     for (uint64_t w : {key.head, key.flags, uint64_t(key.batch), uint64_t(key.m), uint64_t(key.n), uint64_t(key.k),
-                       key.flops, key.bytes}) {
+                       key.flops, key.bytes, key.net_bytes}) {
       h ^= w + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
       h ^= h >> 31;
       h *= 0xbf58476d1ce4e5b9ull;

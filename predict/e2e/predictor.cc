@@ -177,6 +177,8 @@ void find_distinct_kernels(PreparedWorkload& w, const std::vector<Kernel>& rows,
       }
       w.uniq.of_row[r] = uint32_t(group_id[g]);
       w.network_rows += rows[r].net_bytes > 0;
+      w.link_rows += rows[r].cls == KernelClass::communication ||
+                     (rows[r].cls == KernelClass::memcpy && rows[r].copy == CopyKind::peer);
       if (inferred) {
         ++w.inferred_work_rows;
       } else if (lacks_work(rows[r]) && w.source_of_row[r] < 0) {
@@ -223,6 +225,7 @@ void add_measured_totals(PreparedWorkload& w, const std::vector<Kernel>& rows) {
 PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedModel& lm,
                                   const GpuDatabase& db, const E2eOptions& opt, const std::string& file) {
   PreparedWorkload w;
+  w.file = file;
   w.rows = &rows;
   w.model = &lm.model;
   w.opt = opt;
@@ -247,10 +250,16 @@ std::string unknown_work_warning(const PreparedWorkload& w, const std::string& f
          "): they are predicted at the launch floor";
 }
 
-std::string missing_network_warning(const PreparedWorkload& w, const std::string& file, const GpuCaps& gpu) {
-  if (gpu.net_gbps > 0 || w.network_rows == 0) return "";
-  return file + ": " + std::to_string(w.network_rows) + " collective rows send bytes between nodes (net_bytes) and " +
-         gpu.name + " has no net_gbps in the GPU database: they are timed on its GPU-to-GPU link alone";
+void require_interconnect(const PreparedWorkload& w, const GpuCaps& gpu) {
+  auto missing = [&](size_t rows, const char* what, const char* column) {
+    throw InputError(w.file + ": " + std::to_string(rows) + " rows " + what + " and GPU '" + gpu.name + "' has no " +
+                     column + " in the GPU database (a KCAST_GPUS row without that column?): add it, in GB/s per " +
+                     "direction (data/gpus.md), to time them");
+  };
+  if (w.link_rows > 0 && !(gpu.link_gbps > 0))
+    missing(w.link_rows, "cross the GPU-to-GPU link (collectives, peer copies)", "link_gbps");
+  if (w.network_rows > 0 && !(gpu.net_gbps > 0))
+    missing(w.network_rows, "send bytes between nodes (net_bytes)", "net_gbps");
 }
 
 std::vector<KernelPrediction> predict_unique(const PreparedWorkload& w, const GpuCaps& caps) {
@@ -330,6 +339,7 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
 }
 
 std::vector<GpuPrediction> predict_targets(const PreparedWorkload& w, const std::vector<Target>& targets) {
+  for (const Target& t : targets) require_interconnect(w, t.caps);
   std::vector<GpuPrediction> out(targets.size());
   parallel_for(targets.size(), w.opt.max_threads, [&](size_t i) {
     out[i] = evaluate_target(w, targets[i].name, targets[i].caps, predict_unique(w, targets[i].caps));

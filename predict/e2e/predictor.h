@@ -50,15 +50,18 @@ struct PreparedWorkload {
   // Rows predicted without any work (no shape, FLOPs or bytes, and no measurement to infer it from):
   // the model can only put them at the launch floor.
   size_t unknown_work_rows = 0, first_unknown_work_row = 0;
-  // Collective rows that send bytes between nodes (Kernel::net_bytes > 0).
-  size_t network_rows = 0;
+  // Collective rows that send bytes between nodes (Kernel::net_bytes > 0), and the rows that cross the
+  // GPU-to-GPU link at all (collectives and peer copies).
+  size_t network_rows = 0, link_rows = 0;
+  std::string file;  // the kernel list's name, for messages
 };
 
 // A warning naming `file`, the count and the first such row, or "" when every row has work.
 std::string unknown_work_warning(const PreparedWorkload& w, const std::string& file);
-// Empty, or a warning that the workload has collectives crossing nodes (net_bytes) and `gpu` has no
-// network figure, so the link alone times them.
-std::string missing_network_warning(const PreparedWorkload& w, const std::string& file, const GpuCaps& gpu);
+// Throws InputError naming the file, the GPU and the database column (link_gbps, net_gbps) when the
+// workload has rows that cross the GPU-to-GPU link or the network between nodes and `gpu` has no such
+// figure (a KCAST_GPUS row without it): never timed at some other speed without a word.
+void require_interconnect(const PreparedWorkload& w, const GpuCaps& gpu);
 
 // Throws InputError (naming `file` and the row) when transfer mode meets an unmeasured row, or when
 // a row's gpu does not resolve.

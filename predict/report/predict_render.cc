@@ -148,6 +148,7 @@ nlohmann::json predict_json(const PredictValues& v) {
               {"peak_tflops", num(g.peak_tflops)},
               {"speedup_vs_first", num(g.speedup_vs_first)},
               {"peak_ratio_vs_first", num(g.peak_ratio_vs_first)}};
+    if (g.announced) e["announced"] = true;  // only where true: other GPUs' JSON is unchanged
     if (!v.prefixes.empty()) {
       json by_prefix = json::object();
       for (size_t p = 0; p < v.prefixes.size(); ++p) by_prefix[v.prefixes[p]] = g.prefix_us[p];

@@ -41,6 +41,7 @@ PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<G
     const GpuPrediction& p = preds[i];
     PredictGpuValues g;
     g.gpu = p.gpu;
+    g.announced = i < specs.size() && specs[i] && specs[i]->announced;
     g.mode = std::string(to_string(p.mode));
     g.kernels = p.rows;
     g.transferred_rows = p.transferred_rows;

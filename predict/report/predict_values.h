@@ -20,6 +20,7 @@ namespace kcast {
 
 struct PredictGpuValues {
   std::string gpu, mode;
+  bool announced = false;  // the GPU is announced, not shipping (JSON says so)
   size_t kernels = 0, transferred_rows = 0;
   double invocations = 0;
   double kernel_us = 0, step_us = 0;

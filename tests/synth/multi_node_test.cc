@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -62,8 +63,8 @@ TEST(MultiNode, SynthMarksTheCollectivesThatCrossNodes) {
 }
 
 // The cost model: the slower of the link and the NIC. An all-reduce of 1 GB whose 0.5 GB leave the node
-// on an H100 (NVLink 450 GB/s, NIC 50 GB/s each way, at their NCCL efficiencies) is NIC-bound; on a GPU
-// without a network figure it keeps the link's time.
+// on an H100 (NVLink 450 GB/s, NIC 50 GB/s each way, at their NCCL efficiencies) is NIC-bound. (The model
+// given caps without a network figure keeps the link's time; the predictor refuses such a GPU first.)
 TEST(MultiNode, TheNicBoundsACollectiveThatCrossesNodes) {
   const std::string csv =
       "name,class,dtype,bytes,net_bytes\n"
@@ -76,8 +77,9 @@ TEST(MultiNode, TheNicBoundsACollectiveThatCrossesNodes) {
   const GpuCaps h100 = m.caps_for(kcast::testing::db().resolve("H100-SXM"));
   EXPECT_NEAR(m.model.predict(ks[0], h100).time_us - h100.mem_latency_us, 1e9 / (450 * 0.7 * 1e3), 1e-6);
   EXPECT_NEAR(m.model.predict(ks[1], h100).time_us - h100.mem_latency_us, 5e8 / (50 * 0.9 * 1e3), 1e-6);
-  const GpuCaps v100 = m.caps_for(kcast::testing::db().resolve("V100-SXM2-32GB"));  // no network figure
-  EXPECT_DOUBLE_EQ(m.model.predict(ks[1], v100).time_us, m.model.predict(ks[0], v100).time_us);
+  GpuCaps no_net = h100;
+  no_net.net_gbps = 0;
+  EXPECT_DOUBLE_EQ(m.model.predict(ks[1], no_net).time_us, m.model.predict(ks[0], no_net).time_us);
   // The column round-trips and refuses what cannot be.
   std::ostringstream out;
   write_kernel_list(ks, out);
@@ -87,17 +89,33 @@ TEST(MultiNode, TheNicBoundsACollectiveThatCrossesNodes) {
                InputError);
 }
 
-// predict says so when a GPU without a network figure times rows that cross nodes.
-TEST(MultiNode, PredictWarnsWhereTheGpuHasNoNetworkFigure) {
+// A user's GPU row (KCAST_GPUS) without a network or link figure cannot time collectives: predict
+// refuses, naming the file, the GPU and the missing column, instead of timing them at another speed.
+// Every shipped GPU has both, so `--gpu all` predicts (and warns about none).
+TEST(MultiNode, PredictRefusesAGpuWithoutTheFiguresItsCollectivesNeed) {
   const std::string list = ::testing::TempDir() + "/nodes.csv";
   const auto synth = kcast::testing::run_kcast(
       "synth llama3-8b --mode train --batch 16 --seq 256 --layers 2 --dp 16 -o '" + list + "'", true);
   ASSERT_EQ(synth.rc, 0) << synth.out;
-  const auto v100 = kcast::testing::run_kcast("predict --kernels '" + list + "' --gpu V100-SXM2-32GB,H100-SXM", true);
-  EXPECT_EQ(v100.rc, 0) << v100.out;
-  EXPECT_NE(v100.out.find("V100-SXM2-32GB has no net_gbps"), std::string::npos) << v100.out;
-  EXPECT_EQ(v100.out.find("H100-SXM has no net_gbps"), std::string::npos) << v100.out;
+  const std::string gpus = ::testing::TempDir() + "/user_gpus.csv";
+  std::ofstream(gpus) << "name,arch,compute_capability,sm_count,boost_clock_mhz,memory_gb,dram_bw_gbps,l2_mb,"
+                         "fp32_tflops,bf16_tflops,tensor_cores,link_gbps,net_gbps,domain_size\n"
+                         "NoNic,Blackwell,10.0,148,1965,180,8000,126.5,75,2250,1,900,,8\n"
+                         "NoLink,Blackwell,10.0,148,1965,180,8000,126.5,75,2250,1,,50,8\n";
+  ::setenv("KCAST_GPUS", gpus.c_str(), 1);
+  const auto no_nic = kcast::testing::run_kcast("predict --kernels '" + list + "' --gpu H100-SXM,NoNic", true);
+  const auto no_link = kcast::testing::run_kcast("predict --kernels '" + list + "' --gpu NoLink", true);
+  ::unsetenv("KCAST_GPUS");
+  EXPECT_NE(no_nic.rc, 0) << no_nic.out;
+  EXPECT_NE(no_nic.out.find("nodes.csv: "), std::string::npos) << no_nic.out;
+  EXPECT_NE(no_nic.out.find("GPU 'NoNic' has no net_gbps"), std::string::npos) << no_nic.out;
+  EXPECT_NE(no_link.rc, 0) << no_link.out;
+  EXPECT_NE(no_link.out.find("GPU 'NoLink' has no link_gbps"), std::string::npos) << no_link.out;
+  const auto all = kcast::testing::run_kcast("predict --kernels '" + list + "' --gpu all", true);
+  EXPECT_EQ(all.rc, 0) << all.out;
+  EXPECT_EQ(all.out.find("warning"), std::string::npos) << all.out;
   std::remove(list.c_str());
+  std::remove(gpus.c_str());
 }
 
 // The walls study tells the NICs from the GPU's own links: doubling the network alone speeds an
