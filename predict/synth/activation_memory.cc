@@ -14,10 +14,33 @@ namespace kcast::synth {
 // with fused GELU in 16 bits gives their 34 s b h + 5 a s^2 b (plus the norms' fp32 statistics,
 // which they leave out); tensor parallelism splits what they split (10 s b h + 24 s b h / t + ...).
 // Not counted: allocator fragmentation, workspaces, transient forward buffers.
+//
+// Fused kernels keep less (--framework megatron, --compile): a fused RMSNorm its input and fp32 rstd,
+// fused RoPE nothing (its backward needs only the angles), a fused SwiGLU its two inputs (the gate's
+// and up's outputs), recomputing the rest; under a recipe Transformer Engine's linears keep their
+// input's narrow column-wise copy for the weight gradient instead of the BF16 tensor, and its
+// cross-entropy computes the gradient in the fp32 softmax it saved. Llama 3 8B, 8192 tokens: 0.99 GB
+// a layer with FP8 against 1.81 GB counted op by op as eager PyTorch keeps it.
+bool ActivationMemory::fused() const { return o_.framework == Framework::megatron || o_.compile; }
+
+double ActivationMemory::gemm_input_bytes() const {
+  if (o_.framework != Framework::megatron) return s_.e;
+  switch (o_.recipe) {
+    case Recipe::delayed:
+    case Recipe::current: return 1.0;
+    case Recipe::mxfp8: return 1.0 + 1.0 / 32;   // an E8M0 scale per 32 values
+    case Recipe::block: return 1.0 + 4.0 / 128;  // an fp32 scale per 128 values
+    case Recipe::nvfp4: return 0.5 + 1.0 / 16;   // an E4M3 scale per 16 values
+    case Recipe::none: break;
+  }
+  return s_.e;
+}
+
 double ActivationMemory::norm_saved(double rows, double width) const {
   // LayerNorm: its input and fp32 mean / rstd. HF's eager RMSNorm: x in fp32 (pow and mul), rstd,
-  // and the normalized x that the weight multiplies.
+  // and the normalized x that the weight multiplies; a fused one: x and rstd.
   if (c_.norm == NormKind::layer) return rows * width * s_.e + 8 * rows;
+  if (fused()) return rows * width * s_.e + 4 * rows;
   return rows * width * (4 + s_.e) + 4 * rows;
 }
 
@@ -27,8 +50,8 @@ double ActivationMemory::attention_saved() const {
   const double q_w = H * double(s_.qkhd), k_w = kv_heads * double(s_.qkhd), v_w = kv_heads * double(s_.vhd);
   // The input norm and the projections' input (its output; under sequence parallelism the shard,
   // gathered again in backward); both on Tn tokens, like the dropout masks and sandwich norms.
-  const double Tn = s_.Tn;
-  double a = norm_saved(Tn, d) + Tn * d * s_.e;
+  const double Tn = s_.Tn, g = gemm_input_bytes();
+  double a = norm_saved(Tn, d) + Tn * d * g;
   if (c_.mla()) {  // the latent path: q_a / kv_a outputs through their norms into q_b / kv_b
     if (c_.q_lora_rank > 0) a += norm_saved(T, double(c_.q_lora_rank)) + T * double(c_.q_lora_rank) * s_.e;
     a += norm_saved(T, double(c_.kv_lora_rank)) + T * double(c_.kv_lora_rank) * s_.e;
@@ -38,11 +61,13 @@ double ActivationMemory::attention_saved() const {
   // Rotary (q cos + rotate_half(q) sin): its two products keep q and rotate_half(q), likewise k,
   // over the rotary width (latent attention: each head's rope part of q, one shared rope key).
   const double rotary_k = c_.mla() ? double(s_.hd) : Hkv * double(s_.hd);
-  if (c_.positions == PositionKind::rotary) a += 2 * T * (H * double(s_.hd) + rotary_k) * c_.rope_fraction * s_.e;
+  if (c_.positions == PositionKind::rotary && !fused())
+    a += 2 * T * (H * double(s_.hd) + rotary_k) * c_.rope_fraction * s_.e;
   a += T * (q_w + k_w + v_w) * s_.e;  // q, k and v as attention reads them
   const double P = double(s_.B) * H * double(s_.S) * double(s_.Sk);  // eager: every score is materialized
   if (s_.flash) {
     a += T * double(s_.od) * s_.e + double(s_.B) * H * double(s_.S) * 4;  // its output and log-sum-exp
+    if (g != s_.e) a += T * double(s_.od) * g;  // out_proj's narrow copy of that output
   } else {
     const bool upcast = s_.softmax_upcast;
     const bool drop = c_.attention_dropout > 0;
@@ -60,20 +85,24 @@ double ActivationMemory::attention_saved() const {
 }
 
 // A gated MLP of width F over `rows` tokens: gate's output (the activation's input), the activation
-// and up outputs (the product's inputs), the product (down's input).
-double ActivationMemory::gated_saved(double rows, double F) const { return 4 * rows * F * s_.e; }
+// and up outputs (the product's inputs), the product (down's input). Fused: the gate's and up's
+// outputs, and the product as down keeps it.
+double ActivationMemory::gated_saved(double rows, double F) const {
+  if (fused()) return rows * F * (2 * s_.e + gemm_input_bytes());
+  return 4 * rows * F * s_.e;
+}
 
 double ActivationMemory::mlp_saved(bool dense_mlp) const {
   const double T = s_.T, d = double(s_.d);
-  const double Tn = s_.Tn;
-  double a = norm_saved(Tn, d) + Tn * d * s_.e;  // the post-attention norm and the MLP's input
+  const double Tn = s_.Tn, g = gemm_input_bytes();
+  double a = norm_saved(Tn, d) + Tn * d * g;  // the post-attention norm and the MLP's input
   if (c_.experts > 0 && !dense_mlp) {
     const double E = double(c_.experts), Fe = double(c_.expert_ffn / s_.tp);
     using X = TransformerConfig::EagerExperts;
     const bool all = c_.eager_experts == X::all;  // every expert on every token
     const double Tk = all ? T * E : T * double(c_.experts_per_token);
     a += T * E * 4;                               // the router's fp32 probabilities
-    a += Tk * d * s_.e + gated_saved(Tk, Fe);       // each routed token's gathered input and its expert
+    a += Tk * d * g + gated_saved(Tk, Fe);          // each routed token's gathered input and its expert
     a += Tk * d * s_.e;                             // the expert outputs the routing weights multiply
     if (c_.shared_expert_ffn > 0) a += gated_saved(T, double(c_.shared_expert_ffn / s_.tp)) + 4 * T;
   } else if (c_.gated_mlp) {
@@ -126,8 +155,11 @@ double ActivationMemory::head_activation_bytes() const {
 // log_softmax's gradient of the fp32 logits, both [tokens, vocabulary] and alive together beside
 // the kept log-probabilities (head_activation_bytes): 8 bytes per logit. (The cast of that gradient
 // back to 16 bits comes after the first is freed: 6.)
+// Megatron-LM's vocab-parallel cross-entropy writes that gradient into the softmax it kept: only its
+// 16-bit cast for the output layer's backward is new.
 double ActivationMemory::loss_transient_bytes() const {
   if (!o_.loss || (s_.head != HeadKind::lm && s_.head != HeadKind::pretraining)) return 0;
+  if (o_.framework == Framework::megatron) return s_.T * double(s_.V) * s_.e;
   return 8 * s_.T * double(s_.V);
 }
 

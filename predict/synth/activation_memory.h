@@ -41,6 +41,11 @@ class ActivationMemory {
   double inference_peak_bytes() const;
 
  private:
+  // Fused kernels (Megatron-LM / Transformer Engine, torch.compile) keep what their own backward reads.
+  bool fused() const;
+  // Bytes per element of a block projection's saved input: Transformer Engine keeps the recipe's
+  // narrow column-wise copy (FP8: 1 byte, NVFP4: half, plus block scales) for the weight gradient.
+  double gemm_input_bytes() const;
   double norm_saved(double rows, double width) const;
   double attention_saved() const;
   double gated_saved(double rows, double F) const;
