@@ -117,12 +117,24 @@ double ActivationMemory::mlp_saved(bool dense_mlp) const {
   return a;
 }
 
+// torchtitan's per-op policy (transformer_synth.cc, torchtitan_op_sac): the layer's input, the outputs
+// of q, v, gate and down (every other matmul) and of the fused attention with its log-sum-exp. Llama 3
+// 8B at 2 x 8192 tokens: 1.04 GB a layer, against 3.6 GB without checkpointing.
+double ActivationMemory::op_sac_saved() const {
+  const double T = s_.T, Tn = s_.Tn, d = double(s_.d), e = s_.e;
+  const double q = T * double(s_.H) * double(s_.qkhd), v = T * double(s_.Hkv) * double(s_.vhd);
+  const double attention = T * double(s_.od) + double(s_.B) * double(s_.H) * double(s_.S) * 4 / e;
+  return (Tn * d + q + v + T * double(s_.F) + Tn * d + attention) * e;
+}
+
 // One micro-batch's layers on this stage (with full recomputation: their inputs, plus the whole
-// activations of the one layer being recomputed).
+// activations of the one layer being recomputed; torchtitan's per-op policy likewise, keeping more).
 double ActivationMemory::layer_activation_bytes() const {
   const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
   const double expert_layer = attention_saved() + mlp_saved(false);
   const double dense_layer = attention_saved() + mlp_saved(true);
+  if (o_.selective_recompute && o_.framework == Framework::torchtitan)
+    return s_.stage_layers * op_sac_saved() + dense_layer;
   if (o_.recompute)
     return s_.stage_layers * s_.Tn * double(s_.d) * s_.e + (dense < s_.stage_layers ? expert_layer : dense_layer);
   // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
@@ -182,9 +194,11 @@ double ActivationMemory::first_stage_microbatches() const {
 double ActivationMemory::first_stage_activation_bytes() const {
   if (o_.pp <= 1) return 0;
   const double in_flight = first_stage_microbatches();
-  if (o_.recompute) {
-    const double inputs = s_.stage_layers * s_.Tn * double(s_.d) * s_.e;
-    return in_flight * (inputs + embedding_activation_bytes()) + (layer_activation_bytes() - inputs);
+  // Checkpointed: each micro-batch keeps what the policy saves; one layer's whole activations at a time.
+  const bool op_sac = o_.selective_recompute && o_.framework == Framework::torchtitan;
+  if (o_.recompute || op_sac) {
+    const double kept = s_.stage_layers * (op_sac ? op_sac_saved() : s_.Tn * double(s_.d) * s_.e);
+    return in_flight * (kept + embedding_activation_bytes()) + (layer_activation_bytes() - kept);
   }
   return in_flight * (layer_activation_bytes() + embedding_activation_bytes());
 }

@@ -51,6 +51,8 @@ class ActivationMemory {
   double gated_saved(double rows, double F) const;
   double mlp_saved(bool dense_mlp) const;
   double layer_activation_bytes() const;
+  // torchtitan's per-op selective checkpointing: what one layer keeps (transformer_synth.cc).
+  double op_sac_saved() const;
   double embedding_activation_bytes() const;
   double head_activation_bytes() const;
 

@@ -220,6 +220,7 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
       for (const Kernel& k : s->fwd) recompute(k);
     else
       for (size_t i : s->recompute_ops) recompute(s->fwd[i]);
+    for (const Kernel& k : s->recompute_rows) recompute(k);
     for (auto op = s->bwd.rbegin(); op != s->bwd.rend(); ++op)
       for (const auto& k : *op) put(*s, k);
     if (full_shard) unit_collective(*s, "reduce_scatter");

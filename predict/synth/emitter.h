@@ -54,8 +54,10 @@ struct Section {
   double count = 1;    // runs of the whole section in one step (layers x micro-batches)
   double weights = 1;  // distinct parameter copies the section holds on this GPU (its layers)
   bool recompute = false;  // training: the forward rows run again, named kRecomputeSuffix, before the backward
-  // Training, selective recomputation: these of the forward rows (indices into fwd) run again so.
+  // Training, selective recomputation: these of the forward rows (indices into fwd) run again so,
+  // and these rows besides (part of a row's launches: torchtitan's policy saves every other matmul).
   std::vector<size_t> recompute_ops;
+  std::vector<Kernel> recompute_rows;
   std::vector<Kernel> fwd;
   std::vector<std::vector<Kernel>> bwd;  // per op, in forward order
   std::vector<int64_t> params;           // numel of each parameter tensor (once per repetition)

@@ -136,6 +136,41 @@ TEST(ActivationMemory, MegatronLayerKeepsWhatTransformerEnginesKernelsKeep) {
   EXPECT_GT(activations(2, &two) - activations(1, &one), 1.8 * layer(1));
 }
 
+// torchtitan's per-op selective checkpointing (--framework torchtitan --recompute selective): a layer
+// keeps its input, the outputs of the fused attention (and log-sum-exp) and of every other matmul
+// (q, v, gate, down of q, k, v, out, gate, up, down); in backward the norms, rotary, SiLU, product,
+// residual adds and the other matmuls (k, out, up) run again, the saved ones and attention do not.
+TEST(ActivationMemory, TorchtitanOpSelectiveCheckpointing) {
+  SynthOptions o = with_mode(Mode::train, 2, 8192);
+  o.framework = Framework::torchtitan;
+  o.attention = AttentionImpl::flash;
+  o.selective_recompute = true;
+  const double T = 2 * 8192, d = 4096, kv = 1024, F = 14336, e = 2, H = 32;
+  const double saved = (T * d + T * d + T * kv + T * F + T * d + T * d) * e + H * T * 4;
+  Footprint two, one;
+  o.layers = 2;
+  const std::vector<Kernel> ks = synthesize("llama3-8b", o, &two);
+  o.layers = 1;
+  synthesize("llama3-8b", o, &one);
+  EXPECT_DOUBLE_EQ(two.activation_bytes - one.activation_bytes, saved);
+  EXPECT_NEAR(saved, 1.04e9, 0.01e9);
+  // What runs again, per layer (the layer section's count is its 2 layers).
+  auto again = [&](const std::string& fwd) {
+    const Kernel* k = testing::find(ks, "layer." + fwd + " (recompute)");
+    return k ? k->count / 2 : 0.0;
+  };
+  EXPECT_EQ(again("attn.k_proj|v_proj aten::mm"), 1);  // k, not v
+  EXPECT_EQ(again("attn.out_proj aten::mm"), 1);
+  EXPECT_EQ(again("mlp.gate_proj|up_proj aten::mm"), 1);  // up, not gate
+  EXPECT_EQ(again("attn.q_proj aten::mm"), 0);
+  EXPECT_EQ(again("mlp.down_proj aten::mm"), 0);
+  EXPECT_EQ(again("attn.flash aten::_scaled_dot_product_flash_attention"), 0);
+  EXPECT_EQ(again("mlp.act aten::silu"), 1);
+  EXPECT_EQ(again("input_norm aten::pow"), 1);
+  // A mixture is refused (its experts' grouped matmuls are not aten::mm).
+  EXPECT_THROW(synthesize("qwen3-30b-a3b", o, &one), InputError);
+}
+
 // Only training keeps activations (inference reports one layer's transient peak instead, far less:
 // tests/synth/inference_memory_test.cc); pipeline stages hold their share of the layers (the last
 // stage's figure: one micro-batch in flight), data parallelism and micro-batches shrink the batch each

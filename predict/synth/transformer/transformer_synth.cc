@@ -223,6 +223,33 @@ void TransformerSynth::layer(Section& s, bool dense_mlp, int64_t window, bool li
   mlp(s, dense_mlp);
   if (c_.sandwich_norm) norm(s, "mlp.output_norm", Tn_);
   residual_add(s, "mlp.residual");
+  if (o_.selective_recompute && o_.framework == Framework::torchtitan) torchtitan_op_sac(s);
+}
+
+// torchtitan's `selective_ac_option = "op"` (torchtitan/models/llama3/infra/parallelize.py,
+// _apply_ac_to_transformer_block): each layer is checkpointed with a policy that saves the outputs of
+// matmuls and of the fused attention, except every second matmul of the layer (its mm counter even:
+// k, out_proj, up of q, k, v, out, gate, up, down), and recomputes everything else in backward: the
+// norms, rotary, SiLU and product, and those matmuls. Collectives are not run again here.
+void TransformerSynth::torchtitan_op_sac(Section& s) const {
+  s.recompute_ops.clear();
+  s.recompute_rows.clear();
+  int64_t mm = 0;  // matmuls launched so far in this layer's forward
+  for (size_t i = 0; i < s.fwd.size(); ++i) {
+    const Kernel& k = s.fwd[i];
+    if (k.cls == KernelClass::attention || k.cls == KernelClass::communication) continue;
+    if (k.cls != KernelClass::gemm) {
+      s.recompute_ops.push_back(i);
+      continue;
+    }
+    // A row of n launches (k|v, gate|up): those whose count in the layer is even run again.
+    const int64_t n = std::max<int64_t>(1, int64_t(std::llround(k.count)));
+    int64_t again = 0;
+    for (int64_t j = 1; j <= n; ++j) again += (mm + j) % 2 == 0;
+    mm += n;
+    if (again == n) s.recompute_ops.push_back(i);
+    else if (again > 0) s.recompute_rows.push_back(times(k, double(again) / double(n)));
+  }
 }
 
 }  // namespace transformer
@@ -248,7 +275,11 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
           "Megatron-Bridge's Llama 3.1 405B recipes set them); the step follows the stage with the most layers (" +
           std::to_string(critical_stage_layers(chunks, opt.pp)) + ")");
     }
-    if (opt.selective_recompute && opt.attention == AttentionImpl::flash)
+    if (opt.selective_recompute && opt.framework == Framework::torchtitan)
+      footprint->notes.push_back("--recompute selective: torchtitan's per-op policy keeps each layer's input and the "
+                                 "outputs of its fused attention and of every other matmul (q, v, gate, down); the "
+                                 "norms, rotary, SiLU and the other matmuls run again in backward");
+    else if (opt.selective_recompute && opt.attention == AttentionImpl::flash)
       footprint->notes.push_back("--recompute selective: the fused attention kernel keeps no scores (its backward "
                                  "recomputes them), so nothing is recomputed");
   }

@@ -84,6 +84,8 @@ class TransformerSynth {
   StepShape shape() const;
   double model_flops_per_token() const;
   void layer(Section& s, bool dense_mlp = false, int64_t window = 0, bool linear = false);
+  // torchtitan's per-op selective activation checkpointing: what of a layer's forward runs again.
+  void torchtitan_op_sac(Section& s) const;
 
   // blocks.cc: projections, norms, residuals, dropout, rotary, soft caps
   void linear(Section& s, const std::string& name, double rows, int64_t in, int64_t out, bool bias, double n = 1, bool register_params = true, bool quantizable = true);
