@@ -35,13 +35,20 @@ std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
         const int64_t dp = s.gpus / (tp * pp * cp);
         if (s.batch % dp || !allowed(s, "dp", dp)) continue;
         for (int64_t ep : kDegrees) {
-          // Experts split over the data-parallel (and context-parallel) ranks, dividing the experts.
-          if (ep > 1 && (!s.experts || s.experts % ep || dp % ep)) continue;
+          // Experts split over the data-parallel ranks, dividing the experts; or, in more GPUs than the
+          // data-parallel replicas, folded over the tensor x data-parallel ones (synth.h, folded_experts).
+          if (ep > 1 && (!s.experts || s.experts % ep || (dp % ep && (cp > 1 || (tp * dp) % ep)))) continue;
           if (!allowed(s, "ep", ep)) continue;
           for (int64_t vp = 1; vp <= std::max<int64_t>(1, (s.layers + 2) / pp); ++vp) {
             // Interleaving splits each stage's layers into vp equal chunks: the layers, or the layers
             // with the embedding and the loss counted as two more (Megatron-LM's layout), divide evenly.
-            if (vp > 1 && (pp == 1 || (s.layers % (pp * vp) && (s.layers + 2) % (pp * vp)))) continue;
+            // Where the stages divide neither (DeepSeek-V3's 61 layers, 63 with the embedding and the
+            // loss), the split is uneven anyway (pipeline_layout.h's balanced one): any vp up to a layer
+            // a chunk.
+            const bool uneven = s.layers % pp != 0 && (s.layers + 2) % pp != 0;
+            if (vp > 1 && (pp == 1 || pp * vp > s.layers ||
+                           (!uneven && s.layers % (pp * vp) && (s.layers + 2) % (pp * vp))))
+              continue;
             if (!allowed(s, "vp", vp)) continue;
             for (int64_t mbs : kMicroBatchSizes) {
               if ((s.batch / dp) % mbs || !allowed(s, "mbs", mbs)) continue;

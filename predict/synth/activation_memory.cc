@@ -97,14 +97,14 @@ double ActivationMemory::mlp_saved(bool dense_mlp) const {
   const double Tn = s_.Tn, g = gemm_input_bytes();
   double a = norm_saved(Tn, d) + Tn * d * g;  // the post-attention norm and the MLP's input
   if (c_.experts > 0 && !dense_mlp) {
-    const double E = double(c_.experts), Fe = double(c_.expert_ffn / s_.tp);
+    const double E = double(c_.experts), Fe = double(c_.expert_ffn / s_.etp), Tm = s_.Tmoe;
     using X = TransformerConfig::EagerExperts;
     const bool all = c_.eager_experts == X::all;  // every expert on every token
-    const double Tk = all ? T * E : T * double(c_.experts_per_token);
-    a += T * E * 4;                               // the router's fp32 probabilities
+    const double Tk = all ? Tm * E : Tm * double(c_.experts_per_token);
+    a += Tm * E * 4;                              // the router's fp32 probabilities
     a += Tk * d * g + gated_saved(Tk, Fe);          // each routed token's gathered input and its expert
     a += Tk * d * s_.e;                             // the expert outputs the routing weights multiply
-    if (c_.shared_expert_ffn > 0) a += gated_saved(T, double(c_.shared_expert_ffn / s_.tp)) + 4 * T;
+    if (c_.shared_expert_ffn > 0) a += gated_saved(Tm, double(c_.shared_expert_ffn / s_.etp)) + 4 * Tm;
   } else if (c_.gated_mlp) {
     a += gated_saved(T, double(s_.F));
   } else {
@@ -130,7 +130,7 @@ double ActivationMemory::op_sac_saved() const {
 // One micro-batch's layers on this stage (with full recomputation: their inputs, plus the whole
 // activations of the one layer being recomputed; torchtitan's per-op policy likewise, keeping more).
 double ActivationMemory::layer_activation_bytes() const {
-  const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
+  const double dense = s_.stage_dense_layers;
   const double expert_layer = attention_saved() + mlp_saved(false);
   const double dense_layer = attention_saved() + mlp_saved(true);
   if (o_.selective_recompute && o_.framework == Framework::torchtitan)

@@ -25,6 +25,9 @@ struct StepShape {
   bool softmax_upcast = false;  // eager softmax in fp32 on 16-bit scores (HF's Llama family)
   HeadKind head = HeadKind::lm;  // resolved: never `automatic`
   double stage_layers = 0;       // layers this GPU holds
+  double stage_dense_layers = 0;  // of them, a mixture's dense layers
+  double Tmoe = 0;                // tokens a mixture's experts see on this GPU (Tn when folded)
+  int64_t etp = 1;                // expert tensor parallelism: tp, or 1 folded
 };
 
 class ActivationMemory {

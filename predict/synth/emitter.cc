@@ -149,7 +149,7 @@ Footprint Tape::footprint(const SynthOptions& o, DType param_dtype, double narro
   // replicas that hold the same experts.
   // Context-parallel GPUs hold the same weights: their state is sharded and their gradients reduced
   // over dp x cp.
-  const double dp = double(o.dp * o.cp), edp = double(o.dp * o.cp / o.ep);
+  const double dp = double(o.dp * o.cp), edp = double(o.expert_replicas());
   const double sharded = dense / dp + experts / edp;
   f.gradient_bytes = (o.zero >= 2 ? sharded : f.params) * e;
   // Adam's two moments in the weights' dtype, or with fp32 master weights the master copy and both
@@ -179,11 +179,11 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   if (o.master_weights && dtype_bytes(param_dtype) != 2)
     throw InputError("option '--master-weights': fp32 master copies of 16-bit weights; this step trains in " +
                      std::string(to_string(param_dtype)) + " (give --dtype bf16 or fp16)");
-  const int64_t dp = o.dp * o.cp, edp = o.dp * o.cp / o.ep;  // the weights' replicas (context parallel too)
+  const int64_t dp = o.dp * o.cp, edp = o.expert_replicas();  // the weights' replicas (context parallel too)
   const bool full_shard = o.mode == Mode::train && o.zero >= 3 && dp > 1;
   // Data-parallel groups: replicas tp ranks apart; the expert replicas holding the same experts tp x ep.
   const double dp_net = ring_net_share(dp, o.tp, o.gpus_per_node);
-  const double edp_net = ring_net_share(edp, o.tp * o.ep, o.gpus_per_node);
+  const double edp_net = ring_net_share(edp, o.folded_experts() ? o.ep : o.tp * o.ep, o.gpus_per_node);
   auto put_net = [&](std::vector<Kernel> ks, double share, double n = 1) {
     for (auto& k : ks) out.push_back(times(over_network(std::move(k), share), n));
   };
@@ -270,9 +270,14 @@ void check_parallelism(const SynthOptions& opt) {
   if (opt.cp > 1 && opt.ep > 1) throw InputError("option '--cp': not synthesized with expert parallelism (--ep)");
   if (opt.master_weights && opt.mode != Mode::train)
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
-  if (opt.dp % opt.ep != 0)
-    throw InputError("option '--ep': " + std::to_string(opt.ep) + " expert-parallel GPUs do not divide the " +
-                     std::to_string(opt.dp) + " data-parallel replicas (--dp) they are drawn from");
+  if (opt.dp % opt.ep != 0 && !opt.folded_experts())
+    throw InputError("option '--ep': " + std::to_string(opt.ep) + " expert-parallel GPUs divide neither the " +
+                     std::to_string(opt.dp) + " data-parallel replicas (--dp) nor the " + std::to_string(opt.tp * opt.dp) +
+                     " tensor x data-parallel GPUs they are drawn from");
+  if (opt.folded_experts() && opt.tp > 1 && !opt.sequence_parallel)
+    throw InputError("option '--ep': " + std::to_string(opt.ep) + " expert-parallel GPUs fold over the tensor-parallel "
+                     "ranks (more than the " + std::to_string(opt.dp) + " data-parallel replicas), which routes each "
+                     "GPU's sequence-parallel shard of the tokens: give --sequence-parallel");
   const int64_t batch = opt.batch ? opt.batch : 1;
   if (batch % (opt.dp * opt.microbatches) != 0)
     throw InputError("option '--batch': the global batch " + std::to_string(batch) + " does not divide into " +

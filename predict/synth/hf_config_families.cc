@@ -214,6 +214,7 @@ void deepseek_moe_from_hf(const Reader& r, const std::string& type, TransformerC
   const int64_t freq = r.integer({"moe_layer_freq"}, 1, false);
   c.dense_layers = 0;
   for (int64_t i = 0; i < c.layers; ++i) c.dense_layers += i < first || i % freq != 0;
+  c.leading_dense_layers = freq == 1 ? std::min(first, c.layers) : 0;
   // GLM-4.5's config names neither: HF's Glm4MoeTopkRouter always scores by sigmoid with DeepSeek-V3's
   // choice bias and groups.
   const bool glm = type == "glm4_moe";

@@ -30,13 +30,35 @@ std::vector<int64_t> pipeline_layout(const TransformerConfig& cfg, const SynthOp
     --out.back();
     return out;
   }
+  // Balanced: every chunk floor(L / chunks) layers, the first L mod chunks one more. The most a stage
+  // holds is what Megatron-Bridge's DeepSeek-V3 layouts give (61 layers over 16 chunks: 4 a chunk, the
+  // last one 1), spread more evenly.
+  if (opt.pp > 1 && L >= chunks) {
+    std::vector<int64_t> out(size_t(chunks), L / chunks);
+    for (int64_t c = 0; c < L % chunks; ++c) ++out[size_t(c)];
+    return out;
+  }
   const std::string what = opt.virtual_stages > 1 ? std::to_string(opt.pp) + " stages x " +
                                                         std::to_string(opt.virtual_stages) + " virtual stages"
                                                   : std::to_string(opt.pp) + " stages";
   throw InputError(std::string("option '--") + (opt.virtual_stages > 1 ? "virtual-stages" : "pp") + "': " + what +
-                   " do not divide the " + std::to_string(L) + " layers of " + cfg.name +
-                   " (nor " + std::to_string(L + 2) +
-                   " with the embedding and the loss counted as layers, as Megatron-LM can); give --pp-layout");
+                   " are more chunks than the " + std::to_string(L) + " layers of " + cfg.name + "; give fewer");
+}
+
+std::string pipeline_layout_note(const TransformerConfig& cfg, const SynthOptions& opt) {
+  const int64_t chunks = opt.pp * opt.virtual_stages, L = cfg.layers;
+  if (opt.pp < 2 || !opt.pp_layout.empty() || L % chunks == 0) return "";
+  const std::vector<int64_t> out = pipeline_layout(cfg, opt);
+  const std::string critical = "; the step follows the stage with the most layers (" +
+                               std::to_string(critical_stage_layers(out, opt.pp)) + ")";
+  if ((L + 2) % chunks == 0 && (L + 2) / chunks >= 2)
+    return "pipeline layout: " + std::to_string(chunks) + " chunks of " + std::to_string(out[1]) +
+           " layers, the first and the last one fewer: the embedding and the loss counted as a layer each "
+           "(Megatron-LM's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split, as "
+           "Megatron-Bridge's Llama 3.1 405B recipes set them)" + critical;
+  return "pipeline layout: " + std::to_string(chunks) + " chunks of " + std::to_string(L / chunks) + " or " +
+         std::to_string(L / chunks + 1) + " layers (the first " + std::to_string(L % chunks) +
+         " one more), an even split of layers the chunks do not divide; --pp-layout gives a recipe's own" + critical;
 }
 
 int64_t critical_stage_layers(const std::vector<int64_t>& chunks, int64_t pp) {

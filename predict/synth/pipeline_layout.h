@@ -2,6 +2,7 @@
 // one layer count per model chunk, chunk c on stage c mod pp (Megatron-LM's interleaving order).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "predict/synth/synth.h"
@@ -15,8 +16,13 @@ namespace kcast::synth {
 //  - else Megatron-LM's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
 //    (Megatron-Bridge's Llama 3.1 405B recipes: 126 layers over 8 x 8 or 16 x 1 chunks): the
 //    embedding and the loss count as a layer each, the first chunk and the last one layer fewer;
-//  - else an InputError naming the option.
+//  - else balanced: floor(layers / chunks) each, the first layers mod chunks one more (the most a
+//    stage holds matches Megatron-Bridge's DeepSeek-V3 layouts, 61 layers over 16 or 8 x 2 chunks);
+//  - an InputError naming the option where there are more chunks than layers.
 std::vector<int64_t> pipeline_layout(const TransformerConfig& cfg, const SynthOptions& opt);
+// The stderr note that says which layout an uneven split took ("" where the layers divide or
+// --pp-layout gives it).
+std::string pipeline_layout_note(const TransformerConfig& cfg, const SynthOptions& opt);
 
 // The most layers one stage holds: its chunks' sum (the schedule's slowest stage).
 int64_t critical_stage_layers(const std::vector<int64_t>& chunks, int64_t pp);

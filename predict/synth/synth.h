@@ -83,8 +83,15 @@ struct SynthOptions {
   // Tensor parallelism splits heads, MLP width and vocabulary over `tp` GPUs, with the all-reduces
   // of the activations; pipeline parallelism puts layers / pp on each of `pp` stages and the list
   // follows the critical path of the schedule. Expert parallelism (mixtures of experts) splits the
-  // experts over `ep` of the data-parallel replicas, which exchange tokens by all-to-all.
+  // experts over `ep` of the data-parallel replicas, which exchange tokens by all-to-all. Where ep
+  // does not divide dp but divides tp x dp, the expert-parallel group folds over the tensor-parallel
+  // ranks too (Megatron-Core's MoE parallel folding, expert tensor parallelism 1: each GPU routes its
+  // sequence-parallel shard of the tokens and holds whole experts; folded_experts()).
   int64_t tp = 1, pp = 1, dp = 1, microbatches = 1, ep = 1;
+  bool folded_experts() const { return mode == Mode::train && ep > 1 && dp % ep != 0 && (tp * dp) % ep == 0; }
+  // The GPUs holding copies of the same experts (their gradients' replicas): dp x cp / ep, or folded
+  // tp x dp / ep. (Training only: serving's expert parallelism is over attention data-parallel ranks.)
+  int64_t expert_replicas() const { return folded_experts() ? tp * dp / ep : dp * cp / ep; }
   // Megatron-LM's interleaved 1F1B schedule: each pipeline GPU holds `virtual_stages` chunks of
   // layers / (pp x virtual_stages) layers, which shortens the fill and drain by that factor.
   int64_t virtual_stages = 1;

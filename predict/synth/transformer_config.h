@@ -55,6 +55,9 @@ struct TransformerConfig {
   // Layers whose MLP stays dense, of `ffn`, wherever they sit (DeepSeek's first_k_dense_replace and
   // moe_layer_freq, Qwen's decoder_sparse_step and mlp_only_layers, Llama 4's interleaving).
   int64_t dense_layers = 0;
+  // Of those, the ones before the first expert layer (DeepSeek-V3's and GLM-4.5's first k): under
+  // pipeline stages they sit on the first stage, and the other stages hold expert layers only.
+  int64_t leading_dense_layers = 0;
   // How a token's experts and their weights are chosen: softmax over all experts, then top-k
   // (Mixtral, Qwen); sigmoid scores, then top-k (DeepSeek-V3); top-k of the logits, then a sigmoid
   // of the chosen ones (Llama 4) or a softmax over them (GPT-OSS).

@@ -43,6 +43,29 @@ TEST(PlanTrainLayouts, EveryLayoutUsesTheGpusAndDividesTheBatch) {
   }
 }
 
+// Mixtures: expert parallelism divides the experts and either the data-parallel ranks or, folded, the
+// tensor x data-parallel ones (Qwen3-235B's published TP 2 x DP 16 with EP 32); a model whose layers the
+// stages divide neither way (DeepSeek-V3's 61) takes any interleaving up to a layer a chunk.
+TEST(PlanTrainLayouts, MixturesFoldExpertParallelismAndUnevenStagesInterleave) {
+  LayoutSpace s = llama8b_space(256, 1024);
+  s.layers = 94, s.heads = 64, s.kv_heads = 4, s.experts = 128;  // Qwen3-235B-A22B
+  bool published = false;
+  for (const TrainLayout& l : enumerate_train_layouts(s)) {
+    EXPECT_EQ(128 % l.ep, 0);
+    EXPECT_TRUE(l.dp % l.ep == 0 || (l.cp == 1 && (l.tp * l.dp) % l.ep == 0)) << l.tp << " " << l.dp << " " << l.ep;
+    published |= l.tp == 2 && l.pp == 8 && l.ep == 32 && l.vp == 4 && l.dp == 16;
+  }
+  EXPECT_TRUE(published);
+  s.layers = 61, s.heads = 128, s.kv_heads = 128, s.experts = 256;  // DeepSeek-V3
+  s.fixed = parse_fix("pp=8,tp=1,ep=32");
+  bool vp2 = false;
+  for (const TrainLayout& l : enumerate_train_layouts(s)) {
+    EXPECT_LE(l.pp * l.vp, 61);
+    vp2 |= l.vp == 2;
+  }
+  EXPECT_TRUE(vp2);  // Megatron-Bridge's B200 layout: PP 8 x VP 2 over 61 layers
+}
+
 TEST(PlanTrainLayouts, FixedKeysHold) {
   LayoutSpace s = llama8b_space(64, 256);
   s.fixed = parse_fix("tp=4,recompute=none");

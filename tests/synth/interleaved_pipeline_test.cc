@@ -50,7 +50,7 @@ TEST(InterleavedPipeline, CriticalPathAndFirstStageActivations) {
 }
 
 TEST(InterleavedPipeline, BadSchedulesNameTheOption) {
-  SynthOptions o = pipeline(3);  // 3 chunks do not divide a stage's 8 layers
+  SynthOptions o = pipeline(16);  // 4 stages x 16 chunks: more chunks than the 32 layers
   EXPECT_NE(input_error_of([&] { synthesize("llama3-8b", o); }).find("'--virtual-stages'"), std::string::npos);
   o = pipeline(2);
   o.microbatches = 6;  // not divisible by the 4 stages

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "model/error.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer_config.h"
 #include "tests/input_error_of.h"
@@ -230,9 +231,13 @@ TEST(SynthMoE, DeepSeekV3LatentAttentionShapesAndFlops) {
   Footprint f;
   synthesize_transformer(c, with_mode(Mode::decode, 4, 1000), &f);
   EXPECT_DOUBLE_EQ(f.kv_cache_bytes, 61.0 * 4 * 1000 * 128 * (192 + 128) * 2);
+  // One layer a stage: the critical stage holds an expert layer (the three dense ones lead, on the first).
   SynthOptions pp = with_mode(Mode::train, 2, 64);
   pp.pp = 61;
-  EXPECT_NE(input_error_of([&] { synthesize_transformer(c, pp); }).find("'--pp'"), std::string::npos);
+  pp.microbatches = 2;
+  const auto staged = synthesize_transformer(c, pp);
+  EXPECT_EQ(find(staged, "dense_layer.mlp.down_proj aten::mm"), nullptr);
+  EXPECT_NE(find(staged, "layer.moe.gate aten::mm"), nullptr);
 }
 
 // Decoding with a fused kernel is the serving stacks' latent path: the cache holds one 576-wide
@@ -384,11 +389,75 @@ TEST(SynthMoE, ExpertParallelSplitsExpertsAndExchangesTokens) {
   EXPECT_NEAR(expert_bytes / (2.0 * (2 - 1) / 2 * L * 3 * d * Fe * 2), 1.0, 1e-9);
 }
 
+// Megatron-Core's MoE parallel folding: 8 expert-parallel GPUs over tp 2 x dp 4 (more than the data-
+// parallel replicas), expert tensor parallelism 1. Each GPU routes its sequence-parallel shard (1024
+// of the 2048 tokens of its replica), holds one whole expert, and the block has no tensor-parallel
+// gather or scatter; no other GPU holds its expert (tp x dp / ep = 1 replica), so no expert gradient
+// is reduced.
+TEST(SynthMoE, ExpertParallelFoldsOverTheTensorParallelRanks) {
+  SynthOptions o = with_mode(Mode::train, 8, 1024);
+  o.attention = AttentionImpl::flash;
+  o.layers = 2;
+  o.tp = 2;
+  o.dp = 4;
+  o.ep = 8;
+  o.sequence_parallel = true;
+  const auto ks = synthesize("mixtral-8x7b", o);
+  const Kernel* down = find(ks, "layer.moe.experts.down_proj aten::mm");
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->k, int64_t(Fe));          // a whole expert
+  EXPECT_EQ(down->m, 2 * 1024);             // 1024 tokens x 2 picks, all to this GPU's expert
+  EXPECT_EQ(find(ks, "layer.mlp.input nccl:all_gather (sequence parallel)"), nullptr);
+  EXPECT_EQ(find(ks, "layer.mlp.down_proj nccl:reduce_scatter (sequence parallel)"), nullptr);
+  EXPECT_NE(find(ks, "layer.attn.out_proj nccl:reduce_scatter (sequence parallel)"), nullptr);  // attention keeps TP
+  EXPECT_NEAR(class_total(ks, KernelClass::communication, &Kernel::bytes, "all_to_all"),
+              4 * 2 * (1024 * 2) * d * 2 * 7.0 / 8, 1);
+  EXPECT_EQ(class_total(ks, KernelClass::communication, &Kernel::bytes, "expert gradients"), 0);
+  // Not in serving: its expert parallelism is over attention data-parallel ranks.
+  o.mode = Mode::infer;
+  EXPECT_THROW(synthesize("mixtral-8x7b", o), InputError);
+}
+
+// Pipelines over mixed layers: DeepSeek-V3's three leading dense layers sit on the first stage, so
+// the critical stage holds expert layers only; GPT-OSS's alternating sliding-window and full-attention
+// layers are on every stage in the model's proportion.
+TEST(SynthMoE, PipelineStagesOverMixedLayers) {
+  SynthOptions o = with_mode(Mode::train, 8, 1024);
+  o.attention = AttentionImpl::flash;
+  o.pp = 4;
+  o.microbatches = 8;
+  o.dp = 1;
+  o.layers = 16;
+  Footprint f;
+  const auto ds = synthesize("deepseek-v3", o, &f);
+  EXPECT_EQ(find(ds, "dense_layer.mlp.down_proj aten::mm"), nullptr);
+  ASSERT_NE(find(ds, "layer.moe.gate aten::mm"), nullptr);
+  // 16 layers over 4 stages: 4 expert layers on the critical stage, run m + pp - 1 times.
+  EXPECT_DOUBLE_EQ(find(ds, "layer.moe.gate aten::mm")->count, 4 * (8 + 3));
+  bool noted = false;
+  for (const auto& n : f.notes) noted |= n.find("sit on the first stage; the critical stage holds expert layers only") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // GPT-OSS-20B: 24 layers, half of them sliding-window (128 keys); 6 a stage, 3 of each kind.
+  o.layers = 0;
+  o.seq = 4096;
+  const auto oss = synthesize("gpt-oss-20b", o);
+  const Kernel* local = find(oss, "local_layer.attn.q_proj aten::addmm");
+  const Kernel* full = find(oss, "layer.attn.q_proj aten::addmm");
+  ASSERT_NE(local, nullptr);
+  ASSERT_NE(full, nullptr);
+  EXPECT_DOUBLE_EQ(local->count, 3 * (8 + 3));
+  EXPECT_DOUBLE_EQ(full->count, 3 * (8 + 3));
+}
+
 TEST(SynthMoE, ExpertParallelErrorsNameTheOption) {
   SynthOptions o = with_mode(Mode::train, 8, 128);
   o.ep = 4;
   o.dp = 2;  // ep GPUs are drawn from the data-parallel replicas
-  EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", o); }).find("'--ep': 4 expert-parallel GPUs do not divide"),
+  EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", o); }).find("'--ep': 4 expert-parallel GPUs divide neither"),
+            std::string::npos);
+  // Folding over the tensor-parallel ranks routes each GPU's sequence-parallel shard: it needs it.
+  o.tp = 2;
+  EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", o); }).find("give --sequence-parallel"),
             std::string::npos);
   o.dp = 4;
   EXPECT_NE(input_error_of([&] { synthesize("llama3-8b", o); }).find("'--ep': llama3-8b has no experts"),

@@ -141,7 +141,7 @@ TEST(TrainingRecipe, BadCombinationsAreOneLineErrorsNamingTheOption) {
            {"--framework nemo", "'--framework': 'nemo' is not one of"},
            {"--pp 2 --pp-layout 1,1,2", "'--pp-layout': give 2 layer counts"},
            {"--pp 2 --pp-layout 1,2", "'--pp-layout': the counts sum to 3"},
-           {"--pp 4 --virtual-stages 2 --microbatches 4", "do not divide the 4 layers"}}) {
+           {"--pp 4 --virtual-stages 2 --microbatches 4", "are more chunks than the 4 layers"}}) {
     const auto r = run_kcast(kSmall + "--batch 4 " + c.args + " -o /dev/null", true);
     EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
@@ -165,6 +165,20 @@ TEST(PipelineLayout, UnevenLayersCountTheEmbeddingAndTheLossAsMegatronDoes) {
   EXPECT_EQ(critical_stage_layers(pipeline_layout(c, o), 8), 17);
   c.layers = 32, o.pp_layout.clear(), o.virtual_stages = 1;
   EXPECT_EQ(pipeline_layout(c, o), std::vector<int64_t>(8, 4));
+  // Neither divides (DeepSeek-V3's 61 layers over 16 chunks, nor 63): 13 chunks of 4 and 3 of 3, at
+  // most 4 on a stage as Megatron-Bridge's recipe layout has (15 of 4 and the last 1); over 8 x 4
+  // chunks 29 of 2 and 3 of 1, at most 8 on a stage.
+  c.layers = 61, o.pp = 16;
+  std::vector<int64_t> ds(13, 4);
+  ds.insert(ds.end(), 3, 3);
+  EXPECT_EQ(pipeline_layout(c, o), ds);
+  EXPECT_EQ(critical_stage_layers(ds, 16), 4);
+  o.pp = 8, o.virtual_stages = 4;
+  EXPECT_EQ(critical_stage_layers(pipeline_layout(c, o), 8), 8);
+  EXPECT_NE(pipeline_layout_note(c, o).find("32 chunks of 1 or 2 layers (the first 29 one more)"), std::string::npos)
+      << pipeline_layout_note(c, o);
+  o.pp = 64, o.virtual_stages = 1;  // more chunks than layers
+  EXPECT_THROW(pipeline_layout(c, o), InputError);
 }
 
 // The step's JSON over several layouts: its keys, overlap bounds, and MFU in closed form.

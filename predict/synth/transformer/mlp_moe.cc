@@ -88,13 +88,27 @@ void TransformerSynth::gate(Section& s, const std::string& name, double e, doubl
 // E / ep experts, an all-to-all sends every chosen token to its expert's GPU and another brings
 // the results back (in backward, their gradients); with balanced routing each GPU receives the
 // Tk picks it sends, spread over its share of the experts the ep GPUs' tokens hit.
+//
+// Folded over the tensor-parallel ranks (SynthOptions::folded_experts: Megatron-Core's MoE parallel
+// folding with expert tensor parallelism 1), each GPU routes its own sequence-parallel shard of the
+// tokens (Tn) to whole experts, and the block needs no tensor-parallel gather or scatter around it;
+// the shared experts run whole on that shard too (the same FLOPs as tp slices of all tokens).
 void TransformerSynth::moe(Section& s) {
+  const bool folded = o_.folded_experts();
+  // The experts see this GPU's tokens: the sequence-parallel shard when folded.
+  struct TokensOf {
+    double& t;
+    double saved;
+    ~TokensOf() { t = saved; }
+  } tokens{T_, T_};
+  if (folded) T_ = Tn_;
+  const int64_t etp = folded ? 1 : tp_;  // expert tensor parallelism
   const double E = double(c_.experts), k = double(c_.experts_per_token), Tk = T_ * k;
   const double ep = double(o_.ep);
   const double hit = std::max(1.0, std::round(E * (1 - std::pow(1 - k / E, ep * T_)) / ep));  // on this GPU
   const double Te = std::max(1.0, std::round(Tk / hit));  // tokens per expert
-  const int64_t Fe = c_.expert_ffn / tp_;
-  tp_all_reduce(s, "mlp.input", false);
+  const int64_t Fe = c_.expert_ffn / etp;
+  if (!folded) tp_all_reduce(s, "mlp.input", false);
   // x feeds the router and the experts' gathers (and the shared expert and its gate).
   const bool shared = c_.shared_expert_ffn > 0;
   s.backward_only({accumulate("moe.input", T_ * d_, shared ? (c_.shared_expert_gated ? 3 : 2) : 1)});
@@ -110,11 +124,11 @@ void TransformerSynth::moe(Section& s) {
   all_to_all(s, "moe.combine", Tk);
   if (shared && !c_.shared_expert_gated) {
     // DeepSeek: out += shared_experts(x), on every token.
-    swiglu(s, "moe.shared_experts", T_, c_.shared_expert_ffn / tp_, false);
+    swiglu(s, "moe.shared_experts", T_, c_.shared_expert_ffn / etp, false);
     s.op(pointwise("moe.shared_experts aten::add", dt_, T_ * d_, 3, 1));
   } else if (shared) {
     // Qwen2-MoE: out += sigmoid(shared_expert_gate(x)) * shared_expert(x), on every token.
-    swiglu(s, "moe.shared_expert", T_, c_.shared_expert_ffn / tp_, false);
+    swiglu(s, "moe.shared_expert", T_, c_.shared_expert_ffn / etp, false);
     linear(s, "moe.shared_expert_gate", T_, d_, 1, false, 1, true, false);
     s.op(pointwise("moe.shared_expert_gate aten::sigmoid", dt_, T_, 2, 4),
          {pointwise("moe.shared_expert_gate aten::sigmoid_backward", dt_, T_, 3, 4)});
@@ -123,7 +137,7 @@ void TransformerSynth::moe(Section& s) {
           work("moe.shared_expert aten::mul|sum (gate grad)", KernelClass::reduction, dt_, 2 * T_ * d_,
                (2 * T_ * d_ + T_) * e_)});
   }
-  tp_all_reduce(s, "mlp.down_proj", true);
+  if (!folded) tp_all_reduce(s, "mlp.down_proj", true);
 }
 
 bool TransformerSynth::all_experts_eagerly() const {

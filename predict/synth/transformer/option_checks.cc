@@ -142,12 +142,6 @@ void check_experts_and_stages(const TransformerConfig& cfg, const SynthOptions& 
   if (opt.ep > 1 && cfg.experts % opt.ep != 0)
     throw InputError("option '--ep': " + std::to_string(opt.ep) + " GPUs do not divide the " +
                      std::to_string(cfg.experts) + " experts of " + cfg.name);
-  if (opt.pp > 1 && cfg.experts > 0 && cfg.dense_layers > 0)
-    throw InputError("option '--pp': " + cfg.name + " mixes dense and expert layers, which synth puts on one stage only");
-  const bool window_bites = cfg.sliding_window < (opt.seq ? opt.seq : cfg.max_positions);
-  if (opt.pp > 1 && cfg.local_layers > 0 && cfg.local_layers < cfg.layers && window_bites)
-    throw InputError("option '--pp': " + cfg.name + " mixes sliding-window and full-attention layers, which synth "
-                     "puts on one stage only");
   if (opt.virtual_stages < 1)
     throw InputError("option '--virtual-stages': must be at least 1");
   if (opt.virtual_stages > 1 && opt.pp < 2)

@@ -27,7 +27,8 @@ namespace kcast::synth::transformer {
 void TransformerSynth::all_to_all(Section& s, const std::string& name, double rows) {
   if (o_.ep <= 1) return;
   const double bytes = rows * double(d_) * e_ * double(o_.ep - 1) / double(o_.ep);
-  const double net = all_to_all_net_share(o_.ep, tp_, o_.gpus_per_node);  // experts tp ranks apart
+  // Experts tp ranks apart; folded over the tensor-parallel ranks, on adjacent ranks.
+  const double net = all_to_all_net_share(o_.ep, o_.folded_experts() ? 1 : tp_, o_.gpus_per_node);
   s.op(over_network(collective(name + " nccl:all_to_all (expert parallel)", dt_, bytes), net),
        {over_network(collective(name + " nccl:all_to_all (expert parallel, backward)", dt_, bytes), net)});
 }

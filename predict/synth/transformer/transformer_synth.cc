@@ -88,7 +88,7 @@ std::vector<Kernel> TransformerSynth::run() {
   embeddings(embed);
   // A mixture's dense layers (DeepSeek's first, Qwen's or Llama 4's between), then the expert
   // layers (single stage only).
-  const double dense = c_.experts > 0 ? double(c_.dense_layers) : 0;
+  const double dense = dense_stage_layers();
   Section* dense_layers = nullptr;
   if (dense > 0) {
     dense_layers = &layer_section(kDenseLayerSection, dense);
@@ -116,7 +116,7 @@ std::vector<Kernel> TransformerSynth::run() {
   // all of it on the path.
   if (layers) layers->count = full / v * (m * v + pp - 1);
   if (local_layers) local_layers->count = local / v * (m * v + pp - 1);
-  if (dense_layers) dense_layers->count = dense * m;
+  if (dense_layers) dense_layers->count = dense / v * (m * v + pp - 1);
   out.count = m;
   if (ce) ce->count = m;
   embed.count = o_.pp > 1 ? 1 : m;
@@ -192,6 +192,13 @@ double TransformerSynth::model_flops_per_token() const {
   return 6 * projections + 12 * double(c_.layers) * keys * qk_width;
 }
 
+double TransformerSynth::dense_stage_layers() const {
+  if (c_.experts == 0 || c_.dense_layers == 0) return 0;
+  if (o_.pp == 1) return double(c_.dense_layers);
+  if (c_.leading_dense_layers == c_.dense_layers) return 0;
+  return stage_layers() * double(c_.dense_layers) / double(c_.layers);
+}
+
 // This GPU's shapes, for the activation estimates (activation_memory.h).
 StepShape TransformerSynth::shape() const {
   StepShape s;
@@ -200,6 +207,9 @@ StepShape TransformerSynth::shape() const {
   s.e = e_, s.flash = flash_, s.decode = decode_, s.softmax_upcast = softmax_upcast(), s.head = head_;
   s.serving = serving_;
   s.stage_layers = stage_layers();
+  s.stage_dense_layers = dense_stage_layers();
+  s.Tmoe = o_.folded_experts() ? Tn_ : T_;
+  s.etp = o_.folded_experts() ? 1 : tp_;
   return s;
 }
 
@@ -266,15 +276,21 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
   if (footprint) {
     *footprint = s.footprint();
     footprint->notes = cfg.notes;
-    if (opt.pp > 1 && opt.pp_layout.empty() && cfg.layers % (opt.pp * opt.virtual_stages) != 0) {
-      const std::vector<int64_t> chunks = pipeline_layout(cfg, opt);
+    if (const std::string note = pipeline_layout_note(cfg, opt); !note.empty()) footprint->notes.push_back(note);
+    // Pipelines over mixed layers: what the critical stage holds (transformer_synth.h).
+    if (opt.pp > 1 && cfg.experts > 0 && cfg.dense_layers > 0)
       footprint->notes.push_back(
-          "pipeline layout: " + std::to_string(chunks.size()) + " chunks of " + std::to_string(chunks[1]) +
-          " layers, the first and the last one fewer: the embedding and the loss counted as a layer each "
-          "(Megatron-LM's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split, as "
-          "Megatron-Bridge's Llama 3.1 405B recipes set them); the step follows the stage with the most layers (" +
-          std::to_string(critical_stage_layers(chunks, opt.pp)) + ")");
-    }
+          cfg.leading_dense_layers == cfg.dense_layers
+              ? "pipeline stages: the dense layers (the first " + std::to_string(cfg.dense_layers) + ") sit on the "
+                "first stage; the critical stage holds expert layers only (multi-token prediction layers are not "
+                "synthesized)"
+              : "pipeline stages: the critical stage holds dense and expert layers in the model's proportion (" +
+                    std::to_string(cfg.dense_layers) + " of " + std::to_string(cfg.layers) + " dense)");
+    if (opt.pp > 1 && cfg.local_layers > 0 && cfg.local_layers < cfg.layers &&
+        cfg.sliding_window < (opt.seq ? opt.seq : cfg.max_positions))  // where the window bites
+      footprint->notes.push_back("pipeline stages: the critical stage holds sliding-window and full-attention layers "
+                                 "in the model's proportion (" + std::to_string(cfg.local_layers) + " of " +
+                                 std::to_string(cfg.layers) + " sliding)");
     if (opt.selective_recompute && opt.framework == Framework::torchtitan)
       footprint->notes.push_back("--recompute selective: torchtitan's per-op policy keeps each layer's input and the "
                                  "outputs of its fused attention and of every other matmul (q, v, gate, down); the "

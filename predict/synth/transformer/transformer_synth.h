@@ -68,8 +68,16 @@ class TransformerSynth {
   // Whether a sliding window is shorter than the keys a query sees (prefill: the sequence; decode:
   // the cache).
   bool window_bites() const { return c_.sliding_window > 0 && c_.local_layers > 0 && c_.sliding_window < Sk_; }
-  // The sliding-window layers this GPU holds as their own section (0 where the window does not bite).
-  double local_stage_layers() const { return window_bites() ? double(c_.local_layers) / double(o_.pp) : 0; }
+  // The sliding-window layers this GPU holds as their own section (0 where the window does not bite):
+  // with pipeline stages the critical stage's share in the model's proportion (GPT-OSS alternates
+  // them, Gemma 3 has five local layers to one global).
+  double local_stage_layers() const {
+    return window_bites() ? stage_layers() * double(c_.local_layers) / double(c_.layers) : 0;
+  }
+  // A mixture's dense layers on this GPU: all on one stage; with pipeline stages none where they all
+  // lead (DeepSeek-V3's first three sit on the first stage, the critical stage holds expert layers
+  // only), else the critical stage's share in the model's proportion (Llama 4's interleaving).
+  double dense_stage_layers() const;
   // The share of a tensor-parallel collective's bytes that leaves the node (adjacent ranks).
   double tp_net_share() const { return ring_net_share(tp_, 1, o_.gpus_per_node); }
   // An activation function's forward and backward kernels and its FLOPs per element (gate_activation).
