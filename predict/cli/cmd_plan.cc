@@ -66,7 +66,7 @@ nlohmann::json candidate_json(const TrainCandidate& c, const PlanArgs& a, int64_
   const auto& l = c.layout;
   nlohmann::json j = {{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}, {"ep", l.ep}, {"dp", l.dp}, {"vp", l.vp},
                       {"microbatches", l.microbatches}, {"micro_batch_size", l.mbs},
-                      {"recompute", plan::to_string(l.recompute)}};
+                      {"recompute", plan::to_string(l.recompute)}, {"zero", c.options.zero}};
   j.update(step_json_of(c.timing, c.fit, c.options));
   j["command"] = command_of(c, a, seq);
   return j;
@@ -149,7 +149,18 @@ int plan_train_cmd(int argc, char** argv) {
   const LoadedModel& lm = basics.lm;
 
   const synth::TransformerConfig cfg = transformer_of(a.model, a.config);
+  synth::SynthOptions base;
+  base.dtype = dtype_named("dtype", a.dtype);
+  base.attention = synth::AttentionImpl::flash;
+  base.master_weights = true;
+  base.framework = pick<synth::Framework>("framework", a.framework,
+                                          {{"megatron", synth::Framework::megatron},
+                                           {"torchtitan", synth::Framework::torchtitan},
+                                           {"automodel", synth::Framework::automodel}});
+  base.zero = base.framework == synth::Framework::megatron ? 1 : 3;  // distributed optimizer / FSDP
   plan::LayoutSpace space;
+  space.default_zero = base.zero;
+  space.megatron_fsdp = base.framework == synth::Framework::megatron;
   space.gpus = positive("gpus");
   space.batch = positive("batch");
   space.seq = positive("seq");
@@ -164,17 +175,8 @@ int plan_train_cmd(int argc, char** argv) {
     throw InputError("plan train: no layout of " + std::to_string(space.gpus) + " GPUs divides the batch of " +
                      std::to_string(space.batch) + (a.fix.empty() ? "" : " with --fix " + a.fix));
 
-  synth::SynthOptions base;
   base.seq = space.seq;
-  base.dtype = dtype_named("dtype", a.dtype);
-  base.attention = synth::AttentionImpl::flash;
-  base.master_weights = true;
   base.gpus_per_node = space.gpus_per_node;
-  base.framework = pick<synth::Framework>("framework", a.framework,
-                                          {{"megatron", synth::Framework::megatron},
-                                           {"torchtitan", synth::Framework::torchtitan},
-                                           {"automodel", synth::Framework::automodel}});
-  base.zero = base.framework == synth::Framework::megatron ? 1 : 3;  // distributed optimizer / FSDP
   base.compile = vm.count("compile") > 0;
   base.recipe = synth::transformer::recipe_option(a.recipe, true, base.dtype);
   check_recipe_units(base, {&gpu});

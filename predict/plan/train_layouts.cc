@@ -61,7 +61,9 @@ std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
                 // these frameworks does not keep: only when asked for (--fix recompute=selective).
                 if (rc == Recompute::selective && !s.fixed.count("recompute")) continue;
                 if (!allowed(s, "recompute", int64_t(rc))) continue;
-                out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc});
+                if (allowed(s, "zero", s.default_zero)) out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc});
+                if (s.megatron_fsdp && pp == 1 && dp > 1 && allowed(s, "zero", 3))
+                  out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc, 3});
               }
             }
           }
@@ -81,10 +83,10 @@ std::map<std::string, int64_t> parse_fix(const std::string& text) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     const bool known_key = key == "tp" || key == "pp" || key == "cp" || key == "ep" || key == "dp" || key == "vp" ||
-                           key == "mbs" || key == "microbatches" || key == "recompute";
+                           key == "mbs" || key == "microbatches" || key == "recompute" || key == "zero";
     if (!known_key)
       throw InputError("option '--fix': '" + item + "': give KEY=VALUE with KEY one of tp, pp, cp, ep, dp, vp, mbs, "
-                       "microbatches, recompute");
+                       "microbatches, recompute, zero");
     if (key == "recompute") {
       if (value == "none") out[key] = 0;
       else if (value == "selective") out[key] = 1;
@@ -118,6 +120,7 @@ synth::SynthOptions with_layout(synth::SynthOptions o, const TrainLayout& l, int
   o.virtual_stages = l.vp;
   o.microbatches = l.microbatches;
   o.sequence_parallel = l.tp > 1;
+  if (l.zero >= 0) o.zero = l.zero;
   if (l.dp == 1) o.zero = 0;  // nothing to shard the optimizer state over
   o.recompute = l.recompute == Recompute::full;
   o.selective_recompute = l.recompute == Recompute::selective;

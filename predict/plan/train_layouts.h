@@ -21,13 +21,18 @@ struct TrainLayout {
   int64_t microbatches = 1;  // per replica and step
   int64_t mbs = 1;           // sequences per micro-batch
   Recompute recompute = Recompute::none;
+  int zero = -1;  // the optimizer sharding (--zero); -1: the framework's own (plan_train's base options)
 };
 
 struct LayoutSpace {
   int64_t gpus = 0, batch = 0, seq = 0;  // GPUs in all, global batch (sequences), sequence length
   int64_t layers = 0, heads = 0, kv_heads = 0, experts = 0;
   int64_t gpus_per_node = 8;
-  // --fix: keys tp, pp, cp, ep, dp, vp, mbs, microbatches, recompute (0 none, 1 selective, 2 full).
+  // Megatron: besides its distributed optimizer (--zero 1), Megatron FSDP (--zero 3) where there is no
+  // pipeline (Megatron-Bridge's Llama 3 8B H100 runs).
+  bool megatron_fsdp = false;
+  int default_zero = 1;  // the framework's own sharding, which --fix zero=N must name to keep
+  // --fix: keys tp, pp, cp, ep, dp, vp, mbs, microbatches, recompute (0 none, 1 selective, 2 full), zero.
   std::map<std::string, int64_t> fixed;
 };
 

@@ -66,6 +66,26 @@ TEST(PlanTrainLayouts, MixturesFoldExpertParallelismAndUnevenStagesInterleave) {
   EXPECT_TRUE(vp2);  // Megatron-Bridge's B200 layout: PP 8 x VP 2 over 61 layers
 }
 
+// Megatron's plans add Megatron FSDP (--zero 3) beside its distributed optimizer where nothing is
+// pipelined (Megatron-Bridge's Llama 3 8B runs on 8 H100s); --fix zero=3 keeps only those.
+TEST(PlanTrainLayouts, MegatronAddsFsdpWithoutPipelines) {
+  LayoutSpace s = llama8b_space(8, 128);
+  const size_t plain = enumerate_train_layouts(s).size();
+  s.megatron_fsdp = true;
+  size_t fsdp = 0;
+  for (const TrainLayout& l : enumerate_train_layouts(s)) {
+    if (l.zero != 3) continue;
+    ++fsdp;
+    EXPECT_EQ(l.pp, 1);
+    EXPECT_GT(l.dp, 1);
+  }
+  EXPECT_GT(fsdp, 0u);
+  EXPECT_EQ(enumerate_train_layouts(s).size(), plain + fsdp);
+  s.fixed = parse_fix("zero=3");
+  for (const TrainLayout& l : enumerate_train_layouts(s)) EXPECT_EQ(l.zero, 3);
+  EXPECT_EQ(with_layout(synth::SynthOptions{}, enumerate_train_layouts(s).front(), 128).zero, 3);
+}
+
 TEST(PlanTrainLayouts, FixedKeysHold) {
   LayoutSpace s = llama8b_space(64, 256);
   s.fixed = parse_fix("tp=4,recompute=none");

@@ -127,10 +127,18 @@ TEST(PredictCli, PerKernelCsvExplainsEachPrediction) {
     EXPECT_GE(pred, hi * (1 - 1e-6)) << rows;
     EXPECT_LE(pred, hi * std::pow(2.0, 1.0 / 8) * (1 + 1e-6)) << rows;
     EXPECT_LE(lat, m + 1e-9) << rows;
-    if (bound == "launch") EXPECT_GT(floor, work) << rows;
-    if (bound == "compute") EXPECT_GE(c, m) << rows;
-    if (bound == "memory" || bound == "latency") EXPECT_GT(m, c) << rows;
-    if (bound == "latency") EXPECT_GE(2 * lat, m) << rows;
+    if (bound == "launch") {
+      EXPECT_GT(floor, work) << rows;
+    }
+    if (bound == "compute") {
+      EXPECT_GE(c, m) << rows;
+    }
+    if (bound == "memory" || bound == "latency") {
+      EXPECT_GT(m, c) << rows;
+    }
+    if (bound == "latency") {
+      EXPECT_GE(2 * lat, m) << rows;
+    }
     if (!tile.empty()) {
       ++tiled;
       EXPECT_NE(tile.find('x'), std::string::npos) << tile;
