@@ -74,15 +74,18 @@ nlohmann::json candidate_json(const TrainCandidate& c, const PlanArgs& a, int64_
 
 void write_table(const std::vector<const TrainCandidate*>& top, std::ostream& os) {
   using report::fixed;
-  os << "rank  tp pp cp ep   dp vp  mbs  micro  recompute   step (s)  tokens/s/GPU   MFU  memory GB  exposed comm  bubble  recompute s\n";
+  os << "rank  tp pp cp ep   dp vp  mbs  micro  recompute zero   step (s)  tokens/s/GPU   MFU  memory GB  exposed comm  "
+        "bubble  recompute s\n";
   int rank = 1;
   for (const TrainCandidate* c : top) {
     const auto& l = c->layout;
     const auto& t = c->timing;
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%4d %3lld %2lld %2lld %2lld %4lld %2lld %4lld %6lld  %-9s %9s %13s %5s %10s %13s %7s %12s\n",
+    std::snprintf(buf, sizeof buf,
+                  "%4d %3lld %2lld %2lld %2lld %4lld %2lld %4lld %6lld  %-9s %4d %9s %13s %5s %10s %13s %7s %12s\n",
                   rank++, (long long)l.tp, (long long)l.pp, (long long)l.cp, (long long)l.ep, (long long)l.dp,
                   (long long)l.vp, (long long)l.mbs, (long long)l.microbatches, plan::to_string(l.recompute),
+                  c->options.zero,
                   fixed(t.step_us * 1e-6, 3).c_str(), fixed(t.tokens_per_s_per_gpu(), 0).c_str(),
                   known(t.mfu) ? (fixed(t.mfu * 100, 1) + "%").c_str() : "-", fixed(c->fit.need_bytes * 1e-9, 1).c_str(),
                   fixed(t.exposed_comm_us * 1e-6, 3).c_str(), fixed(t.bubble_us * 1e-6, 3).c_str(),
@@ -228,7 +231,7 @@ int plan_train_cmd(int argc, char** argv) {
     console_out() << list.dump(2) << "\n";
   } else if (fmt == Format::csv) {
     console_out() << "rank,tp,pp,cp,ep,dp,vp,microbatches,micro_batch_size,recompute,step_s,tokens_per_s_per_gpu,mfu,"
-                     "memory_gb,exposed_comm_s,bubble_s,recompute_s,command\n";
+                     "memory_gb,exposed_comm_s,bubble_s,recompute_s,command,zero\n";
     int rank = 1;
     for (const TrainCandidate* c : top) {
       const nlohmann::json j = candidate_json(*c, a, space.seq);
@@ -237,7 +240,7 @@ int plan_train_cmd(int argc, char** argv) {
       console_out() << "," << plan::to_string(c->layout.recompute);
       for (const char* k : {"step_s", "tokens_per_s_per_gpu", "mfu", "memory_gb", "exposed_comm_s", "bubble_s", "recompute_s"})
         console_out() << "," << (j[k].is_null() ? "" : report::fmt(j[k].get<double>()));
-      console_out() << "," << report::csv_cell(j["command"].get<std::string>()) << "\n";
+      console_out() << "," << report::csv_cell(j["command"].get<std::string>()) << "," << c->options.zero << "\n";
     }
   } else {
     write_table(top, console_out());
