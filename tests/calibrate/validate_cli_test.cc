@@ -2,7 +2,9 @@
 // absolute and transfer mode; JSON carries per-GPU/class statistics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -49,6 +51,37 @@ TEST(ValidateCli, HoldoutScoresOnlyTheHeldOutGpu) {
     EXPECT_GE(s["p90_err"].get<double>(), s["median_err"].get<double>());
   }
   EXPECT_EQ(modes, (std::set<std::string>{"absolute", "transfer"}));
+  // The absolute score is the rows' own: each per-row line carries the measurement written above
+  // (10 + bytes / 0.7e6 us on V100), its error is predicted / measured - 1, and their median |error|
+  // is the score's median.
+  const std::string rows_csv = meas + ".rows.csv";
+  const RunResult pr = run_kcast("validate --measurements '" + meas + "' --holdout-gpu V100-SXM2-32GB --per-row '" +
+                                 rows_csv + "' --format json");
+  ASSERT_EQ(pr.rc, 0) << pr.out;
+  std::ifstream in(rows_csv);
+  std::string line;
+  std::getline(in, line);
+  ASSERT_EQ(line, "gpu,class,dtype,context,batch,m,n,k,flops,bytes,measured_us,predicted_us,bound,rel_err");
+  std::vector<double> errs;
+  while (std::getline(in, line)) {
+    std::vector<std::string> c;
+    std::stringstream ss(line);
+    for (std::string f; std::getline(ss, f, ',');) c.push_back(f);
+    ASSERT_EQ(c.size(), 14u) << line;
+    if (c[0] != "V100-SXM2-32GB") continue;
+    const double bytes = std::stod(c[9]), measured = std::stod(c[10]), predicted = std::stod(c[11]);
+    EXPECT_NEAR(measured, 10 + bytes / 0.7e6, 1e-3 * measured) << line;
+    EXPECT_NEAR(std::stod(c[13]), predicted / measured - 1, 1e-4) << line;
+    errs.push_back(std::fabs(predicted / measured - 1));
+  }
+  ASSERT_EQ(errs.size(), 30u);
+  std::sort(errs.begin(), errs.end());
+  double absolute_median = -1;
+  const nlohmann::json scored = nlohmann::json::parse(pr.out);
+  for (const auto& s : scored["scores"])
+    if (s["mode"] == "absolute" && s["class"] == "all") absolute_median = s["median_err"].get<double>();
+  EXPECT_NEAR(absolute_median, (errs[14] + errs[15]) / 2, 1e-6);
+  std::remove(rows_csv.c_str());
 }
 
 TEST(ValidateCli, MeasuredRowsWithoutWorkAreLeftOutAndCounted) {
