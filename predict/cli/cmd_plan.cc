@@ -227,7 +227,10 @@ int plan_train_cmd(int argc, char** argv) {
     if (c.status == TrainCandidate::Status::ranked && int64_t(top.size()) < top_k) top.push_back(&c);
   if (fmt == Format::json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const TrainCandidate* c : top) list.push_back(candidate_json(*c, a, space.seq));
+    for (const TrainCandidate* c : top) {
+      list.push_back(candidate_json(*c, a, space.seq));
+      if (gpu.announced) list.back()["announced"] = true;  // only where true
+    }
     console_out() << list.dump(2) << "\n";
   } else if (fmt == Format::csv) {
     console_out() << "rank,tp,pp,cp,ep,dp,vp,microbatches,micro_batch_size,recompute,step_s,tokens_per_s_per_gpu,mfu,"
@@ -383,6 +386,7 @@ int plan_serve_cmd(int argc, char** argv) {
     if (c.status == plan::ServeCandidate::Status::ranked && int64_t(shown.size()) < top_k) {
       shown.push_back(&c);
       list.push_back(serve_candidate_json(c, a, goal));
+      if (gpu.announced) list.back()["announced"] = true;  // only where true
     }
   if (fmt == Format::json) {
     console_out() << list.dump(2) << "\n";

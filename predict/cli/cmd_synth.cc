@@ -299,7 +299,10 @@ int cmd_synth(int argc, char** argv) {
   outs.commit();
   if (step_json) {
     nlohmann::json list = nlohmann::json::array();
-    for (size_t i = 0; i < times.size(); ++i) list.push_back(step_json_of(times[i], fits[i], o));
+    for (size_t i = 0; i < times.size(); ++i) {
+      list.push_back(step_json_of(times[i], fits[i], o));
+      if (fit_gpus[i]->announced) list.back()["announced"] = true;  // only where true
+    }
     console_out() << list.dump(2) << "\n";
   } else if (a.out.empty()) {
     write_kernel_list(kernels, console_out());

@@ -145,6 +145,16 @@ TEST(Interconnect, AnAnnouncedGpuIsFlaggedWhereverItIsUsed) {
       "serve llama3-8b --gpu Rubin --input-tokens 128 --output-tokens 16 --concurrency 2 --requests 8", true);
   EXPECT_EQ(serve.rc, 0) << serve.out;
   EXPECT_NE(serve.out.find("Rubin is announced"), std::string::npos) << serve.out;
+  const RunResult synth = run_kcast(
+      "synth llama3-8b --mode decode --batch 1 --seq 256 --gpu H100-SXM,Rubin --format json -o /dev/null");
+  ASSERT_EQ(synth.rc, 0) << synth.out;
+  const json steps = json::parse(synth.out);
+  EXPECT_FALSE(steps[0].contains("announced"));
+  EXPECT_EQ(steps[1]["announced"], true);
+  const RunResult served = run_kcast(
+      "serve llama3-8b --gpu Rubin --input-tokens 128 --output-tokens 16 --concurrency 2 --requests 8 --format json");
+  ASSERT_EQ(served.rc, 0) << served.out;
+  EXPECT_EQ(json::parse(served.out)["announced"], true);
   const RunResult table = run_kcast("gpus Rubin");
   EXPECT_NE(table.out.find("announced, not shipping"), std::string::npos) << table.out;
 }
