@@ -418,6 +418,30 @@ TEST(SynthMoE, ExpertParallelFoldsOverTheTensorParallelRanks) {
   EXPECT_THROW(synthesize("mixtral-8x7b", o), InputError);
 }
 
+// Expert parallelism with pipeline stages: each stage's GPUs run the same expert GEMMs per layer and
+// micro-batch as without stages (the same tokens per rank, the same local experts), over half the
+// layers each: summed over the two stages, the step's expert FLOPs are expert parallelism's alone.
+TEST(SynthMoE, PipelineStagesSplitTheExpertFlopsOfExpertParallelism) {
+  SynthOptions o = with_mode(Mode::train, 16, 1024);
+  o.attention = AttentionImpl::flash;
+  o.dp = 8;
+  o.ep = 8;
+  o.microbatches = 2;
+  const auto flat = synthesize("mixtral-8x7b", o);
+  o.pp = 2;
+  const auto staged = synthesize("mixtral-8x7b", o);
+  const Kernel* a = find(flat, "layer.moe.experts.down_proj aten::mm");
+  const Kernel* b = find(staged, "layer.moe.experts.down_proj aten::mm");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->flops, b->flops);  // one launch: the same tokens on the same expert
+  // Launches per step: layers x micro-batches without stages; a stage's L/2 layers over the
+  // schedule's m + pp - 1 micro-batch times on the critical path, of which m are its own.
+  EXPECT_DOUBLE_EQ(a->count, L * 2);
+  EXPECT_DOUBLE_EQ(b->count, L / 2 * (2 + 1));
+  EXPECT_DOUBLE_EQ(2 * (b->count / (2 + 1) * 2), a->count);  // both stages' own launches
+}
+
 // Pipelines over mixed layers: DeepSeek-V3's three leading dense layers sit on the first stage, so
 // the critical stage holds expert layers only; GPT-OSS's alternating sliding-window and full-attention
 // layers are on every stage in the model's proportion.
