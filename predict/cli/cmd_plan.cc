@@ -229,7 +229,7 @@ int plan_train_cmd(int argc, char** argv) {
     nlohmann::json list = nlohmann::json::array();
     for (const TrainCandidate* c : top) {
       list.push_back(candidate_json(*c, a, space.seq));
-      if (gpu.announced) list.back()["announced"] = true;  // only where true
+      mark_announced(list.back(), gpu);
     }
     console_out() << list.dump(2) << "\n";
   } else if (fmt == Format::csv) {
@@ -386,7 +386,7 @@ int plan_serve_cmd(int argc, char** argv) {
     if (c.status == plan::ServeCandidate::Status::ranked && int64_t(shown.size()) < top_k) {
       shown.push_back(&c);
       list.push_back(serve_candidate_json(c, a, goal));
-      if (gpu.announced) list.back()["announced"] = true;  // only where true
+      mark_announced(list.back(), gpu);
     }
   if (fmt == Format::json) {
     console_out() << list.dump(2) << "\n";

@@ -265,7 +265,7 @@ int cmd_serve(int argc, char** argv) {
       j["chunked_prefill"] = e.chunked_prefill;
       j["block_size"] = e.block_size;
       j["gpu_memory_utilization"] = e.gpu_memory_utilization;
-      if (g->announced) j["announced"] = true;  // only where true: the other GPUs' JSON is unchanged
+      mark_announced(j, *g);
       list.push_back(load_point_json(p, slo, j));
       runs.emplace_back(std::move(p), std::move(r));
     }

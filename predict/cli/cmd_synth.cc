@@ -301,7 +301,7 @@ int cmd_synth(int argc, char** argv) {
     nlohmann::json list = nlohmann::json::array();
     for (size_t i = 0; i < times.size(); ++i) {
       list.push_back(step_json_of(times[i], fits[i], o));
-      if (fit_gpus[i]->announced) list.back()["announced"] = true;  // only where true
+      mark_announced(list.back(), *fit_gpus[i]);
     }
     console_out() << list.dump(2) << "\n";
   } else if (a.out.empty()) {

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "io/console.h"
 #include "model/error.h"
 
@@ -52,6 +54,10 @@ int64_t domain_gpus_per_node(const std::vector<const GpuSpec*>& gpus, int64_t la
                      std::to_string(hi) + ": one kernel list cannot place it on both; give --gpus-per-node or " +
                      "one domain size of GPU at a time");
   return hi > 0 ? hi : 8;
+}
+
+void mark_announced(nlohmann::json& j, const GpuSpec& g) {
+  if (g.announced) j["announced"] = true;
 }
 
 void note_if_announced(const GpuSpec& g) {

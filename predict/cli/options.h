@@ -3,6 +3,7 @@
 #pragma once
 #include <boost/program_options.hpp>
 #include <initializer_list>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,9 @@ std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::s
 int64_t domain_gpus_per_node(const std::vector<const GpuSpec*>& gpus, int64_t layout_gpus);
 // One stderr line when `g` is announced, not shipping; nothing otherwise.
 void note_if_announced(const GpuSpec& g);
+// `"announced": true` in a result's JSON for an announced GPU; nothing for the others, whose JSON
+// stays as it was.
+void mark_announced(nlohmann::json& j, const GpuSpec& g);
 // A comma-separated list of integers from `min` to 2^24 (`--batch-sweep B1,B2,...`, `--pp-layout
 // L1,L2,...`); an empty or bad item is "option '--OPTION': 'ITEM' is not WHAT".
 std::vector<int64_t> parse_int_list(const char* option, const std::string& value, int64_t min,

@@ -133,8 +133,7 @@ double ActivationMemory::layer_activation_bytes() const {
   const double dense = s_.stage_dense_layers;
   const double expert_layer = attention_saved() + mlp_saved(false);
   const double dense_layer = attention_saved() + mlp_saved(true);
-  if (o_.selective_recompute && o_.framework == Framework::torchtitan)
-    return s_.stage_layers * op_sac_saved() + dense_layer;
+  if (o_.torchtitan_op_sac()) return s_.stage_layers * op_sac_saved() + dense_layer;
   if (o_.recompute)
     return s_.stage_layers * s_.Tn * double(s_.d) * s_.e + (dense < s_.stage_layers ? expert_layer : dense_layer);
   // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
@@ -195,9 +194,8 @@ double ActivationMemory::first_stage_activation_bytes() const {
   if (o_.pp <= 1) return 0;
   const double in_flight = first_stage_microbatches();
   // Checkpointed: each micro-batch keeps what the policy saves; one layer's whole activations at a time.
-  const bool op_sac = o_.selective_recompute && o_.framework == Framework::torchtitan;
-  if (o_.recompute || op_sac) {
-    const double kept = s_.stage_layers * (op_sac ? op_sac_saved() : s_.Tn * double(s_.d) * s_.e);
+  if (o_.recompute || o_.torchtitan_op_sac()) {
+    const double kept = s_.stage_layers * (o_.torchtitan_op_sac() ? op_sac_saved() : s_.Tn * double(s_.d) * s_.e);
     return in_flight * (kept + embedding_activation_bytes()) + (layer_activation_bytes() - kept);
   }
   return in_flight * (layer_activation_bytes() + embedding_activation_bytes());

@@ -76,6 +76,9 @@ struct SynthOptions {
   // train only: Megatron-LM's selective recomputation (Korthikanti et al. 2022): eager attention's
   // core (QK^T through the attention over V) keeps no scores and runs again before its backward.
   bool selective_recompute = false;
+  // With --framework torchtitan, --recompute selective is torchtitan's per-op checkpointing policy
+  // (transformer_synth.cc, torchtitan_op_sac): its kernels and what it keeps both follow it.
+  bool torchtitan_op_sac() const { return selective_recompute && framework == Framework::torchtitan; }
   // Architecture overrides (0: keep the model's value), e.g. to reproduce a measured setup.
   int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0;
   // Parallelism (Megatron-LM's scheme); the kernel list is one GPU's step. `batch` is the global

@@ -101,8 +101,8 @@ void TransformerSynth::moe(Section& s) {
     double saved;
     ~TokensOf() { t = saved; }
   } tokens{T_, T_};
-  if (folded) T_ = Tn_;
-  const int64_t etp = folded ? 1 : tp_;  // expert tensor parallelism
+  T_ = moe_tokens();
+  const int64_t etp = expert_tp();
   const double E = double(c_.experts), k = double(c_.experts_per_token), Tk = T_ * k;
   const double ep = double(o_.ep);
   const double hit = std::max(1.0, std::round(E * (1 - std::pow(1 - k / E, ep * T_)) / ep));  // on this GPU

@@ -44,7 +44,7 @@ void check_framework(const TransformerConfig& cfg, const SynthOptions& opt) {
   if (cfg.family != Family::llama)
     throw InputError("option '--framework': synthesized for llama-like decoders (RMSNorm, rotary, SwiGLU); " +
                      cfg.name + " is a BERT, GPT-2 or OPT model");
-  if (opt.framework == Framework::torchtitan && opt.selective_recompute && cfg.experts > 0)
+  if (opt.torchtitan_op_sac() && cfg.experts > 0)
     throw InputError("option '--recompute': torchtitan's per-op selective policy is modelled for dense models; " +
                      cfg.name + " is a mixture of experts (use full or none)");
 }

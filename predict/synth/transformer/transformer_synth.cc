@@ -208,8 +208,8 @@ StepShape TransformerSynth::shape() const {
   s.serving = serving_;
   s.stage_layers = stage_layers();
   s.stage_dense_layers = dense_stage_layers();
-  s.Tmoe = o_.folded_experts() ? Tn_ : T_;
-  s.etp = o_.folded_experts() ? 1 : tp_;
+  s.Tmoe = moe_tokens();
+  s.etp = expert_tp();
   return s;
 }
 
@@ -233,7 +233,7 @@ void TransformerSynth::layer(Section& s, bool dense_mlp, int64_t window, bool li
   mlp(s, dense_mlp);
   if (c_.sandwich_norm) norm(s, "mlp.output_norm", Tn_);
   residual_add(s, "mlp.residual");
-  if (o_.selective_recompute && o_.framework == Framework::torchtitan) torchtitan_op_sac(s);
+  if (o_.torchtitan_op_sac()) torchtitan_op_sac(s);
 }
 
 // torchtitan's `selective_ac_option = "op"` (torchtitan/models/llama3/infra/parallelize.py,
@@ -291,7 +291,7 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
       footprint->notes.push_back("pipeline stages: the critical stage holds sliding-window and full-attention layers "
                                  "in the model's proportion (" + std::to_string(cfg.local_layers) + " of " +
                                  std::to_string(cfg.layers) + " sliding)");
-    if (opt.selective_recompute && opt.framework == Framework::torchtitan)
+    if (opt.torchtitan_op_sac())
       footprint->notes.push_back("--recompute selective: torchtitan's per-op policy keeps each layer's input and the "
                                  "outputs of its fused attention and of every other matmul (q, v, gate, down); the "
                                  "norms, rotary, SiLU and the other matmuls run again in backward");

@@ -78,6 +78,11 @@ class TransformerSynth {
   // lead (DeepSeek-V3's first three sit on the first stage, the critical stage holds expert layers
   // only), else the critical stage's share in the model's proportion (Llama 4's interleaving).
   double dense_stage_layers() const;
+  // A mixture's expert blocks: the tokens they route on this GPU and the tensor-parallel split of each
+  // expert — folded over the tensor-parallel ranks (SynthOptions::folded_experts), the sequence-
+  // parallel shard and whole experts; else every token of the region and experts split like the MLP.
+  double moe_tokens() const { return o_.folded_experts() ? Tn_ : T_; }
+  int64_t expert_tp() const { return o_.folded_experts() ? 1 : tp_; }
   // The share of a tensor-parallel collective's bytes that leaves the node (adjacent ranks).
   double tp_net_share() const { return ring_net_share(tp_, 1, o_.gpus_per_node); }
   // An activation function's forward and backward kernels and its FLOPs per element (gate_activation).
