@@ -179,6 +179,7 @@ GpuSpec LoadedModel::spec_for(const GpuSpec& gpu, bool siblings) const {
   if (known(m.dram_bw_gbps)) s.measured_dram_bw_gbps = m.dram_bw_gbps;
   if (known(m.l2_bw_gbps)) s.measured_l2_bw_gbps = m.l2_bw_gbps;
   if (known(m.launch_us)) s.measured_launch_us = m.launch_us;
+  if (known(m.stream_latency_us)) s.measured_stream_latency_us = m.stream_latency_us;
   if (known(m.fp32_tflops)) s.measured_fp32_tflops = m.fp32_tflops;
   if (known(m.sgemm_scale)) s.measured_sgemm_scale = m.sgemm_scale;
   if (known(m.conv_scale)) s.measured_conv_scale = m.conv_scale;
@@ -243,6 +244,7 @@ LoadedModel model_from_json(const nlohmann::json& j, const std::string& file) {
       gm.dram_bw_gbps = num_or_nan(g, "dram_bw_gbps", file);
       gm.l2_bw_gbps = num_or_nan(g, "l2_bw_gbps", file);
       gm.launch_us = num_or_nan(g, "launch_us", file);
+      gm.stream_latency_us = num_or_nan(g, "stream_latency_us", file);
       gm.fp32_tflops = num_or_nan(g, "fp32_tflops", file);
       gm.sgemm_scale = num_or_nan(g, "sgemm_scale", file);
       gm.conv_scale = num_or_nan(g, "conv_scale", file);
@@ -280,6 +282,7 @@ nlohmann::json model_to_json(const LoadedModel& m) {
     put("dram_bw_gbps", g.dram_bw_gbps);
     put("l2_bw_gbps", g.l2_bw_gbps);
     put("launch_us", g.launch_us);
+    put("stream_latency_us", g.stream_latency_us);
     put("fp32_tflops", g.fp32_tflops);
     put("sgemm_scale", g.sgemm_scale);
     put("conv_scale", g.conv_scale);

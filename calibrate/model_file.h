@@ -20,6 +20,7 @@ namespace kcast {
 
 struct GpuMeasured {
   double dram_bw_gbps = kUnknown, l2_bw_gbps = kUnknown, launch_us = kUnknown, fp32_tflops = kUnknown;
+  double stream_latency_us = kUnknown;
   PerDType<double> gemm_eff = per_dtype(kUnknown);
   double sgemm_scale = kUnknown;    // fitted from the board's SIMT GEMMs and convolutions (calibrate/fit.h)
   double conv_scale = kUnknown;     // instead, on a board measured on convolutions alone

@@ -156,6 +156,7 @@ void apply_microbench(const MicrobenchResults& results, GpuSpec& gpu) {
   const double dram = summary(results, "dram_bw", "", {"GB/s"});
   const double l2 = summary(results, "l2_bw", "", {"GB/s"});
   const double launch = summary(results, "launch_interval", "", {"us", "µs"});
+  const double stream_latency = summary(results, "stream_latency", "", {"us", "µs"});
   const double fp32 = summary(results, "fma_fp32", "", {"TFLOP/s"});
   decltype(gpu.measured_gemm_eff) eff;
   for (double& e : eff) e = kUnknown;
@@ -175,6 +176,7 @@ void apply_microbench(const MicrobenchResults& results, GpuSpec& gpu) {
   set(gpu.measured_dram_bw_gbps, dram);
   set(gpu.measured_l2_bw_gbps, l2);
   set(gpu.measured_launch_us, launch);
+  set(gpu.measured_stream_latency_us, stream_latency);
   set(gpu.measured_fp32_tflops, fp32);
   for (size_t i = 0; i < std::size(eff); ++i) set(gpu.measured_gemm_eff[i], eff[i]);
   if (applied)

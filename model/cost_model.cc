@@ -108,6 +108,31 @@ double reread_time(double bytes, double working_set, const GpuCaps& g, const Mod
   return bytes / (blended_bw(l2_share, g, p) * 1e3);
 }
 
+// Time (µs) a kernel whose threads keep about one element in flight each (model/thread_access.h)
+// takes to move its bytes at the bandwidth Little's law allows: the SMs' resident threads times the
+// elements each keeps in flight, per DRAM round trip (GpuCaps::stream_latency_us); the round trips are
+// its latency, so none is added. 0 for every other kernel. Resident threads: whole CTAs of the
+// recorded launch, or of the family's rule from the row width (Kernel::n), up to the SM's threads.
+double thread_bound_time(const Kernel& k, const GpuCaps& g) {
+  if (k.access == ThreadAccess::none || !known(k.bytes) || !(k.bytes > 0)) return 0;
+  const ThreadAccessFacts& f = facts(k.access);
+  auto at_least_1 = [](int64_t v) { return double(std::max<int64_t>(v, 1)); };
+  double cta = 0;
+  if (k.block[0] > 0) {
+    cta = double(k.block[0]) * at_least_1(k.block[1]) * at_least_1(k.block[2]);
+  } else if (f.fixed_threads > 0) {
+    cta = f.fixed_threads;
+  } else {
+    const double width = k.n > 0 ? double(k.n) / f.width_per_thread : double(f.max_threads);
+    cta = std::clamp(std::ceil(width / 32) * 32, 32.0, double(f.max_threads));  // whole warps
+  }
+  const double tps = g.arch.threads_per_sm;
+  double per_sm = cta >= tps ? tps : std::floor(tps / cta) * cta;
+  if (f.ctas_per_sm > 0) per_sm = std::min(per_sm, f.ctas_per_sm * cta);
+  const double in_flight = g.sm_count * per_sm * f.elements * dtype_bytes(k.dtype);  // bytes
+  return k.bytes * g.stream_latency_us / in_flight;
+}
+
 // How much a power-limited clock stretches a kernel's math: one with little work next to the
 // board's boost budget runs mostly at boost, a long one at the sustained clock (fraction `derate`).
 // It depends on the work only, so hardware knobs scale time through the rate alone.
@@ -302,7 +327,7 @@ KernelPrediction CostModel::gemm(const Kernel& k, const GpuCaps& g, double rate_
 KernelPrediction CostModel::streaming(const Kernel& k, const GpuCaps& g, double flops, KernelTerms* terms,
                                       double flop_per_us, double derate, double boost_flops) const {
   const double bytes = known(k.bytes) ? k.bytes : 0.0;
-  const double t_m = memory_time(bytes, g, params_, k.l2_cold);
+  const double t_m = std::max(memory_time(bytes, g, params_, k.l2_cold), thread_bound_time(k, g));
   const double rate = flop_per_us > 0 ? flop_per_us : std::max(g.vector_tflops, 1e-6) * 1e6;
   const double t_c = flops > 0 ? flops / rate * power_stretch(flops, derate, boost_flops) : 0.0;
   return floored(g, t_c, t_m, params_[kFloorBlend], bytes > 0 ? g.mem_latency_us : 0.0, terms);
@@ -314,6 +339,7 @@ KernelPrediction CostModel::row_kernel(const Kernel& k, const GpuCaps& g, double
   // One read and one write stream as any kernel's; each extra pass re-reads the input (half the bytes).
   double t_m = memory_time(k.bytes, g, params_, k.l2_cold);
   if (extra_passes > 0) t_m += reread_time(extra_passes * 0.5 * k.bytes, resident_row_bytes(k, g), g, params_);
+  t_m = std::max(t_m, thread_bound_time(k, g));
   return floored(g, 0.0, t_m, params_[kFloorBlend], k.bytes > 0 ? g.mem_latency_us : 0.0, terms);
 }
 

@@ -40,6 +40,8 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   c.l2_bytes = known(g.l2_mb) ? g.l2_mb * 1e6 : 0;
   c.launch_floor_us = known(g.measured_launch_us) ? g.measured_launch_us : p[kFloorUs];
   c.mem_latency_us = p[kMemLatencyCycles] / c.clock_mhz;  // a latency in cycles: a slower clock, a longer wait
+  c.stream_latency_us =
+      known(g.measured_stream_latency_us) ? g.measured_stream_latency_us : kStreamLatencyCycles / c.clock_mhz;
   c.context_scale = known(g.measured_context_scale) ? g.measured_context_scale : 1.0;
   c.link_gbps = known(g.link_gbps) ? g.link_gbps * kLinkEff : 0.0;
   c.net_gbps = known(g.net_gbps) ? g.net_gbps * kNetEff : 0.0;

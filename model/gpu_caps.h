@@ -24,6 +24,12 @@ inline constexpr double kHostLinkEff = 0.78;
 // carry together. A documented default, not a measurement of any board here.
 inline constexpr double kNetEff = 0.9;
 
+// A DRAM round trip under a streaming load, in cycles at boost, where a GPU has no figure of its own:
+// the median of gpu-stream's read kernel at 64 threads per SM (te42kyfo/gpu-benches; one 8-byte load
+// each: latency = threads x 8 B / bandwidth) on the five NVIDIA GPUs it was published for: V100 785,
+// A40 912, A100-SXM4-40GB 963, H200 1088, L40 1111 (data/microbench, stream_latency).
+inline constexpr double kStreamLatencyCycles = 963;
+
 struct GpuCaps {
   std::string name;
   std::string compute_capability;  // the spec's; transfer compares them (model/transfer.h)
@@ -44,6 +50,10 @@ struct GpuCaps {
   // The latency a memory-bound kernel pays once before its data streams (µs): the fitted
   // mem_latency_cycles at clock_mhz, a DRAM round trip plus the kernel's ramp-up.
   double mem_latency_us = 0;
+  // A DRAM round trip as a streaming kernel sees it (µs): a read kernel's bytes in flight over the
+  // bandwidth they reach at low occupancy (Little's law), measured, or kStreamLatencyCycles at the
+  // clock. Bounds the kernels whose threads keep one element in flight (model/thread_access.h).
+  double stream_latency_us = 0;
   double link_gbps = 0;          // sustained GPU-to-GPU bandwidth per direction for collectives; 0 = unknown
   double net_gbps = 0;           // the same over the scale-out network, for collectives spanning nodes; 0 = unknown
   double host_gbps = 0;          // sustained host-link bandwidth per direction for copies; 0 = unknown

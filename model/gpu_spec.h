@@ -51,6 +51,7 @@ struct GpuSpec {
   double measured_dram_bw_gbps = kUnknown;   // sustained copy/triad bandwidth
   double measured_l2_bw_gbps = kUnknown;     // L2 plateau bandwidth
   double measured_launch_us = kUnknown;      // back-to-back launch interval of an empty kernel
+  double measured_stream_latency_us = kUnknown;  // DRAM round trip under a streaming load (Little's law)
   double measured_fp32_tflops = kUnknown;    // FMA-loop throughput
   // Sustained fraction of the datasheet tensor peak in large GEMMs, per dtype (NaN = default).
   PerDType<double> measured_gemm_eff = per_dtype(kUnknown);

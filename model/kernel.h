@@ -11,6 +11,7 @@
 #include "model/dtype.h"
 #include "model/kernel_class.h"
 #include "model/sgemm_name.h"
+#include "model/thread_access.h"
 
 namespace kcast {
 
@@ -50,6 +51,9 @@ struct Kernel {
   // attention rows: the kernel is written with Ampere's mma.sync on every architecture (FlashAttention-2
   // and the CUTLASS memory-efficient kernels, from its name: model/attention_kernel.h).
   bool mma_sync = false;
+  // The family of kernels whose threads keep about one element in flight each, from its name
+  // (model/thread_access.h): Little's law bounds their bandwidth.
+  ThreadAccess access = ThreadAccess::none;
   // memcpy rows: the link the copy crosses, from its name (model/copy_kind.h).
   CopyKind copy = CopyKind::device;
   // communication rows, extension column `net_bytes`: of the bytes this GPU sends, those that leave its

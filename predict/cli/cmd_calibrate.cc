@@ -28,6 +28,7 @@ GpuMeasured measured_from(const GpuSpec& s) {
   m.dram_bw_gbps = s.measured_dram_bw_gbps;
   m.l2_bw_gbps = s.measured_l2_bw_gbps;
   m.launch_us = s.measured_launch_us;
+  m.stream_latency_us = s.measured_stream_latency_us;
   m.fp32_tflops = s.measured_fp32_tflops;
   m.gemm_eff = s.measured_gemm_eff;
   m.sgemm_scale = s.measured_sgemm_scale;

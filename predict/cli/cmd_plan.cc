@@ -337,6 +337,7 @@ int plan_serve_cmd(int argc, char** argv) {
   space.moe = cfg.experts > 0;
   synth::SynthOptions base;
   base.runtime = synth::Runtime::serving;
+  base.serving_kernels = serve::engine_kernels(a.engine);
   base.attention = synth::AttentionImpl::flash;
   base.dtype = dtype_named("dtype", a.dtype);
   if (!a.kv_cache_dtype.empty()) base.kv_cache_dtype = dtype_named("kv-cache-dtype", a.kv_cache_dtype);

@@ -191,6 +191,7 @@ int cmd_serve(int argc, char** argv) {
   // The serving step as synth builds it.
   synth::SynthOptions base;
   base.runtime = synth::Runtime::serving;
+  base.serving_kernels = serve::engine_kernels(a.engine);
   base.attention = synth::AttentionImpl::flash;
   const int64_t gpus_per_replica = positive_int(vm, "tp", 1);
   base.tp = gpus_per_replica;

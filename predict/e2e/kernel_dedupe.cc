@@ -33,9 +33,11 @@ Key key_of(const Kernel& k) {
   // A kernel that starts with a cold L2 (Kernel::l2_cold) is timed without the L2 share, a norm or
   // softmax that reads its rows once (Kernel::row_read_once) without the extra passes, an attention
   // kernel written with mma.sync (Kernel::mma_sync) at its architecture's fraction, a copy over the
-  // link it crosses (Kernel::copy).
+  // link it crosses (Kernel::copy), one whose threads keep an element in flight each (Kernel::access)
+  // with the CTA size its launch recorded.
+  const uint64_t cta = k.access == ThreadAccess::none ? 0 : uint64_t(std::clamp<int64_t>(k.block[0], 0, 4096));
   const uint64_t flags = uint64_t(k.l2_cold) | uint64_t(k.row_read_once) << 1 | uint64_t(k.mma_sync) << 2 |
-                         uint64_t(k.copy) << 3;
+                         uint64_t(k.copy) << 3 | uint64_t(k.access) << 8 | cta << 16;
   return Key{tile << 24 | uint64_t(k.conv_algo) << 16 | uint64_t(k.cls) << 8 | uint64_t(k.dtype),
              flags, k.batch, k.m, k.n, k.k, bits(k.flops), bits(k.bytes), bits(k.net_bytes)};
 }

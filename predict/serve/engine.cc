@@ -4,6 +4,16 @@
 
 namespace kcast::serve {
 
+synth::ServingKernels engine_kernels(const std::string& name) {
+  // vLLM's layer ops are its CUDA kernels (Vidur's and Sarathi-Serve's profiles, vLLM's own traces:
+  // rms_norm_kernel, act_and_mul_kernel, rotary_embedding_kernel); a vLLM build that leaves them to
+  // torch.compile runs Inductor's kernels instead, which a trace of the run shows.
+  if (name == "vllm") return synth::ServingKernels::vllm;
+  if (name == "sglang") return synth::ServingKernels::sglang;
+  if (name == "trtllm") return synth::ServingKernels::trtllm;
+  throw InputError("option '--engine': '" + name + "' is not one of vllm, sglang, trtllm");
+}
+
 EngineConfig engine_defaults(const std::string& name, const GpuSpec& gpu) {
   EngineConfig e;
   e.name = name;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/gpu_database.h"
+#include "predict/synth/synth.h"
 
 namespace kcast::serve {
 
@@ -31,6 +32,9 @@ struct EngineConfig {
   bool mixed_batches = true;
   int64_t graph_max_tokens = 512;  // decode batches up to here replay CUDA graphs
 };
+
+// Whose layer kernels the engine runs (synth.h); InputError naming --engine when unknown.
+synth::ServingKernels engine_kernels(const std::string& name);
 
 // The engine's defaults on `gpu` (some depend on its memory); InputError naming --engine when unknown.
 EngineConfig engine_defaults(const std::string& name, const GpuSpec& gpu);

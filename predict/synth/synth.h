@@ -24,6 +24,12 @@ enum class AttentionImpl { eager, flash };
 // q|k|v and gate|up projections, silu_and_mul, a paged KV cache written every step, fused attention,
 // fused MoE, logits for the sampled tokens only and the sampler).
 enum class Runtime { eager, serving };
+// Under Runtime::serving, whose layer kernels run the norms, rotary embedding and gated activation:
+// vLLM's CUDA ops (csrc/layernorm_kernels.cu, pos_encoding_kernels.cu, activation_kernels.cu: one
+// element per thread and loop step, model/thread_access.h; its fused_add_rms_norm loads vectors),
+// SGLang's sgl-kernel (FlashInfer's vectorized norm, rope and activation kernels) or TensorRT-LLM's
+// (vectorized norm and activation kernels; rope inside the attention's QKV preprocessing).
+enum class ServingKernels { vllm, sglang, trtllm };
 // adamw: torch.optim.AdamW, Adam's step after a decoupled weight decay of the parameters.
 enum class Optimizer { adam, adamw, sgd, none };
 // Whether the optimizer keeps Adam's two moments per parameter.
@@ -67,6 +73,7 @@ struct SynthOptions {
   std::optional<DType> dtype;  // empty: bf16 for llama-family models, fp32 otherwise
   AttentionImpl attention = AttentionImpl::eager;
   Runtime runtime = Runtime::eager;  // serving: inference only, fused attention
+  ServingKernels serving_kernels = ServingKernels::vllm;  // kcast serve / plan serve: the --engine's
   Optimizer optimizer = Optimizer::adam;  // train only
   HeadKind head = HeadKind::automatic;
   bool loss = true;  // train only: include the loss (cross-entropy) and its backward

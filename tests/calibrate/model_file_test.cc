@@ -22,6 +22,7 @@ TEST(ModelFile, RoundTripsParamsContextsAndGpuOverrides) {
   m.model.mutable_params().context_a_pass_bytes["aiconfigurator:fp8"] = 5;
   GpuMeasured g;
   g.dram_bw_gbps = 1234;
+  g.stream_latency_us = 0.51;
   g.gemm_eff[int(DType::bf16)] = 0.77;
   g.source = "unit test";
   m.gpus["T4"] = g;
@@ -38,6 +39,7 @@ TEST(ModelFile, RoundTripsParamsContextsAndGpuOverrides) {
   // The override reaches the GPU's capabilities.
   GpuSpec t4 = back.spec_for(default_gpu_database().resolve("T4"));
   EXPECT_DOUBLE_EQ(t4.measured_dram_bw_gbps, 1234);
+  EXPECT_DOUBLE_EQ(t4.measured_stream_latency_us, 0.51);
   std::remove(path.c_str());
 }
 

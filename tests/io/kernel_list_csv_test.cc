@@ -53,6 +53,23 @@ TEST(KernelListCsv, ReadsTheSgemmTileOfGemmAndSgemmConvolutionRows) {
   EXPECT_FALSE(ks[2].tile.known());
 }
 
+// vLLM's scalar layer kernels keep one element in flight per thread (model/thread_access.h); its
+// vectorized fused residual-add norm and a GEMM do not, whatever their names share.
+TEST(KernelListCsv, ReadsWhichKernelsKeepOneElementInFlightPerThread) {
+  auto ks = parse_kernel_list(
+      "name,class,m,n,bytes\n"
+      "void vllm::rms_norm_kernel<c10::Half>(c10::Half*),normalization,64,4096,1048576\n"
+      "\"void vllm::fused_add_rms_norm_kernel<c10::Half, 8>(c10::Half*)\",normalization,64,4096,2097152\n"
+      "void vllm::act_and_mul_kernel<c10::Half>(c10::Half*),elementwise,64,14336,5505024\n"
+      "void vllm::rms_norm_kernel<c10::Half>(c10::Half*),gemm,64,4096,1048576\n",
+      "k.csv", {});
+  ASSERT_EQ(ks.size(), 4u);
+  EXPECT_EQ(ks[0].access, ThreadAccess::row_norm);
+  EXPECT_EQ(ks[1].access, ThreadAccess::none);
+  EXPECT_EQ(ks[2].access, ThreadAccess::gated_activation);
+  EXPECT_EQ(ks[3].access, ThreadAccess::none);  // a GEMM row is timed as a GEMM
+}
+
 TEST(KernelListCsv, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(error_of("name,duration_us\nk1,1\nk2,abc\n").find("k.csv:3: column 'duration_us'"), std::string::npos);
   EXPECT_NE(error_of("name,duration_us\nk1,-1\n").find("column 'duration_us'"), std::string::npos);

@@ -146,6 +146,7 @@ MicrobenchResults a100_results() {
               row("dram_bw", "", "1073741824", 1381, "GB/s"),
               row("l2_bw", "", "", 5425, "GB/s"),
               row("launch_interval", "", "", 2.6, "us"),
+              row("stream_latency", "", "", 0.683, "us"),
               row("fma_fp32", "", "", 19.19, "TFLOP/s"),
               row("gemm_peak", "bf16", "1024x10240x5120", 271.2, "TFLOP/s"),
               row("gemm_peak", "fp8", "", 500, "TFLOP/s")};
@@ -179,6 +180,7 @@ TEST(MicrobenchResults, ApplySetsMeasuredFields) {
   EXPECT_DOUBLE_EQ(g.measured_dram_bw_gbps, 1381);
   EXPECT_DOUBLE_EQ(g.measured_l2_bw_gbps, 5425);
   EXPECT_DOUBLE_EQ(g.measured_launch_us, 2.6);
+  EXPECT_DOUBLE_EQ(g.measured_stream_latency_us, 0.683);
   EXPECT_DOUBLE_EQ(g.measured_fp32_tflops, 19.19);
   EXPECT_NEAR(g.measured_gemm_eff[int(DType::bf16)], 0.8692307692, 1e-9);  // 271.2 / 312
   EXPECT_DOUBLE_EQ(g.measured_gemm_eff[int(DType::fp16)], 0.75);

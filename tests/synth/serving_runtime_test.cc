@@ -151,3 +151,40 @@ TEST(ServingRuntime, RefusedWhereItIsNotSynthesized) {
 
 }  // namespace
 }  // namespace kcast::synth
+
+namespace kcast::synth {
+namespace {
+
+// Each engine's layer kernels: vLLM's CUDA ops keep one element in flight per thread (its rotary and
+// silu_and_mul; its fused residual-add norm loads vectors), SGLang's and TensorRT-LLM's load vectors.
+// The same bytes either way: only how fast they move differs.
+TEST(ServingRuntime, TheEngineSaysWhoseLayerKernelsRun) {
+  auto of = [](ServingKernels e) {
+    SynthOptions o = testing::with_mode(Mode::infer, 8, 2048);
+    o.runtime = Runtime::serving;
+    o.serving_kernels = e;
+    return synthesize("llama3-8b", o);
+  };
+  const auto vllm = of(ServingKernels::vllm), sglang = of(ServingKernels::sglang), trtllm = of(ServingKernels::trtllm);
+  ASSERT_EQ(vllm.size(), sglang.size());
+  ASSERT_EQ(vllm.size(), trtllm.size());
+  int bound = 0;
+  for (size_t i = 0; i < vllm.size(); ++i) {
+    EXPECT_EQ(vllm[i].bytes, trtllm[i].bytes) << vllm[i].name;
+    EXPECT_EQ(vllm[i].bytes, sglang[i].bytes) << vllm[i].name;
+    if (vllm[i].access == ThreadAccess::none) continue;
+    if (vllm[i].access != ThreadAccess::index_select) {  // the embedding gather is PyTorch's in every engine
+      ++bound;
+      EXPECT_EQ(trtllm[i].access, ThreadAccess::none) << trtllm[i].name;
+      EXPECT_EQ(sglang[i].access, ThreadAccess::none) << sglang[i].name;
+    }
+  }
+  EXPECT_EQ(bound, 2);  // rotary, silu_and_mul
+  const Kernel* act = testing::find(vllm, "layer.mlp.act vllm::silu_and_mul");
+  ASSERT_NE(act, nullptr);
+  EXPECT_EQ(act->access, ThreadAccess::gated_activation);
+  EXPECT_NE(testing::find(trtllm, "layer.mlp.act trtllm::silu_and_mul"), nullptr);
+}
+
+}  // namespace
+}  // namespace kcast::synth

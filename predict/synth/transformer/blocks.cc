@@ -116,8 +116,9 @@ void TransformerSynth::norm(Section& s, const std::string& name, double rows, in
   const int64_t w = width ? width : d_;
   const double n = rows * double(w);
   if (serving_ && c_.norm == NormKind::rms) {
-    // vLLM / SGLang's rms_norm (a CUDA op, or the one kernel torch.compile makes of it): reads x, writes y.
-    s.op(over_rows(work(name + " vllm::rms_norm", KernelClass::normalization, dt_, 4 * n, 2 * n * e_ + w * e_),
+    // The engine's rms_norm: reads x, writes y.
+    s.op(over_rows(work(name + engine_kernel(" vllm::rms_norm", " sgl_kernel::rmsnorm", " trtllm::rmsnorm"),
+                        KernelClass::normalization, dt_, 4 * n, 2 * n * e_ + w * e_),
                    rows, double(w)));
     s.param(w);
     return;
@@ -183,7 +184,9 @@ void TransformerSynth::norm(Section& s, const std::string& name, double rows, in
 // is counted as the others.
 void TransformerSynth::residual_norm(Section& s, const std::string& name) {
   const double n = Tn_ * d_;
-  s.op(over_rows(work(name + " vllm::fused_add_rms_norm", KernelClass::normalization, dt_, 5 * n,
+  s.op(over_rows(work(name + engine_kernel(" vllm::fused_add_rms_norm", " sgl_kernel::fused_add_rmsnorm",
+                                          " trtllm::fused_add_rmsnorm"),
+                      KernelClass::normalization, dt_, 5 * n,
                       4 * n * e_ + double(d_) * e_),
                  Tn_, double(d_)));
   s.param(d_);
@@ -209,10 +212,14 @@ void TransformerSynth::rotary(Section& s, const std::string& name, double elems)
   }
   if (serving_) {
     // One in-place kernel over the rotated dimensions (vLLM's rotary_embedding, q and k in one
-    // launch where the caller passes both), reading the cos / sin cache computed at load time.
+    // launch where the caller passes both; SGLang's apply_rope_with_cos_sin_cache; TensorRT-LLM applies
+    // it in the attention's QKV preprocessing, counted here as the same pass), reading the cos / sin
+    // cache computed at load time.
     const double rotated = c_.mla() ? elems : elems * c_.rotary_dim_fraction;
     const double table = T_ * double(rot_);
-    s.op(work(name + " vllm::rotary_embedding", EW, dt_, 3 * rotated, 2 * rotated * e_ + table * e_));
+    s.op(work(name + engine_kernel(" vllm::rotary_embedding", " sgl_kernel::apply_rope_with_cos_sin_cache",
+                                   " trtllm::qkv_preprocessing (rope)"),
+              EW, dt_, 3 * rotated, 2 * rotated * e_ + table * e_));
     return;
   }
   // Partial rotary (HF): q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:] (views), the

@@ -65,9 +65,13 @@ void TransformerSynth::gate(Section& s, const std::string& name, double e, doubl
   }
   if (serving_) {
     // One kernel: act(gate) * up from the merged gate|up output (vLLM's silu_and_mul / gelu_tanh_and_mul).
-    const char* fused = c_.clamped_swiglu              ? " vllm::swigluoai_and_mul"
-                        : c_.act == Activation::silu ? " vllm::silu_and_mul"
-                                                     : " vllm::gelu_and_mul";
+    const char* fused =
+        c_.clamped_swiglu            ? engine_kernel(" vllm::swigluoai_and_mul", " sgl_kernel::swiglu_oai",
+                                                     " trtllm::swiglu_oai")
+        : c_.act == Activation::silu ? engine_kernel(" vllm::silu_and_mul", " sgl_kernel::silu_and_mul",
+                                                     " trtllm::silu_and_mul")
+                                     : engine_kernel(" vllm::gelu_and_mul", " sgl_kernel::gelu_tanh_and_mul",
+                                                     " trtllm::gelu_and_mul");
     s.op(times(work(name + ".act" + fused, EW, dt_, 5 * e, 3 * e * e_), n));
     return;
   }
