@@ -173,6 +173,10 @@ GpuSpec LoadedModel::spec_for(const GpuSpec& gpu, bool siblings) const {
     if (!own || !known(it->second.dram_bw_gbps)) s.measured_dram_bw_gbps = sibling_dram_bw(gpus, gpu).gbps;
     if (!own || !known(it->second.sgemm_scale)) s.measured_sgemm_scale = sibling_scale(gpus, gpu, &GpuMeasured::sgemm_scale);
     if (!own || !known(it->second.conv_scale)) s.measured_conv_scale = sibling_scale(gpus, gpu, &GpuMeasured::conv_scale);
+    // A streaming round trip is the chip's memory system: its boards' figure (H200's for the H100 SXM,
+    // the 40 GB A100's for the 80 GB) before the cross-GPU default (GpuCaps::stream_latency_us).
+    if (!own || !known(it->second.stream_latency_us))
+      s.measured_stream_latency_us = sibling_scale(gpus, gpu, &GpuMeasured::stream_latency_us);
   }
   if (it == gpus.end()) return s;
   const GpuMeasured& m = it->second;

@@ -7,7 +7,12 @@ vLLM layer runs it (the profile's README gives the shapes); `kcast predict --mod
 them on the profile's GPU and the script prints |predicted / measured - 1| as median and p90 per GPU
 and op, and per GPU for GEMMs and for the other ops. Nothing here is fitted: the profiles only score.
 
-    scripts/validate_vidur_ops.py --kcast build/kcast [--data DIR] [--gpus a100,a40] [--out FILE]
+    scripts/validate_vidur_ops.py --kcast build/kcast [--data DIR] [--gpus a100,a40] [--gpu-map KEY=NAME]
+                                  [--out FILE]
+
+Profiles are <gpu>-<model>-mlp.csv; the <gpu> key is Vidur's device name (a100, a40, h100, ...), mapped
+to the GPU kcast predicts (GPUS below, or any name `kcast gpus` resolves, or --gpu-map key=NAME).
+Models without a gated MLP (phi-2) run PyTorch's LayerNorm and vLLM's gelu_new activation_kernel.
 
 Kernels (FP16, per tensor-parallel worker t; E = n_embd, F = n_expanded_embd, hd = E / n_head):
   attn_pre_proj, attn_post_proj, mlp_up_proj, mlp_down_proj   GEMMs ([T x K] . [K x N])
@@ -26,7 +31,9 @@ import subprocess
 import sys
 import tempfile
 
-GPUS = {"a100": "A100-SXM4-80GB", "a40": "A40"}
+# Vidur's device names -> kcast's (its a100 profiles ran on A100-SXM4-80GB; h100 on H100 SXM 80GB).
+GPUS = {"a100": "A100-SXM4-80GB", "a40": "A40", "h100": "H100-SXM", "h200": "H200", "l40s": "L40S", "l40": "L40",
+        "a10": "A10", "a10g": "A10G", "l4": "L4", "b200": "B200", "v100": "V100-SXM2-32GB"}
 # The rotated share of each head. phi-2's config rotates 32 of its 80 dimensions (partial_rotary_factor
 # 0.4), but its profiled rope times are those of a rotation over the whole head: per thread they come to
 # the elements in flight of the Llama profiles' rope (1.33 against 1.29-1.42 on the A100) with 80
@@ -42,7 +49,7 @@ def ops_of(row, model):
     T, t = int(row["num_tokens"]), int(row["num_tensor_parallel_workers"])
     gated = row["use_gated_mlp"].strip().lower() == "true"
     hd = E // H
-    layer_norm = model == "phi-2"
+    layer_norm = not gated  # phi-2: LayerNorm and GELU; the gated (SwiGLU) models: RMSNorm
     out = []
     gemm = lambda op, k, n: out.append((op, "cutlass gemm (" + op + ")", "gemm", T, n, k, ""))
     gemm("attn_pre_proj", E, (H + 2 * KV) * hd // t)
@@ -72,7 +79,7 @@ def load(data, gpus):
     """[(gpu key, model, op, kernel row dict, measured µs)]"""
     rows = []
     for f in sorted(os.listdir(data)):
-        if not f.endswith("-mlp.csv"):
+        if not f.endswith("-mlp.csv") or "-" not in f[: -len("-mlp.csv")]:
             continue
         gpu, model = f[: f.index("-")], f[f.index("-") + 1 : -len("-mlp.csv")]
         if gpu not in gpus:
@@ -96,8 +103,11 @@ def predict(kcast, gpu_name, kernels, tmp):
         w.writerow(["name", "class", "dtype", "m", "n", "k", "bytes"])
         for kd in kernels:
             w.writerow([kd["name"], kd["cls"], "fp16", kd["m"], kd["n"], kd["k"] or "", kd["bytes"]])
-    subprocess.run([kcast, "predict", "--kernels", src, "--gpu", gpu_name, "--mode", "absolute",
-                    "--per-kernel", out, "--format", "csv"], check=True, stdout=subprocess.DEVNULL)
+    r = subprocess.run([kcast, "predict", "--kernels", src, "--gpu", gpu_name, "--mode", "absolute",
+                        "--per-kernel", out, "--format", "csv"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    if r.returncode != 0:
+        sys.exit("validate_vidur_ops.py: kcast predict --gpu %s: %s" % (gpu_name, r.stderr.strip()))
     with open(out, newline="") as fh:
         return [float(r["predicted_us"]) for r in csv.DictReader(fh)]
 
@@ -112,13 +122,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kcast", default=os.path.join(here, "..", "build", "kcast"))
     ap.add_argument("--data", default=os.path.join(here, "..", "..", "shared", "data", "vidur-llm-ops"))
-    ap.add_argument("--gpus", default="a100,a40", help="profile GPUs to score (a100, a40)")
+    ap.add_argument("--gpus", default="", help="profile GPU keys to score (default: every one in --data)")
+    ap.add_argument("--gpu-map", action="append", default=[], metavar="KEY=NAME",
+                    help="the kcast GPU of a profile key (repeatable)")
     ap.add_argument("--out", help="also write the report to this file")
     a = ap.parse_args()
-    gpus = [g for g in a.gpus.split(",") if g]
-    for g in gpus:
-        if g not in GPUS:
-            sys.exit("validate_vidur_ops.py: option '--gpus': unknown profile GPU '%s' (a100, a40)" % g)
+    for m in a.gpu_map:
+        if "=" not in m or not m.split("=", 1)[0] or not m.split("=", 1)[1]:
+            sys.exit("validate_vidur_ops.py: option '--gpu-map': expected KEY=NAME, got '%s'" % m)
+        GPUS[m.split("=", 1)[0]] = m.split("=", 1)[1]
+    if not os.path.isdir(a.data):
+        sys.exit("validate_vidur_ops.py: option '--data': no directory " + a.data)
+    found = sorted({f[: f.index("-")] for f in os.listdir(a.data) if f.endswith("-mlp.csv") and "-" in f})
+    gpus = [g for g in a.gpus.split(",") if g] or found
     rows = load(a.data, gpus)
     if not rows:
         sys.exit("validate_vidur_ops.py: no profiles under " + a.data)
@@ -128,7 +144,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for g in gpus:
             mine = [r for r in rows if r[0] == g]
-            pred = predict(a.kcast, GPUS[g], [r[3] for r in mine], tmp)
+            if not mine:
+                sys.exit("validate_vidur_ops.py: option '--gpus': no profiles of '%s' under %s" % (g, a.data))
+            pred = predict(a.kcast, GPUS.get(g, g), [r[3] for r in mine], tmp)
             by = {}
             for r, p in zip(mine, pred):
                 by.setdefault(r[2], []).append(p / r[4])

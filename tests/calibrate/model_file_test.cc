@@ -154,6 +154,19 @@ TEST(ModelFile, BoardWithoutSgemmScaleTakesItsChipSiblingsMedian) {
   EXPECT_FALSE(known(scale_of("H100-PCIe")));
 }
 
+// A streaming round trip follows the same rule (the chip's memory system); a board's own figure wins.
+TEST(ModelFile, BoardWithoutStreamLatencyTakesItsChipSiblings) {
+  LoadedModel m = bare_model();
+  const GpuDatabase& db = default_gpu_database();
+  auto latency_of = [&](const char* gpu) { return m.spec_for(db.resolve(gpu)).measured_stream_latency_us; };
+  measure(m, "H200", &GpuMeasured::stream_latency_us, 0.55);
+  EXPECT_DOUBLE_EQ(latency_of("H100-SXM"), 0.55);
+  EXPECT_FALSE(known(latency_of("H100-PCIe")));
+  measure(m, "H100-SXM", &GpuMeasured::stream_latency_us, 0.5);
+  EXPECT_DOUBLE_EQ(latency_of("H100-SXM"), 0.5);
+  EXPECT_FALSE(known(latency_of("A40")));
+}
+
 // Convolution scales follow the same sibling rule, from the chip's boards with measured convolutions;
 // a board's GEMMs never take a sibling's convolution scale (cuDNN's kernels and cuBLAS's differ per
 // board).
