@@ -8,7 +8,7 @@
 namespace kcast::microbench {
 
 void run_device_info(BenchContext& ctx);      // device_info rows
-void run_dram_bandwidth(BenchContext& ctx);   // dram_bw_{read,write,copy,triad}, dram_bw_ramp, dram_bw
+void run_dram_bandwidth(BenchContext& ctx);   // dram_bw_{read,write,copy,triad}, dram_bw_ramp, dram_bw, stream_latency
 void run_l2_bandwidth(BenchContext& ctx);     // l2_bw_sweep, l2_bw
 void run_fma_throughput(BenchContext& ctx);   // fma_fp32, fma_fp64
 void run_tensor_throughput(BenchContext& ctx);  // tensor_mma per dtype

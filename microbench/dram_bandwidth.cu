@@ -3,6 +3,8 @@
 // ramp of the copy kernel over transfer sizes from 64 KiB up, cold (L2 flushed), which shows how
 // small transfers fall short of the sustained rate. The summary `dram_bw` is the best copy or triad
 // figure: what a well-shaped streaming kernel sustains, the number the cost model wants.
+// Last, the streaming round trip `stream_latency` (chase_kernel): Little's law's latency for kernels
+// whose threads keep one element in flight (the cost model's model/thread_access.h).
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -46,6 +48,22 @@ __global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ 
     const float4 x = b[i], y = c[i];
     a[i] = make_float4(x.x + s * y.x, x.y + s * y.y, x.z + s * y.z, x.w + s * y.w);
   }
+}
+
+// A DRAM round trip as a streaming kernel sees it: every thread walks the array with one 8-byte load in
+// flight, each address waiting for the last load (its value is 0), a grid's width apart so no line is
+// read twice. Launched as 2 CTAs of 32 threads per SM, the load gpu-stream's read kernel puts on the
+// memory at its smallest block (te42kyfo/gpu-benches, whose figures data/microbench transcribes).
+__global__ void chase_kernel(const double* __restrict__ a, size_t n, int steps, double* out) {
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  double acc = 0;
+  for (int s = 0; s < steps && i < n; ++s) {
+    const double v = a[i];
+    acc += v;
+    i += stride + size_t(v);
+  }
+  if (acc == -1.0) out[0] = acc;
 }
 
 enum class Kind { read, write, copy, triad };
@@ -104,7 +122,7 @@ void run_dram_bandwidth(BenchContext& ctx) {
     std::fprintf(stderr, "kcast-microbench: dram: skipped, only %zu MiB free per array\n", bytes >> 20);
     return;
   }
-  DeviceBuffer a(bytes), b(bytes), c(bytes), sink(sizeof(float));
+  DeviceBuffer a(bytes), b(bytes), c(bytes), sink(sizeof(double));  // chase_kernel's sink is a double
   check(cudaMemset(a.get(), 0, bytes), "cudaMemset");
   check(cudaMemset(b.get(), 0, bytes), "cudaMemset");
   check(cudaMemset(c.get(), 0, bytes), "cudaMemset");
@@ -165,6 +183,22 @@ void run_dram_bandwidth(BenchContext& ctx) {
   }
 
   if (best > 0) ctx.add(Row{"dram_bw", "", std::to_string(bytes), best, "GB/s", best_spread, best_note});
+
+  // Streaming round trip (the cost model's stream_latency): one sweep of the array, cold.
+  {
+    const int grid = 2 * sms, block = 32;
+    const size_t doubles = bytes / sizeof(double);
+    const int steps = int(std::min<size_t>(doubles / (size_t(grid) * block), 1 << 20));
+    const Timing t = timer.measure(
+        [&](cudaStream_t s) {
+          chase_kernel<<<grid, block, 0, s>>>(reinterpret_cast<const double*>(m.a), doubles, steps,
+                                              reinterpret_cast<double*>(m.sink));
+        },
+        cold);
+    ctx.add(Row{"stream_latency", "", std::to_string(bytes), t.seconds / steps * 1e6, "us", t.spread,
+                "2 CTAs of 32 threads per SM, one 8-byte load in flight per thread, " + std::to_string(steps) +
+                    " dependent loads each"});
+  }
 }
 
 }  // namespace kcast::microbench
