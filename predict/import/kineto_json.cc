@@ -9,13 +9,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <istream>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
+#include <streambuf>
 #include <unordered_map>
 
-#include "io/json_input.h"
 #include "model/error.h"
 #include "predict/import/import.h"
 #include "predict/import/import_util.h"
@@ -66,39 +68,6 @@ std::string gz_message(const std::string& path, const char* msg) {
   std::string m = msg ? msg : "";
   if (m.starts_with(path + ": ")) m = m.substr(path.size() + 2);
   return path + ": " + (m.empty() ? "read error" : m) + " (gzip data truncated or corrupt)";
-}
-
-// Whole file through gzread, which also passes plain (uncompressed) files through unchanged.
-std::string read_gz_file(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw InputError(path + ": cannot open");
-  gzbuffer(f, 1 << 18);
-  std::string out;
-  char buf[1 << 18];
-  while (true) {
-    int n = gzread(f, buf, sizeof buf);
-    if (n < 0) {
-      int err = 0;
-      std::string msg = gz_message(path, gzerror(f, &err));
-      gzclose(f);
-      throw InputError(msg);
-    }
-    if (n == 0) break;
-    out.append(buf, size_t(n));
-    if (out.size() > kMaxTraceBytes) {
-      gzclose(f);
-      throw InputError(path + ": decompressed trace exceeds 16 GiB");
-    }
-  }
-  int err = 0;
-  const char* msg = gzerror(f, &err);
-  if (err != Z_OK && err != Z_STREAM_END) {
-    std::string m = gz_message(path, msg);
-    gzclose(f);
-    throw InputError(m);
-  }
-  gzclose(f);
-  return out;
 }
 
 // --- typed access to untrusted JSON -------------------------------------------------------------
@@ -323,19 +292,6 @@ struct Launch {
   int64_t external_id;
 };
 
-// The trace's event array: the file itself, or its traceEvents.
-const json& trace_events(const json& root, const std::string& file) {
-  if (root.is_array()) return root;
-  if (root.is_object()) {
-    const json* events = field(root, "traceEvents");
-    if (!events) throw InputError(file + ": no 'traceEvents' (not a Chrome / PyTorch profiler trace)");
-    if (!events->is_array()) throw InputError(file + ": 'traceEvents' is not an array");
-    return *events;
-  }
-  throw InputError(file + ": not a Chrome / PyTorch profiler trace (expected a JSON object)");
-
-}
-
 // Devices: id -> canonical GPU name, from the trace's deviceProperties (or computeProperties).
 std::unordered_map<int64_t, std::string> gpu_names(const json& root, DeviceResolver& devices) {
   std::unordered_map<int64_t, std::string> gpu_of;
@@ -364,63 +320,224 @@ std::unordered_map<int64_t, std::string> gpu_names(const json& root, DeviceResol
   return gpu_of;
 }
 
-// What one pass over the events finds: GPU work, launches, CPU ops and annotation ranges.
+// The launch configuration a kernel event's args carry (grid, block, registers, shared memory, stream).
+void launch_config(const json& args, Kernel& k) {
+  for (int d = 0; d < 2; ++d) {
+    const json* v = field(args, d == 0 ? "grid" : "block");
+    if (v && v->is_array() && v->size() == 3) {
+      for (size_t j = 0; j < 3; ++j) {
+        int64_t x = 0;
+        if (integer(&(*v)[j], x) && x >= 0) (d == 0 ? k.grid : k.block)[j] = x;
+      }
+    }
+  }
+  int64_t x = 0;
+  if (integer(field(args, "registers per thread"), x) && x >= 0) k.registers = x;
+  if (integer(field(args, "shared memory"), x) && x >= 0) k.shared_bytes = x;
+  if (integer(field(args, "stream"), x) && x >= 0) k.stream = x;
+}
+
+// What one pass over the events finds: GPU work (the rows it will become, in file order), launches,
+// CPU ops and annotation ranges.
+struct PendingGpuEvent {
+  Kernel k;  // name, times, launch configuration, copy bytes
+  Kind kind = Kind::kernel;
+  int64_t correlation = -1, external_id = -1, device = 0;
+  bool has_correlation = false, has_device = false;
+};
+
 struct TraceIndex {
-  std::vector<size_t> gpu_events;
+  std::vector<PendingGpuEvent> gpu_events;
   std::unordered_map<int64_t, Launch> launches;  // correlation -> runtime call
   std::unordered_map<int64_t, OpInfo> ops;       // External id -> what the CPU op says
   std::vector<std::pair<std::string, Range>> cpu_ranges, gpu_ranges;
 };
 
-TraceIndex index_events(const json& events, const std::string& file) {
-  TraceIndex t;
-  auto& [gpu_events, launches, ops, cpu_ranges, gpu_ranges] = t;
-  for (size_t i = 0; i < events.size(); ++i) {
-    const json& e = events[i];
-    if (!e.is_object()) throw InputError(file + ": traceEvents[" + std::to_string(i) + "]: not an object");
-    if (str(field(e, "ph")) != "X") continue;
-    const std::string cat = str(field(e, "cat"));
-    Kind kind = kind_of(cat);
-    const std::string name = str(field(e, "name"));
-    if (kind == Kind::cpu_op && name.starts_with("ProfilerStep#")) kind = Kind::annotation;
-    if (kind == Kind::none) continue;
-    const json* args = field(e, "args");
-    double ts = 0, dur = 0;
-    const bool timed = num(field(e, "ts"), ts) && num(field(e, "dur"), dur);
-    switch (kind) {
-      case Kind::kernel:
-      case Kind::memcpy:
-      case Kind::memset:
-        gpu_events.push_back(i);
-        break;
-      case Kind::runtime: {
-        int64_t corr = 0, ext = -1;
-        if (args && integer(field(*args, "correlation"), corr) && timed) {
-          integer(field(*args, "External id"), ext);
-          launches[corr] = Launch{ts, ext};
-        }
-        break;
+// A GPU event's own fields, checked: the row it becomes before the step, the device and the launch
+// are known.
+PendingGpuEvent pending_of(const json& e, Kind kind, size_t i, const std::string& file) {
+  auto where = [&] { return file + ": traceEvents[" + std::to_string(i) + "]"; };
+  PendingGpuEvent p;
+  p.kind = kind;
+  Kernel& k = p.k;
+  const json* name = field(e, "name");
+  if (!name || !name->is_string() || name->get_ref<const std::string&>().empty())
+    throw InputError(where() + ": 'name' is missing or not a string");
+  k.name = name->get<std::string>();
+  double ts = 0, dur = 0;
+  if (!num(field(e, "ts"), ts)) throw InputError(where() + " ('" + k.name + "'): 'ts' is missing or not a number");
+  if (!num(field(e, "dur"), dur)) throw InputError(where() + " ('" + k.name + "'): 'dur' is missing or not a number");
+  if (dur < 0) throw InputError(where() + " ('" + k.name + "'): negative 'dur'");
+  k.start_us = ts;
+  k.duration_us = dur;
+  const json* ap = field(e, "args");
+  if (!ap || !ap->is_object()) return p;
+  const json& args = *ap;
+  p.has_correlation = integer(field(args, "correlation"), p.correlation);
+  integer(field(args, "External id"), p.external_id);
+  p.has_device = integer(field(args, "device"), p.device);
+  launch_config(args, k);
+  double b = 0;
+  if (kind != Kind::kernel && num(field(args, "bytes"), b) && b >= 0) k.bytes = b;
+  return p;
+}
+
+// One event of traceEvents (the i-th) into the index.
+void index_event(const json& e, size_t i, const std::string& file, TraceIndex& t) {
+  if (!e.is_object()) throw InputError(file + ": traceEvents[" + std::to_string(i) + "]: not an object");
+  if (str(field(e, "ph")) != "X") return;
+  Kind kind = kind_of(str(field(e, "cat")));
+  if (kind == Kind::none) return;
+  const std::string name = str(field(e, "name"));
+  if (kind == Kind::cpu_op && name.starts_with("ProfilerStep#")) kind = Kind::annotation;
+  const json* args = field(e, "args");
+  double ts = 0, dur = 0;
+  const bool timed = num(field(e, "ts"), ts) && num(field(e, "dur"), dur);
+  switch (kind) {
+    case Kind::kernel:
+    case Kind::memcpy:
+    case Kind::memset:
+      t.gpu_events.push_back(pending_of(e, kind, i, file));
+      break;
+    case Kind::runtime: {
+      int64_t corr = 0, ext = -1;
+      if (args && integer(field(*args, "correlation"), corr) && timed) {
+        integer(field(*args, "External id"), ext);
+        t.launches[corr] = Launch{ts, ext};
       }
-      case Kind::cpu_op: {
-        int64_t ext = 0;
-        if (args && integer(field(*args, "External id"), ext)) {
-          OpInfo info = op_info(name, *args);
-          if (info.dtype || info.has_shape()) ops[ext] = info;
-        }
-        break;
-      }
-      case Kind::annotation:
-        if (timed) cpu_ranges.push_back({name, Range{ts, ts + dur}});
-        break;
-      case Kind::gpu_annotation:
-        if (timed) gpu_ranges.push_back({name, Range{ts, ts + dur}});
-        break;
-      case Kind::none: break;
+      break;
     }
+    case Kind::cpu_op: {
+      int64_t ext = 0;
+      if (args && integer(field(*args, "External id"), ext)) {
+        OpInfo info = op_info(name, *args);
+        if (info.dtype || info.has_shape()) t.ops[ext] = info;
+      }
+      break;
+    }
+    case Kind::annotation:
+      if (timed) t.cpu_ranges.push_back({name, Range{ts, ts + dur}});
+      break;
+    case Kind::gpu_annotation:
+      if (timed) t.gpu_ranges.push_back({name, Range{ts, ts + dur}});
+      break;
+    case Kind::none: break;
+  }
+}
+
+// The trace as the parser streams it (nlohmann's SAX interface): each element of traceEvents is built
+// as a small JSON value, indexed and dropped, and the device properties are kept; everything else is
+// skipped. Memory follows the GPU events the trace holds, not the size of its text (a DOM of the
+// whole trace took 8.5x the file).
+class TraceStream : public nlohmann::json_sax<json> {
+ public:
+  TraceStream(const std::string& file, TraceIndex& index) : file_(file), index_(index) {}
+
+  json properties = json::object();  // deviceProperties / computeProperties, as the trace has them
+  bool events_found() const { return events_found_; }
+
+  bool null() override { return scalar(json(nullptr)); }
+  bool boolean(bool v) override { return scalar(json(v)); }
+  bool number_integer(number_integer_t v) override { return scalar(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return scalar(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return scalar(json(v)); }
+  bool string(string_t& v) override { return scalar(json(std::move(v))); }
+  bool binary(binary_t&) override { return scalar(json()); }
+
+  bool start_object(std::size_t) override { return open(json::object()); }
+  bool start_array(std::size_t) override { return open(json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& k) override {
+    if (!capture_.empty()) {
+      slot_ = &(*capture_.back())[k];
+    } else if (depth_ == 1 && !root_array_) {
+      key_ = k;
+    }
+    return true;
   }
 
-  return t;
-}
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
+    std::string msg = ex.what();
+    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+    if (dynamic_cast<const nlohmann::detail::parse_error*>(&ex))
+      throw InputError(file_ + ": invalid JSON (byte " + std::to_string(position) + "): " + msg);
+    throw InputError(file_ + ": invalid JSON: " + msg);  // e.g. a number overflowing a double
+  }
+
+ private:
+  // Where a value that starts now goes: into the value being captured, or it starts a capture (an
+  // event, the device properties), or nowhere.
+  bool scalar(json&& v) {
+    if (!capture_.empty()) {
+      place(std::move(v));
+      return true;
+    }
+    if (depth_ == 0) throw InputError(file_ + ": not a Chrome / PyTorch profiler trace (expected a JSON object)");
+    if (in_events()) throw InputError(file_ + ": traceEvents[" + std::to_string(event_index_++) + "]: not an object");
+    if (depth_ == 1 && key_ == "traceEvents") throw InputError(file_ + ": 'traceEvents' is not an array");
+    return true;
+  }
+
+  bool open(json&& container) {
+    const bool object = container.is_object();
+    if (!capture_.empty()) {
+      capture_.push_back(place(std::move(container)));
+    } else if (depth_ == 0) {
+      if (!object) root_array_ = true, events_found_ = true, events_depth_ = 1;
+    } else if (in_events()) {
+      if (!object) throw InputError(file_ + ": traceEvents[" + std::to_string(event_index_) + "]: not an object");
+      event_ = std::move(container);
+      capture_.push_back(&event_);
+      capturing_event_ = true;
+    } else if (depth_ == 1 && key_ == "traceEvents") {
+      if (object) throw InputError(file_ + ": 'traceEvents' is not an array");
+      events_found_ = true, events_depth_ = 2;
+    } else if (depth_ == 1 && (key_ == "deviceProperties" || key_ == "computeProperties")) {
+      json& slot = properties[key_];
+      slot = std::move(container);
+      capture_.push_back(&slot);
+      capturing_event_ = false;
+    }
+    ++depth_;
+    return true;
+  }
+
+  bool close() {
+    --depth_;
+    if (capture_.empty()) return true;
+    capture_.pop_back();
+    if (capture_.empty() && capturing_event_) {
+      index_event(event_, event_index_++, file_, index_);
+      event_ = json();
+    }
+    return true;
+  }
+
+  // The value goes into the innermost captured container; returns where it landed.
+  json* place(json&& v) {
+    json& parent = *capture_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    *slot_ = std::move(v);
+    return slot_;
+  }
+
+  bool in_events() const { return events_found_ && depth_ == events_depth_; }
+
+  const std::string& file_;
+  TraceIndex& index_;
+  int depth_ = 0, events_depth_ = -1;
+  bool root_array_ = false, events_found_ = false, capturing_event_ = false;
+  std::string key_;
+  std::vector<json*> capture_;
+  json* slot_ = nullptr;
+  json event_;
+  size_t event_index_ = 0;
+};
 
 // The step the options select, as a CPU range (exact by launch) or else a GPU range.
 struct StepRange {
@@ -470,87 +587,35 @@ StepRange select_step(TraceIndex& t, const std::string& file, const ImportOption
   return {cpu_sel, gpu_sel};
 }
 
-// The launch configuration a kernel event's args carry (grid, block, registers, shared memory, stream).
-void launch_config(const json& args, Kernel& k) {
-  for (int d = 0; d < 2; ++d) {
-    const json* v = field(args, d == 0 ? "grid" : "block");
-    if (v && v->is_array() && v->size() == 3) {
-      for (size_t j = 0; j < 3; ++j) {
-        int64_t x = 0;
-        if (integer(&(*v)[j], x) && x >= 0) (d == 0 ? k.grid : k.block)[j] = x;
-      }
-    }
-  }
-  int64_t x = 0;
-  if (integer(field(args, "registers per thread"), x) && x >= 0) k.registers = x;
-  if (integer(field(args, "shared memory"), x) && x >= 0) k.shared_bytes = x;
-  if (integer(field(args, "stream"), x) && x >= 0) k.stream = x;
-}
 
-// The kernel list row of a GPU event (kernel, memcpy or memset); nullopt when outside the step.
-std::optional<Kernel> kernel_of(const json& events, size_t i, const std::string& file, const TraceIndex& t,
-                                const StepRange& step, const std::unordered_map<int64_t, std::string>& gpu_of,
+// The kernel list row of a GPU event; nullopt when outside the step.
+std::optional<Kernel> kernel_of(PendingGpuEvent& p, const TraceIndex& t, const StepRange& step,
+                                const std::unordered_map<int64_t, std::string>& gpu_of,
                                 const DeviceResolver& devices, const Classifier& cls) {
-  const auto& launches = t.launches;
-  const auto& ops = t.ops;
-  const std::optional<Range>& cpu_sel = step.cpu;
-  const std::optional<Range>& gpu_sel = step.gpu;
-  const json& e = events[i];
-  auto where = [&] { return file + ": traceEvents[" + std::to_string(i) + "]"; };
-  Kernel k;
-  const json* name = field(e, "name");
-  if (!name || !name->is_string() || name->get_ref<const std::string&>().empty())
-    throw InputError(where() + ": 'name' is missing or not a string");
-  k.name = name->get<std::string>();
-  double ts = 0, dur = 0;
-  if (!num(field(e, "ts"), ts)) throw InputError(where() + " ('" + k.name + "'): 'ts' is missing or not a number");
-  if (!num(field(e, "dur"), dur)) throw InputError(where() + " ('" + k.name + "'): 'dur' is missing or not a number");
-  if (dur < 0) throw InputError(where() + " ('" + k.name + "'): negative 'dur'");
-  k.start_us = ts;
-  k.duration_us = dur;
-  const Kind kind = kind_of(str(field(e, "cat")));
-  static const json kEmpty = json::object();
-  const json* ap = field(e, "args");
-  const json& args = ap && ap->is_object() ? *ap : kEmpty;
-
-  int64_t corr = -1;
-  const bool has_corr = integer(field(args, "correlation"), corr);
   const Launch* launch = nullptr;
-  if (has_corr)
-    if (auto it = launches.find(corr); it != launches.end()) launch = &it->second;
-  if (cpu_sel) {
-    if (!cpu_sel->contains(launch ? launch->ts : ts)) return std::nullopt;
-  } else if (gpu_sel && !gpu_sel->contains(ts)) {
+  if (p.has_correlation)
+    if (auto it = t.launches.find(p.correlation); it != t.launches.end()) launch = &it->second;
+  if (step.cpu) {
+    if (!step.cpu->contains(launch ? launch->ts : p.k.start_us)) return std::nullopt;
+  } else if (step.gpu && !step.gpu->contains(p.k.start_us)) {
     return std::nullopt;
   }
-
-  if (kind == Kind::memcpy) {
-    k.cls = KernelClass::memcpy;
-  } else if (kind == Kind::memset) {
-    k.cls = KernelClass::memset;
-  } else {
-    k.cls = cls.classify(k.name);
-  }
-  launch_config(args, k);
-  double b = 0;
-  if (kind != Kind::kernel && num(field(args, "bytes"), b) && b >= 0) k.bytes = b;
-  int64_t device = 0;
-  const bool has_device = integer(field(args, "device"), device);
+  Kernel k = std::move(p.k);
+  k.cls = p.kind == Kind::memcpy ? KernelClass::memcpy : p.kind == Kind::memset ? KernelClass::memset
+                                                                                 : cls.classify(k.name);
   if (devices.overridden()) {
     k.gpu = devices.override_name();
-  } else if (auto it = gpu_of.find(has_device ? device : 0); it != gpu_of.end()) {
+  } else if (auto it = gpu_of.find(p.has_device ? p.device : 0); it != gpu_of.end()) {
     k.gpu = it->second;
   } else if (gpu_of.size() == 1) {
     k.gpu = gpu_of.begin()->second;
   }
-
   std::optional<DType> named;
-  if (kind == Kind::kernel && (named = dtype_from_kernel_name(k.name))) k.dtype = *named;
+  if (p.kind == Kind::kernel && (named = dtype_from_kernel_name(k.name))) k.dtype = *named;
   // The CPU op that launched it: via the runtime call's External id, else the kernel's own.
-  int64_t ext = launch ? launch->external_id : -1;
-  if (ext < 0) integer(field(args, "External id"), ext);
-  if (kind == Kind::kernel && ext >= 0) {
-    if (auto it = ops.find(ext); it != ops.end()) {
+  const int64_t ext = launch && launch->external_id >= 0 ? launch->external_id : p.external_id;
+  if (p.kind == Kind::kernel && ext >= 0) {
+    if (auto it = t.ops.find(ext); it != t.ops.end()) {
       const OpInfo& op = it->second;
       // The op's operand type wins, except that fp32 operands run as tf32 when the kernel's
       // name says so (TF32 tensor cores, torch.backends.cuda.matmul.allow_tf32).
@@ -566,41 +631,90 @@ std::optional<Kernel> kernel_of(const json& events, size_t i, const std::string&
   return k;
 }
 
-void import_json(const std::string& text, const std::string& file, const ImportOptions& opt,
-                 KernelSink& sink) {
-  const json root = parse_json_input(text, file);
-  const json& events = trace_events(root, file);
+// Streams the trace from `in` (a string or a stream) into the sink.
+template <class Input>
+void import_stream(Input&& in, const std::string& file, const ImportOptions& opt, KernelSink& sink) {
+  TraceIndex t;
+  TraceStream stream(file, t);
+  try {
+    json::sax_parse(std::forward<Input>(in), &stream);
+  } catch (const nlohmann::json::exception& e) {  // what the SAX interface does not report itself
+    std::string msg = e.what();
+    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+    throw InputError(file + ": invalid JSON: " + msg);
+  }
+  if (!stream.events_found()) throw InputError(file + ": no 'traceEvents' (not a Chrome / PyTorch profiler trace)");
   DeviceResolver devices(opt, file);
-  const std::unordered_map<int64_t, std::string> gpu_of = gpu_names(root, devices);
-  TraceIndex t = index_events(events, file);
+  const std::unordered_map<int64_t, std::string> gpu_of = gpu_names(stream.properties, devices);
   // Step selection. CPU-side range first: a kernel belongs to the step whose CPU range contains
   // the runtime call that launched it (by correlation), which is exact even when GPU work of
   // consecutive steps overlaps in time. Without a CPU range, the gpu_user_annotation projection
   // of that range on the GPU timeline is used (kernel start inside it).
   const StepRange step = select_step(t, file, opt);
   const Classifier& cls = classifier(opt);
-  for (size_t i : t.gpu_events)
-    if (std::optional<Kernel> k = kernel_of(events, i, file, t, step, gpu_of, devices, cls)) sink.add(std::move(*k));
+  for (PendingGpuEvent& p : t.gpu_events)
+    if (std::optional<Kernel> k = kernel_of(p, t, step, gpu_of, devices, cls)) sink.add(std::move(*k));
 }
+
+// A gzip or plain file as a stream: gzread passes plain files through unchanged.
+class GzStreambuf : public std::streambuf {
+ public:
+  explicit GzStreambuf(const std::string& path) : path_(path), f_(gzopen(path.c_str(), "rb")) {
+    if (!f_) throw InputError(path + ": cannot open");
+    gzbuffer(f_, 1 << 18);
+  }
+  ~GzStreambuf() override { gzclose(f_); }
+  GzStreambuf(const GzStreambuf&) = delete;
+  GzStreambuf& operator=(const GzStreambuf&) = delete;
+  uint64_t bytes() const { return bytes_; }
+
+ protected:
+  int_type underflow() override {
+    const int n = gzread(f_, buf_, sizeof buf_);
+    if (n < 0) {
+      int err = 0;
+      throw InputError(gz_message(path_, gzerror(f_, &err)));
+    }
+    if (n == 0) {
+      int err = 0;
+      const char* msg = gzerror(f_, &err);
+      if (err != Z_OK && err != Z_STREAM_END) throw InputError(gz_message(path_, msg));
+      return traits_type::eof();
+    }
+    bytes_ += uint64_t(n);
+    if (bytes_ > kMaxTraceBytes) throw InputError(path_ + ": decompressed trace exceeds 16 GiB");
+    setg(buf_, buf_, buf_ + n);
+    return traits_type::to_int_type(buf_[0]);
+  }
+
+ private:
+  std::string path_;
+  gzFile f_;
+  char buf_[1 << 18];
+  uint64_t bytes_ = 0;
+};
 
 }  // namespace
 
 void read_kineto_json(const std::string& path, const ImportOptions& opt, KernelSink& sink) {
-  std::string text = read_gz_file(path);
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+  auto buf = std::make_unique<GzStreambuf>(path);
+  std::istream in(buf.get());
+  in.exceptions(std::ios::badbit);  // the stream buffer's InputError (a corrupt gzip) reaches the caller
+  // An empty (or blank) file says so rather than failing as JSON.
+  if (in.peek() == std::char_traits<char>::eof() || (in >> std::ws).peek() == std::char_traits<char>::eof())
     throw InputError(path + ": empty file (expected a PyTorch profiler JSON trace)");
-  import_json(text, path, opt, sink);
+  import_stream(in, path, opt, sink);
 }
 
 void parse_kineto_json(const std::string& bytes, const std::string& name, const ImportOptions& opt,
                        KernelSink& sink) {
   if (bytes.size() >= 2 && uint8_t(bytes[0]) == 0x1f && uint8_t(bytes[1]) == 0x8b) {
-    import_json(gunzip(bytes, name), name, opt, sink);
+    import_stream(gunzip(bytes, name), name, opt, sink);
     return;
   }
   if (bytes.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(name + ": empty file (expected a PyTorch profiler JSON trace)");
-  import_json(bytes, name, opt, sink);
+  import_stream(bytes, name, opt, sink);
 }
 
 }  // namespace kcast

@@ -197,6 +197,45 @@ TEST(KinetoJson, ParsesBytesPlainAndGzipped) {
   EXPECT_EQ(b.size(), 3u);
 }
 
+// The reader streams the trace: the device properties may follow the events, the events may be the
+// whole file (a bare array), and a kernel's launch and CPU op may come after it; other top-level keys,
+// nested as they like, are skipped.
+TEST(KinetoJson, StreamsEventsInAnyOrderOfTheTrace) {
+  Captured c;
+  const std::string kernel =
+      R"({"ph":"X","cat":"kernel","name":"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn","ts":105,"dur":9,)"
+      R"("args":{"device":0,"correlation":7,"grid":[16,8,1],"block":[256,1,1]}})";
+  const std::string launch =
+      R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","ts":101,"dur":3,"args":{"correlation":7,"External id":3}})";
+  const std::string op =
+      R"({"ph":"X","cat":"cpu_op","name":"aten::mm","ts":100,"dur":6,"args":{"External id":3,)"
+      R"("Input Dims":[[64,128],[128,256]],"Input type":["c10::BFloat16","c10::BFloat16"]}})";
+  const std::string props = R"([{"id":0,"name":"NVIDIA H100 80GB HBM3","numSms":132,"computeMajor":9,"computeMinor":0}])";
+  const std::string late = R"({"other":{"nested":[1,[2,{"x":null}]],"traceEvents":"not these"},"traceEvents":[)" +
+                           kernel + "," + launch + "," + op + R"(],"deviceProperties":)" + props + "}";
+  KernelCollector a;
+  parse_kineto_json(late, "late.json", c.opt, a);
+  std::vector<Kernel> ks = a.take();
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks[0].gpu, "H100-SXM");
+  EXPECT_EQ(ks[0].dtype, DType::bf16);
+  EXPECT_EQ(ks[0].m, 64);
+  EXPECT_EQ(ks[0].n, 256);
+  EXPECT_EQ(ks[0].k, 128);
+  EXPECT_EQ(ks[0].grid[0], 16);
+  EXPECT_DOUBLE_EQ(ks[0].duration_us, 9);
+  KernelCollector b;
+  parse_kineto_json("[" + op + "," + launch + "," + kernel + "]", "bare.json", c.opt, b);
+  ks = b.take();
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks[0].m, 64);
+  expect_input_error([&] { parse_kineto_json(R"({"traceEvents":{"ph":"X"}})", "obj.json", c.opt, b); },
+                     {"obj.json", "'traceEvents' is not an array"});
+  expect_input_error([&] { parse_kineto_json("42", "num.json", c.opt, b); }, {"num.json", "expected a JSON object"});
+  expect_input_error([&] { parse_kineto_json(R"({"traceEvents":[)" + op + R"(,[1]]})", "arr.json", c.opt, b); },
+                     {"arr.json: traceEvents[1]", "not an object"});
+}
+
 TEST(KinetoJson, AggregatesAcrossSteps) {
   Captured c;
   auto ks = read(fixture("kineto_trace.json"), c.opt, true);
