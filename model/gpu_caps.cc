@@ -75,6 +75,15 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
       const bool measured = known(g.measured_gemm_eff[i]);
       eff = measured ? g.measured_gemm_eff[i] * p[kEffOfBest] : p[kEffTensor];
       c.gemm_derate[i] = measured ? 1.0 : power;
+      if (d == DType::fp8 || d == DType::fp4) {
+        // Narrow math draws more power per SM and clock: the clock a board holds under it, whether or
+        // not its rate was measured (a best-shape microbenchmark runs each shape for milliseconds, at
+        // boost; a training step runs its GEMMs back to back for seconds).
+        c.gemm_derate[i] = known(g.tdp_w) && known(g.boost_clock_mhz)
+                               ? std::min(1.0, g.tdp_w / (c.sm_count * g.boost_clock_mhz * 1e-3 * sm_watts *
+                                                          p[kNarrowPowerFactor]))
+                               : 1.0;
+      }
     }
     c.tensor_tflops[i] = peak * eff;
     c.gemm_boost_flops[i] = p[kPowerTauUs] * c.tensor_tflops[i] * 1e6;

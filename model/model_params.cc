@@ -36,6 +36,7 @@ const std::array<ParamInfo, kNumParams> kParamInfo = {{
     {"simt_long_k_exp", 0.0, 0.0, 1.0, "SGEMM slowdown exponent for K ranges per CTA beyond 4096 (architectures with simt_long_k)"},
     {"gemm_bias_persistence", 1.0, 0.0, 1.0, "share of a measured GEMM's deviation from the model kept on another compute capability (measured, not fitted)"},
     {"conv_bias_persistence", 1.0, 0.0, 1.0, "share of a measured convolution's deviation from the model kept on another compute capability (measured, not fitted)"},
+    {"narrow_power_factor", 1.0, 0.5, 4.0, "SM power under dense FP8 / FP4 tensor math relative to watts_per_sm_ghz"},
 }};
 
 ModelParams::ModelParams() {

@@ -58,6 +58,9 @@ enum Param : int {
                          // GPU's log residual on another's over the GEMMs both measured
   kConvBiasPersistence,  // the same for convolutions (their cuDNN algorithm, read from the source's kernel
                          // name, carries over; the rest of their deviation mostly does too)
+  kNarrowPowerFactor,    // the power an SM draws per GHz under dense FP8 / FP4 tensor math, relative to
+                         // watts_per_sm_ghz (BF16 / FP32 math): twice the operations per clock draw more,
+                         // so a board that holds its boost clock in BF16 may not in FP8 (gpu_caps.cc)
   kNumParams
 };
 

@@ -17,7 +17,10 @@
 #     (model/sgemm_name.h), so it is identifiable (0.16); and simt_choice_eff, the rate of the library's
 #     own tile choice relative to the menu's best for SGEMMs without a name (synthesized ones), is
 #     measured from those named kernels rather than fitted.
-# The FP8 corpus is not fitted: its timings include activation quantization (see docs/accuracy.md#bf16-and-fp8-gemms).
+#  3. last, narrow_power_factor (the SM power of dense FP8 / FP4 math relative to BF16's, which decides
+#     whether a board holds its clock under it) by a one-dimensional search on the FP8 GEMM corpus
+#     (aiconfigurator, H100; scripts/fit_narrow_power.py); nothing else is fitted to FP8 rows. Their
+#     timings include the activation's quantize kernel (context_a_pass_bytes, docs/accuracy.md#bf16-and-fp8-gemms).
 # usage: scripts/fit_default_model.sh [KCAST_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,3 +42,4 @@ STREAM=build/fit-default-model/stage2-stream.json
 # shellcheck disable=SC2086
 "$K" calibrate --base "$STREAM" --measurements $M/neusight_ops.csv $FP32_FROZEN $STREAM_FROZEN \
   -o data/models/default.json
+python3 scripts/fit_narrow_power.py data/models/default.json --kcast "$K" | tail -1

@@ -1,0 +1,40 @@
+// The power budget of dense FP8 / FP4 math (model/gpu_caps.cc, narrow_power_factor).
+#include <gtest/gtest.h>
+
+#include "calibrate/model_file.h"
+#include "model/cost_model.h"
+
+namespace kcast {
+namespace {
+
+// Dense FP8 math draws narrow_power_factor times the power BF16 math does per SM and GHz: a board whose
+// budget covers BF16 at boost (700 W over 132 SMs at 1.98 GHz, 2 W per SM-GHz: 523 W) settles at
+// 700 / (523 x factor) of its clock in FP8, measured FP8 rate or not; FP4 likewise.
+TEST(NarrowPower, FP8MathHoldsTheClockItsPowerBudgetAllows) {
+  GpuSpec g;
+  g.name = "Board";
+  g.compute_capability = "9.0";  // Hopper: 2.0 W per SM and GHz (data/archs.csv)
+  g.sm_count = 132;
+  g.boost_clock_mhz = 1980;
+  g.tdp_w = 700;
+  g.dram_bw_gbps = 3350;
+  g.bf16_tflops = 989;
+  g.fp8_tflops = 1979;
+  g.tensor_cores = true;
+  ModelParams p;
+  p[kNarrowPowerFactor] = 1.6;
+  const CostModel m(p, default_arch_facts());
+  const GpuCaps c = m.caps(g);
+  ASSERT_DOUBLE_EQ(c.arch.watts_per_sm_ghz, 2.0);
+  EXPECT_DOUBLE_EQ(c.gemm_derate[int(DType::bf16)], 1.0);
+  const double fp8 = 700.0 / (132 * 1.98 * 2.0 * 1.6);
+  EXPECT_NEAR(c.gemm_derate[int(DType::fp8)], fp8, 1e-12);
+  g.measured_gemm_eff[int(DType::fp8)] = 0.7;  // a best-shape figure: at boost
+  EXPECT_NEAR(m.caps(g).gemm_derate[int(DType::fp8)], fp8, 1e-12);
+  // At factor 1 the budget covers FP8 too.
+  p[kNarrowPowerFactor] = 1.0;
+  EXPECT_DOUBLE_EQ(CostModel(p, default_arch_facts()).caps(g).gemm_derate[int(DType::fp8)], 1.0);
+}
+
+}  // namespace
+}  // namespace kcast
