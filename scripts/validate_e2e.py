@@ -1,17 +1,16 @@
 #!/usr/bin/env python3
 """End-to-end check of kcast synth + predict against NeuSight's measured model latencies.
 
-For every run in data/measured/neusight_e2e.csv: `kcast synth <synth_args>` writes the kernel list,
-each row gets the NeuSight measurement context of its op family (their per-node CUDA-event timing
-puts a framework floor in every node: that floor was fitted on the per-op corpus, not on these
-labels), and `kcast predict --mode absolute --with-context` predicts it on the run's GPU.
+For every run in data/measured/neusight_e2e.csv, one command: `kcast synth <synth_args> --gpu GPU
+--context neusight --format json` (its step_us): the synthesized step predicted on the run's GPU as
+NeuSight timed it, each op's framework floor added (their per-node CUDA-event timing puts one in every
+node; the floors were fitted on NeuSight's per-op corpus, not on these labels; --no-context: without).
 Prints per-run and per-GPU errors. Absolute mode: the model never saw these end-to-end numbers.
 
 usage: scripts/validate_e2e.py [--kcast build/kcast] [--model MODEL.json] [--no-context]
 """
 import argparse
 import csv
-import io
 import json
 import os
 import re
@@ -19,13 +18,8 @@ import shlex
 import statistics
 import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Which NeuSight per-op corpus measured the op family a kernel class belongs to.
-CONTEXT_OF_CLASS = {"gemm": "neusight:linear", "elementwise": "neusight:add", "softmax": "neusight:softmax",
-                    "normalization": "neusight:ln", "reduction": "neusight:add", "embedding": "neusight:add",
-                    "attention": "neusight:bmm", "conv": "neusight:conv"}
 
 
 def main():
@@ -44,31 +38,19 @@ def main():
     width = max([11] + [len(n) + 1 for n in names])
     print(f"{'model':<{width}} {'mode':<5} {'seq':>4} {'b':>3} {'gpu':<24} {'measured ms':>11} {'predicted':>10} "
           f"{'err%':>6}")
-    with tempfile.TemporaryDirectory() as tmp:
-        for r, name in zip(runs, names):
-            kl = os.path.join(tmp, "k.csv")
-            subprocess.run([a.kcast, "synth"] + shlex.split(r["synth_args"]) + ["-o", kl], check=True)
-            with open(kl) as f:
-                rows = list(csv.DictReader(f))
-            if not a.no_context:
-                for row in rows:
-                    batched = row["class"] == "gemm" and row.get("batch") not in ("", "1")
-                    row["context"] = "neusight:bmm" if batched else CONTEXT_OF_CLASS.get(row["class"], "neusight:add")
-            with open(kl, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
-                w.writeheader()
-                w.writerows(rows)
-            cmd = [a.kcast, "predict", "--kernels", kl, "--gpu", r["gpu"], "--mode", "absolute", "--format", "json"]
-            if not a.no_context:
-                cmd.append("--with-context")
-            if a.model:
-                cmd += ["--model", a.model]
-            out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-            pred_ms = out["predictions"][0]["total_us"] / 1000.0
-            meas = float(r["e2e_ms"])
-            err = (pred_ms - meas) / meas
-            per_gpu.setdefault(r["gpu"], []).append(abs(err))
-            print(f"{name:<{width}} {r['mode']:<5} {r['seq']:>4} {r['batch']:>3} {r['gpu']:<24} {meas:>11.1f} {pred_ms:>10.1f} {100*err:>6.1f}")
+    for r, name in zip(runs, names):
+        # One command per run, as a user would type it.
+        cmd = [a.kcast, "synth"] + shlex.split(r["synth_args"]) + ["--gpu", r["gpu"], "--format", "json", "-o", os.devnull]
+        if not a.no_context:
+            cmd += ["--context", "neusight"]
+        if a.model:
+            cmd += ["--cost-model", a.model]
+        out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        pred_ms = out[0]["step_us"] / 1000.0
+        meas = float(r["e2e_ms"])
+        err = (pred_ms - meas) / meas
+        per_gpu.setdefault(r["gpu"], []).append(abs(err))
+        print(f"{name:<{width}} {r['mode']:<5} {r['seq']:>4} {r['batch']:>3} {r['gpu']:<24} {meas:>11.1f} {pred_ms:>10.1f} {100*err:>6.1f}")
     print()
     print(f"{'gpu':<24} {'runs':>4} {'median |err|%':>14} {'mean |err|%':>12}")
     for g, e in sorted(per_gpu.items()):

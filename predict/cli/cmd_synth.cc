@@ -13,6 +13,7 @@
 #include "calibrate/model_file.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/measurement_context.h"
 #include "predict/cli/options.h"
 #include "predict/cli/synth_batch_sweep.h"
 #include "predict/cli/synth_memory_report.h"
@@ -36,7 +37,7 @@ int64_t positive(const po::variables_map& vm, const char* option) { return posit
 struct SynthArgs {
   std::string model, mode = "infer", dtype, attention = "eager", runtime = "eager", optimizer = "adam", head = "auto",
       config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format, html, recipe,
-      framework = "eager", pp_layout;
+      framework = "eager", pp_layout, context;
 };
 
 // The option table (its help text is the per-flag reference `kcast synth --help` prints).
@@ -99,6 +100,9 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "cost-model", po::value(&a.cost_model_file),
       "with --gpu: the model.json to predict with (default: the shipped model)")(
       "cuda-graph", "with --gpu: predict the step replayed as CUDA graphs (as serving stacks replay decode steps)")(
+      "context", po::value(&a.context),
+      "with --gpu: predict the step as this measurement setup timed it, its per-op framework floors added "
+      "(neusight: each op timed alone with CUDA events, as NeuSight's labels are); the list's rows name it")(
       "batch-sweep", po::value(&a.batch_sweep), "with --gpu: instead of a kernel list, a table of the step at each of "
       "these global batches B1,B2,... on each GPU: memory verdict, step, time to first / per output token, "
       "tokens/s, MFU, MBU")(
@@ -220,7 +224,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
                      "       [--microbatches M] [--zero Z] [--gpus-per-node G] [-o OUT.csv] [--gpu NAME[,...]]\n"
-                     "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph]\n"
+                     "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph] [--context neusight]\n"
                      "       [--batch-sweep B1,B2,... [--format table|csv|json] [--html OUT.html]] [--acceptance A]\n"
                      "       [--recipe delayed|current|mxfp8|block|nvfp4] [--framework eager|megatron|torchtitan|automodel]\n"
                      "       [--compile] [--pp-layout L1,L2,...] [--format json (with --gpu)]\n"
@@ -252,6 +256,8 @@ int cmd_synth(int argc, char** argv) {
       throw InputError("option '--acceptance': only with --gpu, --mode decode and --decode-tokens 2 or more "
                        "(the drafts a speculative step verifies)");
   }
+  if (!a.context.empty() && (a.gpus.empty() || !a.batch_sweep.empty()))
+    throw InputError("option '--context': only with --gpu, whose predictions it sets (not with --batch-sweep)");
   if ((cuda_graph || !a.cost_model_file.empty()) && a.gpus.empty())
     throw InputError(std::string("option '--") + (cuda_graph ? "cuda-graph" : "cost-model") +
                      "': only with --gpu, whose predictions it sets");
@@ -282,12 +288,14 @@ int cmd_synth(int argc, char** argv) {
     return 0;
   }
   Footprint fp;
-  const std::vector<Kernel> kernels = step(o, &fp);
+  std::vector<Kernel> kernels = step(o, &fp);
+  if (!a.context.empty()) tag_measurement_context(kernels, a.context);
   std::vector<MemoryFit> fits;
   for (const GpuSpec* g : fit_gpus) fits.push_back(memory_fit(fp, *g));
   const std::vector<SynthTiming> times =
       fit_gpus.empty() ? std::vector<SynthTiming>{}
-                       : time_synth_step(kernels, fp, o, fit_gpus, *lm, db, cuda_graph, acceptance);
+                       : time_synth_step(kernels, fp, o, fit_gpus, *lm, db, cuda_graph, acceptance,
+                                         !a.context.empty());
   // The report and the list replace what they overwrite only once both are written.
   StagedOutputs outs;
   if (!a.memory_json.empty()) {
@@ -301,6 +309,7 @@ int cmd_synth(int argc, char** argv) {
     nlohmann::json list = nlohmann::json::array();
     for (size_t i = 0; i < times.size(); ++i) {
       list.push_back(step_json_of(times[i], fits[i], o));
+      if (!a.context.empty()) list.back()["context"] = a.context;
       mark_announced(list.back(), *fit_gpus[i]);
     }
     console_out() << list.dump(2) << "\n";
@@ -311,7 +320,8 @@ int cmd_synth(int argc, char** argv) {
     console_err() << "kcast synth: " << what << ": " << note << "\n";
   console_err() << footprint_line(fp, o) << "\n";
   for (size_t i = 0; i < fits.size(); ++i) {
-    console_err() << fit_line(fp, o, fits[i]) << "\n" << timing_line(times[i], o, cuda_graph) << "\n";
+    console_err() << fit_line(fp, o, fits[i]) << "\n" << timing_line(times[i], o, cuda_graph)
+                  << (a.context.empty() ? "" : " [as " + a.context + " timed it: its per-op floors added]") << "\n";
     if (const std::string parts = parts_line(times[i], o); !parts.empty()) console_err() << parts << "\n";
   }
   return 0;

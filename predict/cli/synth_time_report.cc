@@ -107,7 +107,7 @@ double expected_tokens_per_step(int64_t q, double a) {
 std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized, const Footprint& fp,
                                          const SynthOptions& o, const std::vector<const GpuSpec*>& gpus,
                                          const LoadedModel& model, const GpuDatabase& db, bool cuda_graph,
-                                         double acceptance) {
+                                         double acceptance, bool with_context) {
   check_recipe_units(o, gpus);
   // Through the kernel-list text, as predict reads the written file: the reader derives what names
   // tell the model (a fused attention kernel's instruction set, an SGEMM's tile), and its numbers are
@@ -119,6 +119,7 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
   E2eOptions eo;
   eo.mode = PredictMode::absolute;
   eo.cuda_graph = cuda_graph;
+  eo.with_context = with_context;  // rows a measurement setup tagged (kcast synth --context)
   eo.keep_rows = true;
   const PreparedWorkload w = prepare_workload(rows, model, db, eo, "<synth>");
   std::vector<Target> targets;

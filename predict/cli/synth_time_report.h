@@ -58,7 +58,7 @@ double expected_tokens_per_step(int64_t q, double a);
 std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized, const synth::Footprint& fp,
                                          const synth::SynthOptions& o, const std::vector<const GpuSpec*>& gpus,
                                          const LoadedModel& model, const GpuDatabase& db, bool cuda_graph,
-                                         double acceptance = kUnknown);
+                                         double acceptance = kUnknown, bool with_context = false);
 
 // One GPU's stderr line (without a trailing newline), and the same as a JSON object.
 std::string timing_line(const SynthTiming& t, const synth::SynthOptions& o, bool cuda_graph);

@@ -151,8 +151,33 @@ TEST(SynthTimeReport, StderrLineNamesTheRates) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
+// --context neusight: the step as NeuSight timed it, each op alone, its family's framework floor added:
+// the written list's rows name their family's context, and predict --with-context of that list gives
+// the same step; every row adds a floor, so the step is longer than the GPU time alone.
+TEST(SynthTimeReport, AMeasurementContextAddsItsPerOpFloors) {
+  const std::string args = "gpt2-large --mode infer --batch 4 --seq 1024 --dtype fp32";
+  const std::string list = temp_path("context.csv");
+  const auto with = run_kcast("synth " + args + " --gpu A100-PCIe-40GB --context neusight --format json -o '" + list + "'");
+  ASSERT_EQ(with.rc, 0) << with.out;
+  const auto without = run_kcast("synth " + args + " --gpu A100-PCIe-40GB --format json -o /dev/null");
+  ASSERT_EQ(without.rc, 0) << without.out;
+  const nlohmann::json w = nlohmann::json::parse(with.out)[0], wo = nlohmann::json::parse(without.out)[0];
+  EXPECT_EQ(w["context"], "neusight");
+  EXPECT_GT(num(w["step_us"]), num(wo["step_us"]) * 1.05);
+  const std::string text = kcast::read_file(list);
+  for (const char* c : {"neusight:linear", "neusight:bmm", "neusight:softmax", "neusight:ln", "neusight:add"})
+    EXPECT_NE(text.find(c), std::string::npos) << c;
+  const auto p = run_kcast("predict --kernels '" + list + "' --gpu A100-PCIe-40GB --mode absolute --with-context --format json");
+  ASSERT_EQ(p.rc, 0) << p.out;
+  EXPECT_NEAR(num(nlohmann::json::parse(p.out)["predictions"][0]["total_us"]), num(w["step_us"]), 1e-6 * num(w["step_us"]));
+  std::remove(list.c_str());
+  const auto bad = run_kcast("synth " + args + " --gpu A100-PCIe-40GB --context nobody -o /dev/null", true);
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_NE(bad.out.find("option '--context'"), std::string::npos) << bad.out;
+}
+
 TEST(SynthTimeReport, PredictionOptionsNeedAGpu) {
-  for (const char* opt : {"--cuda-graph", "--cost-model data/models/default.json"}) {
+  for (const char* opt : {"--cuda-graph", "--cost-model data/models/default.json", "--context neusight"}) {
     const auto r = run_kcast(std::string("synth llama3-8b ") + opt + " -o /dev/null", true);
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_NE(r.out.find("only with --gpu"), std::string::npos) << r.out;

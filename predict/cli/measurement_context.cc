@@ -1,0 +1,31 @@
+#include "predict/cli/measurement_context.h"
+
+#include "model/error.h"
+
+namespace kcast::cli {
+
+namespace {
+
+// NeuSight's per-op corpora by the op family a kernel class stands for (its bmm corpus for batched
+// GEMMs and fused attention, linear for the rest of the GEMMs; element-wise ops' floor for the classes
+// it has no corpus of).
+std::string neusight_context(const Kernel& k) {
+  switch (k.cls) {
+    case KernelClass::gemm: return k.batch > 1 ? "neusight:bmm" : "neusight:linear";
+    case KernelClass::attention: return "neusight:bmm";
+    case KernelClass::softmax: return "neusight:softmax";
+    case KernelClass::normalization: return "neusight:ln";
+    case KernelClass::conv: return "neusight:conv";
+    default: return "neusight:add";
+  }
+}
+
+}  // namespace
+
+void tag_measurement_context(std::vector<Kernel>& rows, const std::string& setup) {
+  if (setup != "neusight")
+    throw InputError("option '--context': unknown measurement setup '" + setup + "' (known: neusight)");
+  for (Kernel& k : rows) k.context = neusight_context(k);
+}
+
+}  // namespace kcast::cli
