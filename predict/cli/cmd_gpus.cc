@@ -79,6 +79,9 @@ nlohmann::json model_view(const LoadedModel& lm, const GpuSpec& g) {
   j["l2_bw_gbps"] = c.l2_bw_gbps;
   j["launch_floor_us"] = c.launch_floor_us;
   j["mem_latency_us"] = c.mem_latency_us;  // the what-if knob mem_latency's baseline
+  // The streaming round trip that bounds kernels whose threads keep one element in flight
+  // (model/thread_access.h): measured, a chip sibling's, or the cycles default at the clock.
+  j["stream_latency_us"] = c.stream_latency_us;
   // What collectives sustain over the GPU's own links and, between nodes, its NIC (null: no figure).
   j["link_gbps"] = c.link_gbps > 0 ? nlohmann::json(c.link_gbps) : nlohmann::json();
   j["net_gbps"] = c.net_gbps > 0 ? nlohmann::json(c.net_gbps) : nlohmann::json();

@@ -135,12 +135,18 @@ void set_knob(GpuCaps& c, Knob k, double v, const std::string& option) {
       scale_compute(c, f);
       c.l2_bw_gbps *= f;
       c.mem_latency_us /= f;
+      c.stream_latency_us /= f;  // a round trip in cycles, as mem_latency
       c.clock_mhz = v;
       return;
     }
     case Knob::launch_overhead: c.launch_floor_us = v; return;
     case Knob::link_bw: c.link_gbps = v; return;
-    case Knob::mem_latency: c.mem_latency_us = v; return;
+    case Knob::mem_latency:
+      // The same DRAM round trip bounds the kernels whose threads keep one element in flight
+      // (GpuCaps::stream_latency_us): it moves in proportion.
+      if (c.mem_latency_us > 0) c.stream_latency_us *= v / c.mem_latency_us;
+      c.mem_latency_us = v;
+      return;
     case Knob::net_bw: c.net_gbps = v; return;
   }
 }

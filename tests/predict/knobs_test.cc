@@ -59,6 +59,10 @@ TEST(Knobs, MemLatencyIsTheFittedCyclesAtTheClock) {
   GpuCaps fast = c;
   scale_knob(fast, Knob::clock, 2, "--scale");
   EXPECT_DOUBLE_EQ(fast.mem_latency_us, c.mem_latency_us / 2);
+  EXPECT_DOUBLE_EQ(fast.stream_latency_us, c.stream_latency_us / 2);
+  GpuCaps half = c;
+  set_knob(half, Knob::mem_latency, c.mem_latency_us / 2, "--set");
+  EXPECT_DOUBLE_EQ(half.stream_latency_us, c.stream_latency_us / 2);
   set_knob(c, Knob::mem_latency, 0, "--set");
   EXPECT_EQ(c.mem_latency_us, 0);
   EXPECT_FALSE(input_error_of([&] { set_knob(c, Knob::mem_latency, -1, "--set"); }).empty());
