@@ -485,7 +485,7 @@ class TraceStream : public nlohmann::json_sax<json> {
     if (!capture_.empty()) {
       capture_.push_back(place(std::move(container)));
     } else if (depth_ == 0) {
-      if (!object) root_array_ = true, events_found_ = true, events_depth_ = 1;
+      if (!object) root_array_ = true, events_found_ = events_open_ = true, events_depth_ = 1;
     } else if (in_events()) {
       if (!object) throw InputError(file_ + ": traceEvents[" + std::to_string(event_index_) + "]: not an object");
       event_ = std::move(container);
@@ -493,7 +493,7 @@ class TraceStream : public nlohmann::json_sax<json> {
       capturing_event_ = true;
     } else if (depth_ == 1 && key_ == "traceEvents") {
       if (object) throw InputError(file_ + ": 'traceEvents' is not an array");
-      events_found_ = true, events_depth_ = 2;
+      events_found_ = events_open_ = true, events_depth_ = 2;
     } else if (depth_ == 1 && (key_ == "deviceProperties" || key_ == "computeProperties")) {
       json& slot = properties[key_];
       slot = std::move(container);
@@ -506,7 +506,10 @@ class TraceStream : public nlohmann::json_sax<json> {
 
   bool close() {
     --depth_;
-    if (capture_.empty()) return true;
+    if (capture_.empty()) {
+      if (events_open_ && depth_ == events_depth_ - 1) events_open_ = false;  // traceEvents ends
+      return true;
+    }
     capture_.pop_back();
     if (capture_.empty() && capturing_event_) {
       index_event(event_, event_index_++, file_, index_);
@@ -526,12 +529,13 @@ class TraceStream : public nlohmann::json_sax<json> {
     return slot_;
   }
 
-  bool in_events() const { return events_found_ && depth_ == events_depth_; }
+  // Inside the traceEvents array itself (not in an array of the same depth after it).
+  bool in_events() const { return events_open_ && depth_ == events_depth_; }
 
   const std::string& file_;
   TraceIndex& index_;
   int depth_ = 0, events_depth_ = -1;
-  bool root_array_ = false, events_found_ = false, capturing_event_ = false;
+  bool root_array_ = false, events_found_ = false, events_open_ = false, capturing_event_ = false;
   std::string key_;
   std::vector<json*> capture_;
   json* slot_ = nullptr;

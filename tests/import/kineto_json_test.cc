@@ -212,7 +212,8 @@ TEST(KinetoJson, StreamsEventsInAnyOrderOfTheTrace) {
       R"("Input Dims":[[64,128],[128,256]],"Input type":["c10::BFloat16","c10::BFloat16"]}})";
   const std::string props = R"([{"id":0,"name":"NVIDIA H100 80GB HBM3","numSms":132,"computeMajor":9,"computeMinor":0}])";
   const std::string late = R"({"other":{"nested":[1,[2,{"x":null}]],"traceEvents":"not these"},"traceEvents":[)" +
-                           kernel + "," + launch + "," + op + R"(],"deviceProperties":)" + props + "}";
+                           kernel + "," + launch + "," + op + R"(],"deviceProperties":)" + props +
+                           R"(,"after":[1,[2],{"x":[3]}],"traceName":"t"})";
   KernelCollector a;
   parse_kineto_json(late, "late.json", c.opt, a);
   std::vector<Kernel> ks = a.take();
