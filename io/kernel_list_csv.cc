@@ -43,9 +43,7 @@ void classify(Kernel& k, const char* cell, const CellRef& ref, const KernelListO
   if (k.cls == KernelClass::normalization || k.cls == KernelClass::softmax) k.row_read_once = reads_rows_once(k.name);
   if (k.cls == KernelClass::attention) k.mma_sync = runs_mma_sync(k.name);
   if (k.cls == KernelClass::memcpy) k.copy = copy_kind_of(k.name);
-  if (k.cls == KernelClass::normalization || k.cls == KernelClass::elementwise ||
-      k.cls == KernelClass::embedding || k.cls == KernelClass::other)
-    k.access = thread_access_of(k.name);
+  k.access = thread_access_of(k.cls, k.name);
   // cuDNN launches cuBLAS SGEMMs for some convolutions (1x1, im2col, Winograd-nonfused): their names
   // record the tile too.
   if (k.cls == KernelClass::gemm || k.conv_algo == ConvAlgo::gemm) k.tile = sgemm_tile_of(k.name);

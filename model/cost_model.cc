@@ -59,6 +59,18 @@ Bound memory_or_latency(double t_m, double t_lat) {
   return t_lat > 0 && 2 * t_lat >= t_m ? Bound::latency : Bound::memory;
 }
 
+double at_least_1(int64_t v) { return double(std::max<int64_t>(v, 1)); }
+
+// Threads per CTA of the launch the kernel list recorded (0: none recorded).
+double recorded_cta_threads(const Kernel& k) {
+  return k.block[0] > 0 ? double(k.block[0]) * at_least_1(k.block[1]) * at_least_1(k.block[2]) : 0.0;
+}
+
+// CTAs of `cta_threads` threads an SM holds at once (at least one).
+double resident_ctas_per_sm(double cta_threads, const GpuCaps& g) {
+  return std::max(1.0, std::floor(g.arch.threads_per_sm / cta_threads));
+}
+
 // Threads per CTA of a row kernel whose launch is not recorded (a synthesized list, a trace without
 // block dimensions), as PyTorch launches them: its layer norm (vectorized_layer_norm_kernel) runs
 // 32 x 4 threads; its long-row softmax (cunn_SoftMaxForward) the power of two at or above half of
@@ -80,13 +92,12 @@ double default_row_threads(const Kernel& k) {
 // of n) or else from the launch grid (one CTA each); with neither, the whole input stands.
 double resident_row_bytes(const Kernel& k, const GpuCaps& g) {
   const double in = k.bytes / 2;  // a row kernel reads its rows and writes as many
-  auto at_least_1 = [](int64_t v) { return double(std::max<int64_t>(v, 1)); };
   const double rows = k.m > 0 && k.n > 0 ? at_least_1(k.batch) * double(k.m)
                                          : double(k.grid[0]) * at_least_1(k.grid[1]) * at_least_1(k.grid[2]);
   if (!(rows > 0)) return in;
-  const double threads =
-      k.block[0] > 0 ? double(k.block[0]) * at_least_1(k.block[1]) * at_least_1(k.block[2]) : default_row_threads(k);
-  const double resident = g.l2_sharing_sms * std::max(1.0, std::floor(g.arch.threads_per_sm / threads));
+  const double recorded = recorded_cta_threads(k);
+  const double threads = recorded > 0 ? recorded : default_row_threads(k);
+  const double resident = g.l2_sharing_sms * resident_ctas_per_sm(threads, g);
   return in * std::min(1.0, resident / rows);
 }
 
@@ -116,18 +127,13 @@ double reread_time(double bytes, double working_set, const GpuCaps& g, const Mod
 double thread_bound_time(const Kernel& k, const GpuCaps& g) {
   if (k.access == ThreadAccess::none || !known(k.bytes) || !(k.bytes > 0)) return 0;
   const ThreadAccessFacts& f = facts(k.access);
-  auto at_least_1 = [](int64_t v) { return double(std::max<int64_t>(v, 1)); };
-  double cta = 0;
-  if (k.block[0] > 0) {
-    cta = double(k.block[0]) * at_least_1(k.block[1]) * at_least_1(k.block[2]);
-  } else if (f.fixed_threads > 0) {
-    cta = f.fixed_threads;
-  } else {
+  double cta = recorded_cta_threads(k);
+  if (!(cta > 0)) {
     const double width = k.n > 0 ? double(k.n) / f.width_per_thread : double(f.max_threads);
-    cta = std::clamp(std::ceil(width / 32) * 32, 32.0, double(f.max_threads));  // whole warps
+    cta = f.fixed_threads > 0 ? double(f.fixed_threads)
+                              : std::clamp(std::ceil(width / 32) * 32, 32.0, double(f.max_threads));  // whole warps
   }
-  const double tps = g.arch.threads_per_sm;
-  double per_sm = cta >= tps ? tps : std::floor(tps / cta) * cta;
+  double per_sm = std::min(double(g.arch.threads_per_sm), resident_ctas_per_sm(cta, g) * cta);
   if (f.ctas_per_sm > 0) per_sm = std::min(per_sm, f.ctas_per_sm * cta);
   const double in_flight = g.sm_count * per_sm * f.elements * dtype_bytes(k.dtype);  // bytes
   return k.bytes * g.stream_latency_us / in_flight;

@@ -49,9 +49,17 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   // Power limit: the clock a board can hold under dense math when its power budget per SM is
   // below what an SM draws at boost. Measured rates already include it.
   const double sm_watts = c.arch.watts_per_sm_ghz > 0 ? c.arch.watts_per_sm_ghz : p[kWattsPerSmGhz];
-  const double power = (known(g.tdp_w) && known(g.boost_clock_mhz))
-                           ? std::min(1.0, g.tdp_w / (c.sm_count * g.boost_clock_mhz * 1e-3 * sm_watts))
-                           : 1.0;
+  // The clock fraction the board holds when each SM draws `watts` per GHz.
+  auto held_clock = [&](double watts) {
+    return known(g.tdp_w) && known(g.boost_clock_mhz)
+               ? std::min(1.0, g.tdp_w / (c.sm_count * g.boost_clock_mhz * 1e-3 * watts))
+               : 1.0;
+  };
+  const double power = held_clock(sm_watts);
+  // Narrow math draws more power per SM and clock: the clock a board holds under it, whether or not
+  // its rate was measured (a best-shape microbenchmark runs each shape for milliseconds, at boost; a
+  // training step runs its GEMMs back to back for seconds).
+  const double narrow_power = held_clock(sm_watts * p[kNarrowPowerFactor]);
   // SIMT FP32: a measured FMA rate already reflects dual issue and clocks under load.
   const double fp32 = known(g.fp32_tflops) ? g.fp32_tflops : 0;  // at boost clock
   c.vector_tflops = known(g.measured_fp32_tflops) ? g.measured_fp32_tflops : fp32 * power * c.arch.fp32_gemm_factor;
@@ -74,16 +82,7 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
       peak = g.peak_tflops(d);
       const bool measured = known(g.measured_gemm_eff[i]);
       eff = measured ? g.measured_gemm_eff[i] * p[kEffOfBest] : p[kEffTensor];
-      c.gemm_derate[i] = measured ? 1.0 : power;
-      if (d == DType::fp8 || d == DType::fp4) {
-        // Narrow math draws more power per SM and clock: the clock a board holds under it, whether or
-        // not its rate was measured (a best-shape microbenchmark runs each shape for milliseconds, at
-        // boost; a training step runs its GEMMs back to back for seconds).
-        c.gemm_derate[i] = known(g.tdp_w) && known(g.boost_clock_mhz)
-                               ? std::min(1.0, g.tdp_w / (c.sm_count * g.boost_clock_mhz * 1e-3 * sm_watts *
-                                                          p[kNarrowPowerFactor]))
-                               : 1.0;
-      }
+      c.gemm_derate[i] = d == DType::fp8 || d == DType::fp4 ? narrow_power : measured ? 1.0 : power;
     }
     c.tensor_tflops[i] = peak * eff;
     c.gemm_boost_flops[i] = p[kPowerTauUs] * c.tensor_tflops[i] * 1e6;

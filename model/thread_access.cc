@@ -26,7 +26,10 @@ bool has(std::string_view name, std::string_view word) { return name.find(word) 
 
 const ThreadAccessFacts& facts(ThreadAccess a) { return kFacts[size_t(a)]; }
 
-ThreadAccess thread_access_of(std::string_view name) {
+ThreadAccess thread_access_of(KernelClass cls, std::string_view name) {
+  if (cls != KernelClass::normalization && cls != KernelClass::elementwise && cls != KernelClass::embedding &&
+      cls != KernelClass::other)
+    return ThreadAccess::none;
   // PyTorch's embedding forward is index_select (aten::embedding in a trace's op names, the
   // indexSelect kernels in its kernel names); its backward is another kernel.
   if (has(name, "indexSelectLargeIndex") || has(name, "indexSelectSmallIndex") ||

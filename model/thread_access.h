@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "model/kernel_class.h"
+
 namespace kcast {
 
 enum class ThreadAccess : uint8_t { none, row_norm, gated_activation, activation, rotary, index_select };
@@ -28,8 +30,10 @@ struct ThreadAccessFacts {
   int ctas_per_sm = 0;     // grid-stride kernels: the CTAs launched per SM (0: as many as fit)
 };
 
-// The family a kernel name belongs to (none for every other kernel).
-ThreadAccess thread_access_of(std::string_view kernel_name);
+// The family a kernel of class `cls` belongs to by its name (none for every other kernel, and for the
+// classes whose time is not a stream of bytes: GEMMs, attention, collectives, ...). The kernel-list
+// reader and synth's emitter both ask it.
+ThreadAccess thread_access_of(KernelClass cls, std::string_view kernel_name);
 const ThreadAccessFacts& facts(ThreadAccess a);
 
 }  // namespace kcast

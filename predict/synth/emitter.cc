@@ -35,7 +35,7 @@ Kernel work(const std::string& name, KernelClass cls, DType dt, double flops, do
   w.dtype = dt == DType::tf32 ? DType::fp32 : dt;
   w.flops = flops;
   w.bytes = bytes;
-  w.access = thread_access_of(name);  // as the kernel-list reader would find it from the name
+  w.access = thread_access_of(cls, name);  // as the kernel-list reader finds it
   return w;
 }
 

@@ -9,26 +9,30 @@ namespace kcast {
 namespace {
 
 TEST(ThreadAccess, NamesTheFamiliesOfVllmsScalarKernelsAndIndexSelect) {
-  EXPECT_EQ(thread_access_of("void vllm::rms_norm_kernel<c10::Half>(c10::Half*, c10::Half const*, float, int)"),
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "void vllm::rms_norm_kernel<c10::Half>(c10::Half*, c10::Half const*, float, int)"),
             ThreadAccess::row_norm);
-  EXPECT_EQ(thread_access_of("layer.0.input_norm vllm::rms_norm"), ThreadAccess::row_norm);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "layer.0.input_norm vllm::rms_norm"), ThreadAccess::row_norm);
   // The fused residual-add norm loads 8-wide vectors: it streams.
-  EXPECT_EQ(thread_access_of("void vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(...)"), ThreadAccess::none);
-  EXPECT_EQ(thread_access_of("layer.1.post_attention_norm vllm::fused_add_rms_norm"), ThreadAccess::none);
-  EXPECT_EQ(thread_access_of("void vllm::act_and_mul_kernel<c10::Half, &vllm::silu_kernel<c10::Half>, true>(...)"),
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "void vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(...)"), ThreadAccess::none);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "layer.1.post_attention_norm vllm::fused_add_rms_norm"), ThreadAccess::none);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "void vllm::act_and_mul_kernel<c10::Half, &vllm::silu_kernel<c10::Half>, true>(...)"),
             ThreadAccess::gated_activation);
-  EXPECT_EQ(thread_access_of("layer.0.mlp.act vllm::silu_and_mul"), ThreadAccess::gated_activation);
-  EXPECT_EQ(thread_access_of("void vllm::activation_kernel<c10::Half, &vllm::gelu_new_kernel<c10::Half>>(...)"),
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "layer.0.mlp.act vllm::silu_and_mul"), ThreadAccess::gated_activation);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "void vllm::activation_kernel<c10::Half, &vllm::gelu_new_kernel<c10::Half>>(...)"),
             ThreadAccess::activation);
-  EXPECT_EQ(thread_access_of("void vllm::rotary_embedding_kernel<c10::Half, true>(...)"), ThreadAccess::rotary);
-  EXPECT_EQ(thread_access_of("void at::native::indexSelectLargeIndex<c10::Half, long, unsigned int, 2, 2, -2, true>"),
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "void vllm::rotary_embedding_kernel<c10::Half, true>(...)"), ThreadAccess::rotary);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "void at::native::indexSelectLargeIndex<c10::Half, long, unsigned int, 2, 2, -2, true>"),
             ThreadAccess::index_select);
-  EXPECT_EQ(thread_access_of("embed.word_embeddings aten::embedding"), ThreadAccess::index_select);
-  EXPECT_EQ(thread_access_of("embed.word_embeddings aten::embedding_dense_backward"), ThreadAccess::none);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "embed.word_embeddings aten::embedding"), ThreadAccess::index_select);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "embed.word_embeddings aten::embedding_dense_backward"), ThreadAccess::none);
   // PyTorch's vectorized kernels, Triton's and Transformer Engine's stream.
-  EXPECT_EQ(thread_access_of("void at::native::vectorized_elementwise_kernel<4, ...>"), ThreadAccess::none);
-  EXPECT_EQ(thread_access_of("triton_per_fused_add_mean_mul_pow_rsqrt_0"), ThreadAccess::none);
-  EXPECT_EQ(thread_access_of("layer.0.norm te::rmsnorm (forward)"), ThreadAccess::none);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "void at::native::vectorized_elementwise_kernel<4, ...>"), ThreadAccess::none);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "triton_per_fused_add_mean_mul_pow_rsqrt_0"), ThreadAccess::none);
+  EXPECT_EQ(thread_access_of(KernelClass::elementwise, "layer.0.norm te::rmsnorm (forward)"), ThreadAccess::none);
+  // A GEMM or attention row is timed as such, whatever its name shares with these.
+  EXPECT_EQ(thread_access_of(KernelClass::gemm, "void vllm::rms_norm_kernel<c10::Half>(...)"), ThreadAccess::none);
+  EXPECT_EQ(thread_access_of(KernelClass::normalization, "void vllm::rms_norm_kernel<c10::Half>(...)"),
+            ThreadAccess::row_norm);
 }
 
 // A GPU with round numbers: 100 SMs, 1000 GB/s, a 1 µs round trip under load.
