@@ -76,7 +76,6 @@ TransformerSynth::TransformerSynth(const TransformerConfig& c, const SynthOption
     head_ = c.family == Family::bert ? (train_ ? HeadKind::pretraining : HeadKind::classifier) : HeadKind::lm;
   }
   serving_ = o.runtime == Runtime::serving;
-  engine_ = o.serving_kernels;
   flash_ = o.attention == AttentionImpl::flash || serving_;  // serving stacks always fuse attention
   latent_decode_ = c.mla() && decode_ && flash_;
   // The dimensions of a head the positions rotate (latent attention: its whole rotary part).

@@ -48,10 +48,12 @@ class TransformerSynth {
   HeadKind head_;
   bool flash_;
   bool serving_ = false;  // Runtime::serving: a serving stack's kernels (synth.h)
-  ServingKernels engine_ = ServingKernels::vllm;  // whose layer kernels, under serving_
-  // The engine's name for one of its layer kernels: vLLM's, SGLang's or TensorRT-LLM's.
+  // The serving engine's name for one of its layer kernels (SynthOptions::serving_kernels): vLLM's,
+  // SGLang's or TensorRT-LLM's.
   const char* engine_kernel(const char* vllm, const char* sglang, const char* trtllm) const {
-    return engine_ == ServingKernels::sglang ? sglang : engine_ == ServingKernels::trtllm ? trtllm : vllm;
+    return o_.serving_kernels == ServingKernels::sglang   ? sglang
+           : o_.serving_kernels == ServingKernels::trtllm ? trtllm
+                                                          : vllm;
   }
   // --dtype fp8 / fp4 (inference only): the blocks' projections run narrow; null: none.
   const QuantKernels* quant_ = nullptr;
