@@ -6,8 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/error.h"
+
 namespace kcast {
 
 nlohmann::json parse_json_input(const std::string& text, const std::string& file);
+
+// The InputError a parser's exception becomes: "FILE: invalid JSON (byte N): ..." for a syntax error,
+// "FILE: invalid JSON: ..." otherwise (streaming readers report their parser's errors through it too).
+InputError json_input_error(const std::string& file, const nlohmann::json::exception& e);
 
 }  // namespace kcast

@@ -18,6 +18,7 @@
 #include <streambuf>
 #include <unordered_map>
 
+#include "io/json_input.h"
 #include "model/error.h"
 #include "predict/import/import.h"
 #include "predict/import/import_util.h"
@@ -458,12 +459,8 @@ class TraceStream : public nlohmann::json_sax<json> {
     return true;
   }
 
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
-    std::string msg = ex.what();
-    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-    if (dynamic_cast<const nlohmann::detail::parse_error*>(&ex))
-      throw InputError(file_ + ": invalid JSON (byte " + std::to_string(position) + "): " + msg);
-    throw InputError(file_ + ": invalid JSON: " + msg);  // e.g. a number overflowing a double
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+    throw json_input_error(file_, ex);
   }
 
  private:
@@ -643,9 +640,7 @@ void import_stream(Input&& in, const std::string& file, const ImportOptions& opt
   try {
     json::sax_parse(std::forward<Input>(in), &stream);
   } catch (const nlohmann::json::exception& e) {  // what the SAX interface does not report itself
-    std::string msg = e.what();
-    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-    throw InputError(file + ": invalid JSON: " + msg);
+    throw json_input_error(file, e);
   }
   if (!stream.events_found()) throw InputError(file + ": no 'traceEvents' (not a Chrome / PyTorch profiler trace)");
   DeviceResolver devices(opt, file);
@@ -705,7 +700,7 @@ void read_kineto_json(const std::string& path, const ImportOptions& opt, KernelS
   std::istream in(buf.get());
   in.exceptions(std::ios::badbit);  // the stream buffer's InputError (a corrupt gzip) reaches the caller
   // An empty (or blank) file says so rather than failing as JSON.
-  if (in.peek() == std::char_traits<char>::eof() || (in >> std::ws).peek() == std::char_traits<char>::eof())
+  if ((in >> std::ws).peek() == std::char_traits<char>::eof())
     throw InputError(path + ": empty file (expected a PyTorch profiler JSON trace)");
   import_stream(in, path, opt, sink);
 }
