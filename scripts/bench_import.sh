@@ -7,14 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS="${1:-1000000}"
-KCAST="${2:-${KCAST:-}}"
-if [ -z "$KCAST" ]; then
-  for b in build/kcast build-*/kcast; do [ -x "$b" ] && KCAST="$b" && break; done
-fi
-[ -x "${KCAST:-}" ] || { echo "bench_import.sh: no kcast binary (pass it as the 2nd argument)" >&2; exit 2; }
-
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=scripts/bench_setup.sh
+. scripts/bench_setup.sh bench_import.sh "${2:-}"
 CSV="$WORK/trace.csv"
 
 # A capture shaped like `nsys stats --report cuda_gpu_trace --format csv`: banner lines, then kernels

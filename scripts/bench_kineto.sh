@@ -8,14 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KERNELS="${1:-400000}"
-KCAST="${2:-${KCAST:-}}"
-if [ -z "$KCAST" ]; then
-  for b in build/kcast build-*/kcast; do [ -x "$b" ] && KCAST="$b" && break; done
-fi
-[ -x "${KCAST:-}" ] || { echo "bench_kineto.sh: no kcast binary (pass it as the 2nd argument)" >&2; exit 2; }
-
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=scripts/bench_setup.sh
+. scripts/bench_setup.sh bench_kineto.sh "${2:-}"
 TRACE="$WORK/trace.json"
 
 python3 - "$KERNELS" "$TRACE" <<'PY'

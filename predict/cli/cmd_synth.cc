@@ -256,11 +256,12 @@ int cmd_synth(int argc, char** argv) {
       throw InputError("option '--acceptance': only with --gpu, --mode decode and --decode-tokens 2 or more "
                        "(the drafts a speculative step verifies)");
   }
-  if (!a.context.empty() && (a.gpus.empty() || !a.batch_sweep.empty()))
-    throw InputError("option '--context': only with --gpu, whose predictions it sets (not with --batch-sweep)");
-  if ((cuda_graph || !a.cost_model_file.empty()) && a.gpus.empty())
-    throw InputError(std::string("option '--") + (cuda_graph ? "cuda-graph" : "cost-model") +
+  if ((cuda_graph || !a.cost_model_file.empty() || !a.context.empty()) && a.gpus.empty())
+    throw InputError(std::string("option '--") +
+                     (cuda_graph ? "cuda-graph" : !a.context.empty() ? "context" : "cost-model") +
                      "': only with --gpu, whose predictions it sets");
+  if (!a.context.empty() && !a.batch_sweep.empty())
+    throw InputError("option '--context': not with --batch-sweep (its table is the GPU's own time)");
   // Resolved before synthesis, so a misspelt GPU or a bad model fails before any output is written.
   const GpuDatabase& db = default_gpu_database();
   const std::vector<const GpuSpec*> fit_gpus =
