@@ -32,6 +32,37 @@ RECIPE = {"bf16": ("bf16", None), "fp8": ("fp8", "delayed"), "fp8-current": ("fp
           "mxfp8": ("fp8", "mxfp8"), "nvfp4": ("fp4", "nvfp4")}
 
 
+BLACKWELL_NVL = {"GB200", "GB300"}
+
+
+def moe_recipe(r):
+    """The expert-parallel settings of Megatron-Bridge's recipe for a row (scripts/performance/configs/
+    {deepseek,qwen,gpt_oss}/*_workload_base_configs.py): its dispatcher and whether the dispatch overlaps
+    the other micro-batch's compute (moe_a2a_overlap). Every MoE recipe there sets
+    expert_tensor_parallel_size=1 (--etp 1)."""
+    model, gpu, prec, ep = r["model"], r["system"], r["precision"], int(r["ep"] or 1)
+    narrow_mx = prec in ("mxfp8", "nvfp4")
+    if model.startswith("deepseek"):
+        # hybridep everywhere; B200 MXFP8 V2 (pp 8, vp 2, ep 32): DeepEP with the overlap; GB200 / GB300 /
+        # B300 MXFP8: the overlap.
+        if gpu == "B200" and narrow_mx and ep == 32:
+            return "deepep", True
+        return "hybridep", narrow_mx and gpu in BLACKWELL_NVL | {"B300"}
+    if model == "qwen3-235b-a22b":
+        if gpu in BLACKWELL_NVL:
+            return "hybridep", False
+        return "alltoall", gpu.startswith("H100")  # H100: moe_a2a_overlap=True; B200 / B300: none
+    if model == "qwen3-30b-a3b":
+        return "hybridep", False
+    if model.startswith("gpt-oss"):
+        if narrow_mx and gpu in BLACKWELL_NVL | {"B300"}:
+            return "hybridep", True
+        if gpu == "B300":
+            return "hybridep", False
+        return "alltoall", gpu == "GB200"
+    return "alltoall", False
+
+
 def command(kcast, r):
     gpus, tp, pp, cp = int(r["gpus"]), int(r["tp"]), int(r["pp"]), int(r["cp"])
     vp, ep, mbs, gbs = int(r["vp"] or 1), int(r["ep"] or 1), int(r["mbs"]), int(r["gbs"])
@@ -49,7 +80,10 @@ def command(kcast, r):
     if vp > 1:
         args += ["--virtual-stages", str(vp)]
     if ep > 1:
-        args += ["--ep", str(ep)]
+        dispatcher, overlap = moe_recipe(r)
+        args += ["--ep", str(ep), "--etp", "1", "--moe-dispatcher", dispatcher]
+        if overlap:
+            args.append("--moe-a2a-overlap")
     if r.get("recompute"):
         args += ["--recompute", r["recompute"]]
     return args

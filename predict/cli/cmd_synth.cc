@@ -37,7 +37,7 @@ int64_t positive(const po::variables_map& vm, const char* option) { return posit
 struct SynthArgs {
   std::string model, mode = "infer", dtype, attention = "eager", runtime = "eager", optimizer = "adam", head = "auto",
       config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format, html, recipe,
-      framework = "eager", pp_layout, context;
+      framework = "eager", pp_layout, context, moe_dispatcher = "alltoall";
 };
 
 // The option table (its help text is the per-flag reference `kcast synth --help` prints).
@@ -82,6 +82,14 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "sequence per GPU; --attention flash; default 1)")(
       "ep", po::value<int64_t>(), "expert-parallel GPUs (mixtures of experts: experts / ep per GPU, tokens "
       "exchanged by all-to-all; ep divides dp; default 1)")(
+      "etp", po::value<int64_t>(), "train with --ep: expert tensor parallelism, 1 (whole experts; the expert-parallel "
+      "group folds over the tensor-parallel ranks, as Megatron-Bridge's MoE recipes set it) or --tp (experts split "
+      "as the dense MLP); default --tp where --ep divides --dp")(
+      "moe-dispatcher", po::value(&a.moe_dispatcher)->default_value("alltoall"), "with --ep: how the routed "
+      "tokens reach their experts' GPUs: alltoall (NCCL, every token-expert pair), deepep or hybridep (each token "
+      "once per GPU and once per node holding its experts) or allgather (every GPU gathers the group's tokens)")(
+      "moe-a2a-overlap", "train, --framework megatron: Megatron-Core's EP overlap (--overlap-moe-expert-parallel-comm): "
+      "the dispatch and combine run behind the other micro-batch's compute")(
       "virtual-stages", po::value<int64_t>(), "with --pp: layer chunks per pipeline GPU (Megatron-LM's interleaved "
       "1F1B; micro-batches divisible by --pp)")(
       "sequence-parallel", "with --tp: Megatron-LM's sequence parallelism (norms, dropouts and residual adds on "
@@ -138,7 +146,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
                                 std::pair{"ep", &o.ep}, std::pair{"cp", &o.cp},
                                 std::pair{"microbatches", &o.microbatches},
                                 std::pair{"virtual-stages", &o.virtual_stages},
-                                std::pair{"gpus-per-node", &o.gpus_per_node}})
+                                std::pair{"gpus-per-node", &o.gpus_per_node}, std::pair{"etp", &o.etp}})
     if (vm.count(option)) *degree = positive(vm, option);
   o.mode = pick<Mode>("mode", a.mode,
                       {{"infer", Mode::infer},
@@ -183,6 +191,12 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
                                  {"torchtitan", Framework::torchtitan},
                                  {"automodel", Framework::automodel}});
   o.compile = vm.count("compile") > 0;
+  o.moe_dispatcher = pick<MoeDispatcher>("moe-dispatcher", a.moe_dispatcher,
+                                         {{"alltoall", MoeDispatcher::alltoall},
+                                          {"deepep", MoeDispatcher::deepep},
+                                          {"hybridep", MoeDispatcher::hybridep},
+                                          {"allgather", MoeDispatcher::allgather}});
+  o.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
   if (!a.pp_layout.empty()) o.pp_layout = parse_int_list("pp-layout", a.pp_layout, 0, "a layer count (give L1,L2,... per stage)");
 
   return o;
@@ -227,6 +241,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph] [--context neusight]\n"
                      "       [--batch-sweep B1,B2,... [--format table|csv|json] [--html OUT.html]] [--acceptance A]\n"
                      "       [--recipe delayed|current|mxfp8|block|nvfp4] [--framework eager|megatron|torchtitan|automodel]\n"
+                     "       [--etp 1|TP] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
                      "       [--compile] [--pp-layout L1,L2,...] [--format json (with --gpu)]\n"
                      "       [--list]",
                      opts, pos, vm))

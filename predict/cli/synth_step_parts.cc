@@ -40,7 +40,7 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
                      const synth::Footprint& fp) {
   StepParts p;
   std::array<double, kGroups> comm{};
-  double forward = 0, backward = 0, gemm = 0, attention = 0, pipelined = 0;
+  double forward = 0, backward = 0, gemm = 0, attention = 0, pipelined = 0, pipelined_compute = 0;
   const size_t forward_rows = fp.forward_rows > 0 ? fp.forward_rows : rows.size();
   // The recipe's quantization kernels, by the name its table gives them (recipe.h).
   const synth::transformer::RecipeKernels* recipe = synth::transformer::recipe_kernels(o.recipe);
@@ -53,6 +53,8 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
       comm[group_of(k.name, r < forward_rows)] += us;
       continue;
     }
+    if (in_pipelined_layers(k.name)) pipelined_compute += us;
+    if (has(k.name, ".moe.")) p.expert_compute_us += us;
     if (k.name.ends_with(synth::kRecomputeSuffix)) p.recompute_us += us;
     if (recipe && has(k.name, recipe->quantize)) p.quantize_us += us;
     if (k.cls == KernelClass::gemm) gemm += us;
@@ -78,7 +80,11 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
   if (o.framework == Framework::megatron) {
     exposed[kTensor] = beyond(comm[kTensor], gemm);
     if (o.virtual_stages > 1) exposed[kPipeline] = beyond(comm[kPipeline], p.compute_us);
+    // Batch-level EP overlap: one micro-batch's dispatch and combine behind the other's layer compute.
+    if (o.moe_a2a_overlap) exposed[kExpert] = beyond(comm[kExpert], pipelined_compute);
   }
+  p.expert_comm_us = comm[kExpert];
+  p.exposed_expert_comm_us = exposed[kExpert];
   for (double e : exposed) p.exposed_comm_us += e;
   p.step_us = o.framework == Framework::eager ? p.list_us
                                               : std::max(p.compute_us + p.exposed_comm_us, p.comm_us);

@@ -12,6 +12,8 @@
 //   torchtitan, automodel: FSDP2's all-gathers and reduce-scatters prefetched behind the forward and
 //               the backward they serve, DDP's buckets behind the backward, the context-parallel ring
 //               behind attention;
+//               With --moe-a2a-overlap (Megatron-Core's batch-level EP overlap), the expert-parallel
+//               dispatch and combine behind the layers' compute of the other micro-batch;
 //   eager:      nothing overlaps (the step is the list's sum, as `kcast predict` gives it).
 // The step is then compute + exposed communication, and never less than the communication itself.
 #pragma once
@@ -31,6 +33,9 @@ struct StepParts {
   double bubble_us = 0;        // the pipeline schedule's fill and drain (in compute_us already)
   double recompute_us = 0;     // the forward rows activation recomputation runs again
   double quantize_us = 0;      // a recipe's quantization kernels
+  // Mixtures of experts: the expert-parallel dispatch and combine, the part the step waits for, and
+  // the MoE blocks' own kernels (router, permutations, experts, shared experts).
+  double expert_comm_us = 0, exposed_expert_comm_us = 0, expert_compute_us = 0;
 };
 
 // `rows`: the list as predicted; `row_us`: each row's time (one launch); `fp`: its footprint.

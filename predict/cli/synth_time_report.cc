@@ -148,6 +148,9 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
       t.bubble_us = parts.bubble_us;
       t.recompute_us = parts.recompute_us;
       t.quantize_us = parts.quantize_us;
+      t.expert_comm_us = parts.expert_comm_us;
+      t.exposed_expert_comm_us = parts.exposed_expert_comm_us;
+      t.expert_compute_us = parts.expert_compute_us;
     }
     t.unit = fp.step_unit;
     t.gpus = o.tp * o.pp * o.dp * o.cp;
@@ -220,6 +223,11 @@ std::string parts_line(const SynthTiming& t, const SynthOptions& o) {
   if (t.bubble_us > 0) s += "; pipeline bubble " + human_time(t.bubble_us);
   if (t.recompute_us > 0) s += "; recompute " + human_time(t.recompute_us);
   if (t.quantize_us > 0) s += "; quantization " + human_time(t.quantize_us);
+  if (o.ep > 1)
+    s += "; expert parallel (" + std::string(synth::to_string(o.moe_dispatcher)) +
+         (o.moe_a2a_overlap ? ", overlapped" : "") + ", balanced routing): dispatch and combine " +
+         human_time(t.expert_comm_us) + ", exposed " + human_time(t.exposed_expert_comm_us) + ", expert compute " +
+         human_time(t.expert_compute_us);
   if (known(t.model_tflops_per_gpu)) s += "; model " + report::fixed(t.model_tflops_per_gpu, 0) + " TFLOP/s per GPU";
   return s;
 }
@@ -258,6 +266,16 @@ nlohmann::json step_json_of(const SynthTiming& t, const MemoryFit& fit, const Sy
   j["fits"] = fit.fits;
   j["framework"] = synth::to_string(o.framework);
   j["recipe"] = synth::transformer::to_string(o.recipe);
+  if (o.mode == synth::Mode::train && t.expert_compute_us > 0) {
+    // Mixtures of experts: the expert-parallel exchange and the MoE blocks' share of the step.
+    j["moe_dispatcher"] = synth::to_string(o.moe_dispatcher);
+    j["moe_a2a_overlap"] = o.moe_a2a_overlap;
+    j["routing"] = "balanced";
+    j["all_to_all_s"] = t.expert_comm_us * 1e-6;
+    j["exposed_all_to_all_s"] = t.exposed_expert_comm_us * 1e-6;
+    j["expert_compute_s"] = t.expert_compute_us * 1e-6;
+    j["expert_compute_share"] = t.step_us > 0 ? t.expert_compute_us / t.step_us : 0.0;
+  }
   return j;
 }
 

@@ -44,6 +44,7 @@ struct SynthTiming {
   // convention (Footprint::model_flops_per_token over the step; MFU is it over the dense peak).
   bool train = false;
   double comm_us = 0, exposed_comm_us = 0, bubble_us = 0, recompute_us = 0, quantize_us = 0;
+  double expert_comm_us = 0, exposed_expert_comm_us = 0, expert_compute_us = 0;  // mixtures of experts
   double model_tflops_per_gpu = kUnknown;
 };
 

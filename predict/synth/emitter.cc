@@ -271,6 +271,13 @@ void check_parallelism(const SynthOptions& opt) {
   if (opt.cp > 1 && opt.ep > 1) throw InputError("option '--cp': not synthesized with expert parallelism (--ep)");
   if (opt.master_weights && opt.mode != Mode::train)
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
+  if (opt.moe_a2a_overlap && (opt.framework != Framework::megatron || opt.mode != Mode::train))
+    throw InputError("option '--moe-a2a-overlap': Megatron-Core's overlap, only with --mode train --framework megatron");
+  if (opt.etp != 0 && opt.mode != Mode::train)
+    throw InputError("option '--etp': expert tensor parallelism of a training step; use --mode train");
+  if (opt.etp != 0 && opt.etp != 1 && opt.etp != opt.tp)
+    throw InputError("option '--etp': " + std::to_string(opt.etp) + " is neither 1 (whole experts on each GPU) nor --tp " +
+                     std::to_string(opt.tp) + " (each expert split as the dense MLP)");
   if (opt.dp % opt.ep != 0 && !opt.folded_experts())
     throw InputError("option '--ep': " + std::to_string(opt.ep) + " expert-parallel GPUs divide neither the " +
                      std::to_string(opt.dp) + " data-parallel replicas (--dp) nor the " + std::to_string(opt.tp * opt.dp) +

@@ -52,6 +52,25 @@ enum class HeadKind { automatic, lm, classifier, pretraining, none };
 //  nvfp4:   FP4 (E2M1) with one E4M3 scale per 16 values and a tensor scale (NVFP4BlockScaling;
 //           Blackwell), a random Hadamard transform of the weight-gradient operands
 enum class Recipe { none, delayed, current, mxfp8, block, nvfp4 };
+// How expert parallelism moves the routed tokens to their experts' GPUs and the results back
+// (Megatron-Core's --moe-token-dispatcher-type; its flex dispatcher's backends):
+//  alltoall:  NCCL all-to-all of every (token, expert) pair: a token chosen by k experts crosses
+//             k times (ep - 1) / ep of the group's links, in the activations' 16-bit dtype;
+//  deepep:    DeepSeek's DeepEP (and NVIDIA's HybridEP, `hybridep`): each token is sent once to
+//             every other GPU holding at least one of its experts over NVLink, and once to every
+//             other node over the network (RDMA), where it is forwarded over NVLink; the combine
+//             returns the same bytes (summed per node before they cross the network);
+//  allgather: every GPU gathers the group's tokens (all-gather) and returns its experts' outputs by
+//             reduce-scatter, k and the routing aside.
+// Megatron quantizes inside the expert GEMMs: the tokens travel in the 16-bit activations' dtype
+// whatever the recipe.
+enum class MoeDispatcher { alltoall, deepep, hybridep, allgather };
+inline const char* to_string(MoeDispatcher d) {
+  return d == MoeDispatcher::deepep     ? "deepep"
+         : d == MoeDispatcher::hybridep ? "hybridep"
+         : d == MoeDispatcher::allgather ? "allgather"
+                                          : "alltoall";
+}
 // Whose kernels a training step launches: eager (PyTorch as Hugging Face's code runs it, today's
 // default), megatron (Megatron-LM / NeMo / Megatron-Bridge with Transformer Engine: fused norms, RoPE,
 // SwiGLU and cross-entropy, cuDNN fused attention, the distributed optimizer's fused Adam, and
@@ -98,7 +117,20 @@ struct SynthOptions {
   // ranks too (Megatron-Core's MoE parallel folding, expert tensor parallelism 1: each GPU routes its
   // sequence-parallel shard of the tokens and holds whole experts; folded_experts()).
   int64_t tp = 1, pp = 1, dp = 1, microbatches = 1, ep = 1;
-  bool folded_experts() const { return mode == Mode::train && ep > 1 && dp % ep != 0 && (tp * dp) % ep == 0; }
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  // train, --framework megatron: Megatron-Core's batch-level EP overlap (--overlap-moe-expert-parallel-
+  // comm): the dispatch and combine of one micro-batch run behind the other's forward or backward
+  // compute, so only what the layers' compute cannot cover is waited for (synth_step_parts.h).
+  bool moe_a2a_overlap = false;
+  // Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size; train): 1 holds whole
+  // experts and folds the expert-parallel group over the tensor-parallel ranks wherever ep divides
+  // tp x dp (Megatron-Bridge's MoE recipes set it); tp splits each expert as the dense MLP; 0: tp,
+  // folding only where ep does not divide dp.
+  int64_t etp = 0;
+  bool folded_experts() const {
+    if (mode != Mode::train || ep <= 1 || (tp * dp) % ep != 0) return false;
+    return etp == 1 || (etp == 0 && dp % ep != 0);
+  }
   // The GPUs holding copies of the same experts (their gradients' replicas): dp x cp / ep, or folded
   // tp x dp / ep. (Training only: serving's expert parallelism is over attention data-parallel ranks.)
   int64_t expert_replicas() const { return folded_experts() ? tp * dp / ep : dp * cp / ep; }

@@ -118,6 +118,7 @@ void TransformerSynth::moe(Section& s) {
   s.backward_only({accumulate("moe.input", T_ * d_, shared ? (c_.shared_expert_gated ? 3 : 2) : 1)});
   linear(s, "moe.gate", T_, d_, c_.experts, c_.gate_bias, 1, true, false);
   if (quant_ || serving_) fused_experts(s, hit, Te, Fe);
+  else if (megatron_ && train_) megatron_experts(s, hit, Te, Fe);
   else if (all_experts_eagerly()) all_experts(s, Fe);
   else eager_experts(s, hit, Te, Fe);
   auto& expert_params = o_.ep > 1 ? s.expert_params : s.params;
@@ -125,7 +126,15 @@ void TransformerSynth::moe(Section& s) {
     for (int j = 0; j < 3; ++j) expert_params.push_back(d_ * Fe);
     if (c_.expert_bias) expert_params.insert(expert_params.end(), {2 * Fe, d_});
   }
-  all_to_all(s, "moe.combine", Tk);
+  all_to_all(s, "moe.combine", false);
+  if (megatron_ && train_ && !quant_ && !serving_) {
+    // Transformer Engine's unpermutation: each token's k results weighted by their probabilities and
+    // summed (backward: the output gradient scattered to the k rows, and the probabilities' gradient).
+    const double x = T_ * double(d_) * e_, xk = Tk * double(d_) * e_;
+    s.op(work("moe.unpermute te::moe_unpermute", KernelClass::embedding, dt_, 2 * Tk * double(d_), xk + x + 12 * Tk),
+         {work("moe.unpermute te::moe_unpermute (backward)", KernelClass::embedding, dt_, 2 * Tk * double(d_),
+               2 * xk + x + 12 * Tk)});
+  }
   if (shared && !c_.shared_expert_gated) {
     // DeepSeek: out += shared_experts(x), on every token.
     swiglu(s, "moe.shared_experts", T_, c_.shared_expert_ffn / etp, false);
@@ -202,7 +211,7 @@ void TransformerSynth::eager_experts(Section& s, double hit, double Te, int64_t 
   s.op(work("moe.output aten::zeros", EW, dt_, 0, T_ * d_ * e_));
   s.op(work("moe.mask aten::one_hot|permute", EW, f32, 0, 8 * Tk + 8 * TE * k));
   if (train_) s.backward_only({work("moe.input aten::zeros (gather grad)", EW, dt_, 0, T_ * d_ * e_)});
-  all_to_all(s, "moe.dispatch", Tk);
+  all_to_all(s, "moe.dispatch", true);
   const double xe = Te * double(d_);  // one expert's tokens
   s.op(times(work("moe.experts aten::nonzero (torch.where)", KernelClass::reduction, f32, Tk, 8 * Tk + 16 * Te), hit));
   s.op(times(work("moe.experts aten::nonzero (count to host)", KernelClass::memcpy, f32, 0, 8), hit));
@@ -305,7 +314,7 @@ void TransformerSynth::fused_experts(Section& s, double hit, double Te, int64_t 
   else
     s.op(over_rows(work("moe.router topk_softmax", KernelClass::softmax, f32, 5 * T_ * E, T_ * E * e_ + 8 * Tk), T_, E));
   s.op(work("moe.experts moe_align_block_size", KernelClass::reduction, f32, Tk, 16 * Tk));
-  all_to_all(s, "moe.dispatch", Tk);
+  all_to_all(s, "moe.dispatch", true);
   const double Ed = Tk * double(d_), Ef = Tk * double(Fe);  // picked tokens' hidden and MLP widths
   const std::string grouped = std::string("moe.experts ") + (quant_ ? quant_->grouped : "fused_moe_kernel");
   const DType wdt = quant_ ? quant_->dtype : dt_;
@@ -317,6 +326,37 @@ void TransformerSynth::fused_experts(Section& s, double hit, double Te, int64_t 
   if (quant_) s.op(quantize_input(*quant_, "moe.experts", Tk, double(Fe), " (intermediate)"));
   s.op(gemm(grouped + " (w2)", wdt, int64_t(hit), int64_t(Te), d_, Fe));
   s.op(work("moe.experts moe_sum", EW, bf, Ed, (Ed + T_ * d_) * e_));
+}
+
+// Megatron-Core's MoE layer in training (the published recipes' --moe-router-fusion,
+// --moe-permute-fusion, --moe-grouped-gemm): one fused router kernel (score function, group limit,
+// top-k, scaling; fp32 logits), the tokens permuted by expert in one Transformer Engine kernel, the
+// dispatch, a second permutation that sorts the received tokens by local expert, the grouped GEMM
+// (Transformer Engine's GroupedLinear: one GEMM per local expert), the gated activation, the local
+// sort undone, the combine, and the unpermutation that weights each token's k results by their
+// probabilities and sums them. Routing is balanced as the published runs force it.
+void TransformerSynth::megatron_experts(Section& s, double hit, double Te, int64_t Fe) {
+  const double E = double(c_.experts), Tk = T_ * double(c_.experts_per_token);
+  const double x = T_ * double(d_) * e_, xk = Tk * double(d_) * e_;  // the tokens; their k copies
+  const DType f32 = DType::fp32;
+  s.op(over_rows(work("moe.router te::fused_topk_with_score_function", KernelClass::softmax, f32, 6 * T_ * E,
+                      T_ * E * 9 + 12 * Tk),
+                 T_, E),
+       {over_rows(work("moe.router te::fused_topk_with_score_function (backward)", KernelClass::softmax, f32,
+                       4 * T_ * E, T_ * E * 8 + 12 * Tk),
+                  T_, E)});
+  s.op(work("moe.permute te::moe_permute", KernelClass::embedding, dt_, 0, x + xk + 8 * Tk),
+       {work("moe.permute te::moe_permute (backward)", KernelClass::embedding, dt_, Tk * double(d_), xk + x + 8 * Tk)});
+  all_to_all(s, "moe.dispatch", true);
+  const bool sort = c_.experts / o_.ep > 1;  // the received tokens grouped by local expert
+  if (sort)
+    s.op(work("moe.experts te::moe_sort_chunks_by_index", KernelClass::embedding, dt_, 0, 2 * xk),
+         {work("moe.experts te::moe_sort_chunks_by_index (backward)", KernelClass::embedding, dt_, 0, 2 * xk)});
+  swiglu(s, "moe.experts", Te, Fe, c_.expert_bias, hit, false);
+  if (sort)
+    s.op(work("moe.experts te::moe_sort_chunks_by_index (restore)", KernelClass::embedding, dt_, 0, 2 * xk),
+         {work("moe.experts te::moe_sort_chunks_by_index (restore, backward)", KernelClass::embedding, dt_, 0, 2 * xk)});
+  // The combine and the unpermutation follow in moe().
 }
 
 void TransformerSynth::mlp(Section& s, bool dense_mlp) {

@@ -18,19 +18,41 @@
 #include <vector>
 
 #include "model/error.h"
+#include "predict/synth/transformer/moe_dispatch.h"
 #include "predict/synth/transformer/transformer_synth.h"
 
 namespace kcast::synth::transformer {
 
-// Expert parallelism's exchange of `rows` token activations (forward; their gradients in
-// backward): each GPU sends the (ep - 1) / ep of them whose experts live elsewhere.
-void TransformerSynth::all_to_all(Section& s, const std::string& name, double rows) {
+// Expert parallelism's exchange of this GPU's routed tokens (forward; their gradients in backward),
+// as the --moe-dispatcher moves them (moe_dispatch.h): `dispatch` sends the tokens to their experts'
+// GPUs, else the combine brings the results back.
+void TransformerSynth::all_to_all(Section& s, const std::string& name, bool dispatch) {
   if (o_.ep <= 1) return;
-  const double bytes = rows * double(d_) * e_ * double(o_.ep - 1) / double(o_.ep);
   // Experts tp ranks apart; folded over the tensor-parallel ranks, on adjacent ranks.
-  const double net = all_to_all_net_share(o_.ep, o_.folded_experts() ? 1 : tp_, o_.gpus_per_node);
-  s.op(over_network(collective(name + " nccl:all_to_all (expert parallel)", dt_, bytes), net),
-       {over_network(collective(name + " nccl:all_to_all (expert parallel, backward)", dt_, bytes), net)});
+  const int64_t stride = o_.folded_experts() ? 1 : tp_;
+  DispatchShape shape;
+  shape.tokens = T_;
+  shape.hidden = double(d_);
+  shape.elem_bytes = e_;
+  shape.experts = c_.experts;
+  shape.k = c_.experts_per_token;
+  shape.ep = o_.ep;
+  shape.per_node = std::max<int64_t>(1, o_.gpus_per_node / std::max<int64_t>(stride, 1));
+  shape.groups = c_.expert_groups;
+  shape.topk_groups = c_.topk_groups;
+  const DispatchBytes b = dispatch_bytes(o_.moe_dispatcher, shape);
+  std::string op;
+  switch (o_.moe_dispatcher) {
+    case MoeDispatcher::alltoall: op = " nccl:all_to_all"; break;
+    case MoeDispatcher::allgather: op = dispatch ? " nccl:all_gather" : " nccl:reduce_scatter"; break;
+    default: op = std::string(" ") + to_string(o_.moe_dispatcher) + (dispatch ? ":dispatch" : ":combine");
+  }
+  auto row = [&](const char* what) {
+    Kernel k = collective(name + op + what, dt_, b.link);
+    if (b.net > 0) k.net_bytes = b.net;
+    return k;
+  };
+  s.op(row(" (expert parallel)"), {row(" (expert parallel, backward)")});
 }
 
 // The all-reduce of a [tokens, hidden] activation (or its gradient) over the tensor-parallel group.

@@ -124,7 +124,7 @@ class TransformerSynth {
   void soft_cap(Section& s, const std::string& name, double elems);
 
   // parallel.cc: tensor-, sequence-, expert- and pipeline-parallel collectives
-  void all_to_all(Section& s, const std::string& name, double rows);
+  void all_to_all(Section& s, const std::string& name, bool dispatch);
   void tp_all_reduce(Section& s, const std::string& name, bool forward);
   void stage_sends(Section& s);
 
@@ -175,6 +175,7 @@ class TransformerSynth {
   void sigmoid_routing(Section& s);
   void group_limit(Section& s);
   void fused_experts(Section& s, double hit, double Te, int64_t Fe);
+  void megatron_experts(Section& s, double hit, double Te, int64_t Fe);
   void mlp(Section& s, bool dense_mlp);
 };
 

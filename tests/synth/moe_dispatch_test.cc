@@ -1,0 +1,176 @@
+// Expert-parallel dispatchers (--moe-dispatcher), expert tensor parallelism (--etp), Megatron-Core's
+// MoE kernels and its EP overlap (--moe-a2a-overlap): the bytes per token in closed form, the rows
+// Megatron launches, and what the step waits for.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "model/error.h"
+#include "predict/cli/synth_step_parts.h"
+#include "predict/synth/synth.h"
+#include "predict/synth/transformer/moe_dispatch.h"
+#include "tests/input_error_of.h"
+#include "tests/synth/synth_options.h"
+#include "tests/synth/synth_rows.h"
+
+namespace kcast::synth {
+namespace {
+
+using kcast::testing::input_error_of;
+using testing::find;
+using testing::with_mode;
+using transformer::dispatch_bytes;
+using transformer::DispatchShape;
+using transformer::expected_bins_hit;
+
+// Mixtral 8x7B: hidden 4096, 32 layers, 8 experts, top-2.
+constexpr double d = 4096, L = 32;
+
+TEST(MoeDispatch, ExpectedGpusHitByTopK) {
+  // 8 experts on 4 GPUs (2 each), 2 picks: a GPU is missed with probability 6/8 x 5/7.
+  EXPECT_NEAR(expected_bins_hit(8, 2, 4), 4 * (1 - 6.0 / 8 * 5.0 / 7), 1e-12);
+  // One pick hits one GPU; as many picks as experts hit all of them; one GPU is always hit.
+  EXPECT_NEAR(expected_bins_hit(256, 1, 32), 1, 1e-12);
+  EXPECT_NEAR(expected_bins_hit(8, 8, 4), 4, 1e-12);
+  EXPECT_EQ(expected_bins_hit(8, 2, 1), 1);
+}
+
+TEST(MoeDispatch, BytesPerTokenInClosedForm) {
+  DispatchShape s;
+  s.tokens = 100;
+  s.hidden = 10;
+  s.elem_bytes = 2;
+  s.experts = 8;
+  s.k = 2;
+  s.ep = 4;
+  s.per_node = 2;  // two nodes of two GPUs
+  const double row = 10 * 2;
+  // NCCL all-to-all: k rows a token, 3/4 of them to other GPUs, 2/4 to the other node.
+  auto a = dispatch_bytes(MoeDispatcher::alltoall, s);
+  EXPECT_NEAR(a.link, 100 * 2 * row * 3 / 4, 1e-9);
+  EXPECT_NEAR(a.net, 100 * 2 * row * 2 / 4, 1e-9);
+  // DeepEP: once per other GPU holding one of the token's experts, once per other node holding one.
+  auto e = dispatch_bytes(MoeDispatcher::deepep, s);
+  EXPECT_NEAR(e.link, 100 * row * 4 * (1 - 6.0 / 8 * 5.0 / 7) * 3 / 4, 1e-9);
+  EXPECT_NEAR(e.net, 100 * row * 2 * (1 - 4.0 / 8 * 3.0 / 7) / 2, 1e-9);
+  EXPECT_LT(e.net, a.net);  // a token whose two experts share a node crosses the network once
+  EXPECT_EQ(dispatch_bytes(MoeDispatcher::hybridep, s).net, e.net);
+  // All-gather: every other GPU's tokens, k aside; a ring leaves each node through 2 NICs.
+  auto g = dispatch_bytes(MoeDispatcher::allgather, s);
+  EXPECT_NEAR(g.link, 100 * row * 3, 1e-9);
+  EXPECT_NEAR(g.net, 100 * row * 3 / 2, 1e-9);
+  // Within one node nothing crosses the network.
+  s.per_node = 8;
+  EXPECT_EQ(dispatch_bytes(MoeDispatcher::deepep, s).net, 0);
+  EXPECT_EQ(dispatch_bytes(MoeDispatcher::alltoall, s).net, 0);
+  // DeepSeek-V3's node-limited routing: 8 of 256 experts within 4 of 8 groups, a group a node.
+  s.experts = 256;
+  s.k = 8;
+  s.ep = 64;
+  s.per_node = 8;
+  s.groups = 8;
+  s.topk_groups = 4;
+  const double limited = dispatch_bytes(MoeDispatcher::deepep, s).net;
+  EXPECT_NEAR(limited, 100 * row * 4 * 7.0 / 8, 1e-9);  // exactly 4 groups: 4 nodes, 7/8 of them others
+  s.groups = 0;
+  EXPECT_LT(limited, dispatch_bytes(MoeDispatcher::deepep, s).net);
+}
+
+SynthOptions megatron_ep8() {
+  SynthOptions o = with_mode(Mode::train, 16, 1024);
+  o.attention = AttentionImpl::flash;
+  o.framework = Framework::megatron;
+  o.dp = 8;
+  o.ep = 8;
+  return o;
+}
+
+double total(const std::vector<Kernel>& ks, const std::string& has, double Kernel::*field) {
+  double t = 0;
+  for (const auto& k : ks)
+    if (k.name.find(has) != std::string::npos) t += k.*field * k.count;
+  return t;
+}
+
+TEST(MoeDispatch, MegatronRunsTransformerEnginesPermutationsAndTheChosenDispatcher) {
+  SynthOptions o = megatron_ep8();
+  const auto a2a = synthesize("mixtral-8x7b", o);
+  // Fused router and permutations, no Hugging Face loop.
+  EXPECT_NE(find(a2a, "layer.moe.router te::fused_topk_with_score_function"), nullptr);
+  EXPECT_NE(find(a2a, "layer.moe.permute te::moe_permute"), nullptr);
+  EXPECT_NE(find(a2a, "layer.moe.unpermute te::moe_unpermute"), nullptr);
+  EXPECT_EQ(find(a2a, "layer.moe.experts aten::index_add_"), nullptr);
+  // One local expert: nothing to sort after the dispatch.
+  EXPECT_EQ(find(a2a, "layer.moe.experts te::moe_sort_chunks_by_index"), nullptr);
+  // 2048 tokens a GPU, 2 picks each: four exchanges a layer of 7/8 of the 4096 rows.
+  EXPECT_NEAR(total(a2a, "nccl:all_to_all (expert parallel", &Kernel::bytes), 4 * L * 4096 * d * 2 * 7.0 / 8, 1);
+  o.moe_dispatcher = MoeDispatcher::deepep;
+  const auto dee = synthesize("mixtral-8x7b", o);
+  EXPECT_EQ(total(dee, "all_to_all", &Kernel::bytes), 0);
+  EXPECT_NEAR(total(dee, "deepep:", &Kernel::bytes), 4 * L * 2048 * d * 2 * expected_bins_hit(8, 2, 8) * 7.0 / 8, 1);
+  EXPECT_NE(find(dee, "layer.moe.dispatch deepep:dispatch (expert parallel)"), nullptr);
+  EXPECT_NE(find(dee, "layer.moe.combine deepep:combine (expert parallel, backward)"), nullptr);
+  o.moe_dispatcher = MoeDispatcher::allgather;
+  const auto ag = synthesize("mixtral-8x7b", o);
+  EXPECT_NEAR(total(ag, "nccl:all_gather (expert parallel", &Kernel::bytes), 2 * L * 2048 * d * 2 * 7, 1);
+  EXPECT_NEAR(total(ag, "nccl:reduce_scatter (expert parallel", &Kernel::bytes), 2 * L * 2048 * d * 2 * 7, 1);
+  // The dispatcher moves bytes only: the experts' FLOPs are the same.
+  EXPECT_DOUBLE_EQ(total(a2a, "moe.experts", &Kernel::flops), total(dee, "moe.experts", &Kernel::flops));
+}
+
+TEST(MoeDispatch, ExpertTensorParallelismOneFoldsWhereEpDividesDp) {
+  SynthOptions o = megatron_ep8();
+  o.tp = 2;
+  o.sequence_parallel = true;
+  o.batch = 32;
+  // ep 8 divides dp 8: by default each expert is split over the two tensor-parallel GPUs.
+  const auto split = synthesize("mixtral-8x7b", o);
+  const Kernel* s = find(split, "layer.moe.experts.down_proj aten::mm");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->k, 14336 / 2);
+  o.etp = 1;
+  const auto whole = synthesize("mixtral-8x7b", o);
+  const Kernel* w = find(whole, "layer.moe.experts.down_proj aten::mm");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->k, 14336);
+  EXPECT_EQ(w->m, s->m / 2);  // this GPU's sequence-parallel half of the tokens
+  // The same expert FLOPs per GPU either way (half the tokens on twice the width).
+  EXPECT_NEAR(total(whole, "moe.experts", &Kernel::flops) / total(split, "moe.experts", &Kernel::flops), 1, 1e-9);
+  o.etp = 4;
+  EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", o); }).find("option '--etp': 4 is neither 1"),
+            std::string::npos);
+  o.etp = 1;
+  o.framework = Framework::eager;
+  o.moe_a2a_overlap = true;
+  EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", o); }).find("option '--moe-a2a-overlap'"),
+            std::string::npos);
+}
+
+Kernel row(const std::string& name, KernelClass cls) {
+  Kernel k;
+  k.name = name;
+  k.cls = cls;
+  k.count = 1;
+  return k;
+}
+
+TEST(MoeDispatch, OverlapHidesTheExchangeBehindTheLayersCompute) {
+  const std::vector<Kernel> rows = {row("layer.attn.qkv te::gemm (fprop)", KernelClass::gemm),
+                                    row("layer.moe.experts.up te::gemm (fprop)", KernelClass::gemm),
+                                    row("layer.moe.dispatch nccl:all_to_all (expert parallel)", KernelClass::communication)};
+  const std::vector<double> us = {4, 2, 10};
+  SynthOptions o = megatron_ep8();
+  Footprint fp;
+  const auto plain = cli::step_parts(rows, us, o, fp);
+  EXPECT_DOUBLE_EQ(plain.exposed_expert_comm_us, 10);
+  EXPECT_DOUBLE_EQ(plain.expert_compute_us, 2);
+  EXPECT_DOUBLE_EQ(plain.step_us, 16);
+  o.moe_a2a_overlap = true;
+  const auto hidden = cli::step_parts(rows, us, o, fp);
+  EXPECT_DOUBLE_EQ(hidden.exposed_expert_comm_us, 10 - 6);
+  EXPECT_DOUBLE_EQ(hidden.step_us, 10);
+}
+
+}  // namespace
+}  // namespace kcast::synth
