@@ -35,9 +35,9 @@ std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
         const int64_t dp = s.gpus / (tp * pp * cp);
         if (s.batch % dp || !allowed(s, "dp", dp)) continue;
         for (int64_t ep : kDegrees) {
-          // Experts split over the data-parallel ranks, dividing the experts; or, in more GPUs than the
-          // data-parallel replicas, folded over the tensor x data-parallel ones (synth.h, folded_experts).
-          if (ep > 1 && (!s.experts || s.experts % ep || (dp % ep && (cp > 1 || (tp * dp) % ep)))) continue;
+          // Experts split over the data x context-parallel ranks, dividing the experts; or, in more GPUs
+          // than those, folded over the tensor x context x data-parallel ones (synth.h, folded_experts).
+          if (ep > 1 && (!s.experts || s.experts % ep || ((dp * cp) % ep && (tp * cp * dp) % ep))) continue;
           if (!allowed(s, "ep", ep)) continue;
           for (int64_t vp = 1; vp <= std::max<int64_t>(1, (s.layers + 2) / pp); ++vp) {
             // Interleaving splits each stage's layers into vp equal chunks: the layers, or the layers

@@ -184,7 +184,7 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   const bool full_shard = o.mode == Mode::train && o.zero >= 3 && dp > 1;
   // Data-parallel groups: replicas tp ranks apart; the expert replicas holding the same experts tp x ep.
   const double dp_net = ring_net_share(dp, o.tp, o.gpus_per_node);
-  const double edp_net = ring_net_share(edp, o.folded_experts() ? o.ep : o.tp * o.ep, o.gpus_per_node);
+  const double edp_net = ring_net_share(edp, o.folded_experts() ? o.ep : o.tp * o.cp * o.ep, o.gpus_per_node);
   auto put_net = [&](std::vector<Kernel> ks, double share, double n = 1) {
     for (auto& k : ks) out.push_back(times(over_network(std::move(k), share), n));
   };
@@ -268,7 +268,6 @@ void check_parallelism(const SynthOptions& opt) {
     throw InputError("option '--zero': shards over the data-parallel replicas; give --dp 2 or more");
   if (opt.gpus_per_node < 1) throw InputError("option '--gpus-per-node': must be at least 1");
   if (opt.cp < 1) throw InputError("option '--cp': must be at least 1");
-  if (opt.cp > 1 && opt.ep > 1) throw InputError("option '--cp': not synthesized with expert parallelism (--ep)");
   if (opt.master_weights && opt.mode != Mode::train)
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
   if (opt.moe_a2a_overlap && (opt.framework != Framework::megatron || opt.mode != Mode::train))
@@ -278,10 +277,12 @@ void check_parallelism(const SynthOptions& opt) {
   if (opt.etp != 0 && opt.etp != 1 && opt.etp != opt.tp)
     throw InputError("option '--etp': " + std::to_string(opt.etp) + " is neither 1 (whole experts on each GPU) nor --tp " +
                      std::to_string(opt.tp) + " (each expert split as the dense MLP)");
-  if (opt.dp % opt.ep != 0 && !opt.folded_experts())
+  if ((opt.dp * opt.cp) % opt.ep != 0 && !opt.folded_experts())
     throw InputError("option '--ep': " + std::to_string(opt.ep) + " expert-parallel GPUs divide neither the " +
-                     std::to_string(opt.dp) + " data-parallel replicas (--dp) nor the " + std::to_string(opt.tp * opt.dp) +
-                     " tensor x data-parallel GPUs they are drawn from");
+                     std::to_string(opt.dp * opt.cp) + " data" + (opt.cp > 1 ? " x context" : "") +
+                     "-parallel GPUs (--dp" + (opt.cp > 1 ? " x --cp" : "") + ") nor the " +
+                     std::to_string(opt.tp * opt.cp * opt.dp) + " tensor x data" + (opt.cp > 1 ? " x context" : "") +
+                     "-parallel GPUs they are drawn from");
   if (opt.folded_experts() && opt.tp > 1 && !opt.sequence_parallel)
     throw InputError("option '--ep': " + std::to_string(opt.ep) + " expert-parallel GPUs fold over the tensor-parallel "
                      "ranks (more than the " + std::to_string(opt.dp) + " data-parallel replicas), which routes each "

@@ -128,12 +128,14 @@ struct SynthOptions {
   // folding only where ep does not divide dp.
   int64_t etp = 0;
   bool folded_experts() const {
-    if (mode != Mode::train || ep <= 1 || (tp * dp) % ep != 0) return false;
-    return etp == 1 || (etp == 0 && dp % ep != 0);
+    if (mode != Mode::train || ep <= 1 || (tp * cp * dp) % ep != 0) return false;
+    return etp == 1 || (etp == 0 && (dp * cp) % ep != 0);
   }
   // The GPUs holding copies of the same experts (their gradients' replicas): dp x cp / ep, or folded
-  // tp x dp / ep. (Training only: serving's expert parallelism is over attention data-parallel ranks.)
-  int64_t expert_replicas() const { return folded_experts() ? tp * dp / ep : dp * cp / ep; }
+  // tp x cp x dp / ep. (Training only: serving's expert parallelism is over attention data-parallel
+  // ranks.) With context parallelism each GPU routes its seq / cp tokens: the expert-parallel group is
+  // drawn from the data x context-parallel GPUs (Megatron-Core's rank order tp-cp-ep-dp).
+  int64_t expert_replicas() const { return folded_experts() ? tp * cp * dp / ep : dp * cp / ep; }
   // Megatron-LM's interleaved 1F1B schedule: each pipeline GPU holds `virtual_stages` chunks of
   // layers / (pp x virtual_stages) layers, which shortens the fill and drain by that factor.
   int64_t virtual_stages = 1;

@@ -43,8 +43,8 @@ TEST(PlanTrainLayouts, EveryLayoutUsesTheGpusAndDividesTheBatch) {
   }
 }
 
-// Mixtures: expert parallelism divides the experts and either the data-parallel ranks or, folded, the
-// tensor x data-parallel ones (Qwen3-235B's published TP 2 x DP 16 with EP 32); a model whose layers the
+// Mixtures: expert parallelism divides the experts and either the data x context-parallel ranks or,
+// folded, the tensor x context x data-parallel ones (Qwen3-235B's published TP 2 x DP 16 with EP 32); a model whose layers the
 // stages divide neither way (DeepSeek-V3's 61) takes any interleaving up to a layer a chunk.
 TEST(PlanTrainLayouts, MixturesFoldExpertParallelismAndUnevenStagesInterleave) {
   LayoutSpace s = llama8b_space(256, 1024);
@@ -52,7 +52,7 @@ TEST(PlanTrainLayouts, MixturesFoldExpertParallelismAndUnevenStagesInterleave) {
   bool published = false;
   for (const TrainLayout& l : enumerate_train_layouts(s)) {
     EXPECT_EQ(128 % l.ep, 0);
-    EXPECT_TRUE(l.dp % l.ep == 0 || (l.cp == 1 && (l.tp * l.dp) % l.ep == 0)) << l.tp << " " << l.dp << " " << l.ep;
+    EXPECT_TRUE((l.dp * l.cp) % l.ep == 0 || (l.tp * l.cp * l.dp) % l.ep == 0) << l.tp << " " << l.dp << " " << l.ep;
     published |= l.tp == 2 && l.pp == 8 && l.ep == 32 && l.vp == 4 && l.dp == 16;
   }
   EXPECT_TRUE(published);

@@ -147,6 +147,28 @@ TEST(MoeDispatch, ExpertTensorParallelismOneFoldsWhereEpDividesDp) {
             std::string::npos);
 }
 
+// Context parallelism with expert parallelism: each GPU routes its seq / cp tokens, the expert-parallel
+// group drawn from the data x context-parallel GPUs. 8 GPUs as dp 4 x cp 2 over sequences of 2048 hold
+// the same 2048 tokens a GPU as dp 8 over sequences of 1024: the same expert GEMMs and exchanges.
+TEST(MoeDispatch, ContextParallelRanksJoinTheExpertParallelGroup) {
+  SynthOptions flat = megatron_ep8();
+  SynthOptions ctx = flat;
+  ctx.dp = 4;
+  ctx.cp = 2;
+  ctx.batch = 8;
+  ctx.seq = 2048;
+  const auto a = synthesize("mixtral-8x7b", flat);
+  const auto b = synthesize("mixtral-8x7b", ctx);
+  EXPECT_DOUBLE_EQ(total(a, "moe.experts", &Kernel::flops), total(b, "moe.experts", &Kernel::flops));
+  EXPECT_DOUBLE_EQ(total(a, "(expert parallel", &Kernel::bytes), total(b, "(expert parallel", &Kernel::bytes));
+  EXPECT_NE(find(b, "layer.attn.cp nccl:send_recv (context-parallel K|V ring)"), nullptr);
+  // Eight experts over dp 2 x cp 2 = 4 GPUs, or tp x dp x cp: refused, naming the option.
+  ctx.dp = 2;
+  ctx.batch = 4;
+  EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", ctx); }).find("option '--ep': 8 expert-parallel GPUs divide neither the 4 data x context-parallel GPUs"),
+            std::string::npos);
+}
+
 Kernel row(const std::string& name, KernelClass cls) {
   Kernel k;
   k.name = name;

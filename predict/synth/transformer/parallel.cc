@@ -28,8 +28,8 @@ namespace kcast::synth::transformer {
 // GPUs, else the combine brings the results back.
 void TransformerSynth::all_to_all(Section& s, const std::string& name, bool dispatch) {
   if (o_.ep <= 1) return;
-  // Experts tp ranks apart; folded over the tensor-parallel ranks, on adjacent ranks.
-  const int64_t stride = o_.folded_experts() ? 1 : tp_;
+  // Experts tp x cp ranks apart (Megatron-Core's order tp-cp-ep-dp); folded, on adjacent ranks.
+  const int64_t stride = o_.folded_experts() ? 1 : tp_ * o_.cp;
   DispatchShape shape;
   shape.tokens = T_;
   shape.hidden = double(d_);
