@@ -68,6 +68,28 @@ TEST(TrainingRecipe, BlockGemmsRunNarrowInThreeDirectionsAndTheRestStaysBf16) {
   }
 }
 
+// Projections with biases (GPT-OSS's attention and experts) run narrow too: Transformer Engine adds the
+// bias in the GEMM's epilogue and reduces its gradient in the output gradient's cast, so no block GEMM
+// stays BF16 and no bias-gradient kernel of its own remains.
+TEST(TrainingRecipe, BiasedProjectionsRunNarrowToo) {
+  SynthOptions o = small(Recipe::mxfp8);
+  o.layers = 0, o.hidden = 0, o.heads = 0, o.kv_heads = 0, o.ffn = 0, o.vocab = 0;  // the model as published
+  o.batch = 1, o.seq = 256;  // longer than its 128-token window
+  const std::vector<Kernel> ks = synthesize("gpt-oss-20b", o);
+  int narrow = 0;
+  for (const Kernel& k : ks) {
+    if (k.cls != KernelClass::gemm || !(k.name.starts_with("layer.") || k.name.starts_with("local_layer."))) continue;
+    if (k.name.find(".moe.gate ") != std::string::npos) continue;  // the router stays BF16
+    EXPECT_EQ(k.dtype, DType::fp8) << k.name;
+    narrow += k.dtype == DType::fp8;
+  }
+  EXPECT_GT(narrow, 0);
+  // Only the BF16 router keeps its own bias-gradient kernel.
+  EXPECT_EQ(sum_where(ks, "aten::sum (bias grad)", &Kernel::count),
+            sum_where(ks, ".moe.gate aten::sum (bias grad)", &Kernel::count));
+  EXPECT_GT(sum_where(ks, ".moe.gate aten::sum (bias grad)", &Kernel::count), 0);
+}
+
 TEST(TrainingRecipe, QuantizationBytesFollowTheFormats) {
   const double T = double(kB * kS);
   // Bytes a BF16 element's quantization moves: read 2, the row- and column-wise copies, their scales.

@@ -30,7 +30,9 @@ void TransformerSynth::linear(Section& s, const std::string& name, double rows, 
       s.param(in * out);
       if (bias) s.param(out);
     }
-  if (recipe_ && quantizable && in_block(s) && !bias) return recipe_linear(s, name, rows, in, out, n);
+  // Under a recipe a bias costs no kernel of its own: Transformer Engine adds it in the GEMM's epilogue
+  // and reduces its gradient in the output gradient's cast (cast_transpose_dbias).
+  if (recipe_ && quantizable && in_block(s)) return recipe_linear(s, name, rows, in, out, n);
   // Only the repeated block's projections: quantized serving keeps embeddings and heads BF16.
   if (quant_ && quantizable && in_block(s)) {
     quant_params_ += s.weights * n * double(in) * double(out);
