@@ -63,6 +63,11 @@ def moe_recipe(r):
     return "alltoall", False
 
 
+# DeepSeek-V3's recipes train one multi-token prediction depth and lay their pipelines out so
+# (deepseek_workload_base_configs.py, pp_layout by pp x vp; elsewhere an even split).
+DEEPSEEK_LAYOUTS = {(8, 4): "Et|(tt|)*30mL", (8, 2): "Et*4|(t*4|)*14tmL", (2, 8): "Et*4|(t*4|)*14tmL"}
+
+
 def command(kcast, r):
     gpus, tp, pp, cp = int(r["gpus"]), int(r["tp"]), int(r["pp"]), int(r["cp"])
     vp, ep, mbs, gbs = int(r["vp"] or 1), int(r["ep"] or 1), int(r["mbs"]), int(r["gbs"])
@@ -84,6 +89,10 @@ def command(kcast, r):
         args += ["--ep", str(ep), "--etp", "1", "--moe-dispatcher", dispatcher]
         if overlap:
             args.append("--moe-a2a-overlap")
+    if r["model"].startswith("deepseek"):
+        args += ["--mtp-layers", "1"]
+        if (pp, vp) in DEEPSEEK_LAYOUTS:
+            args += ["--pp-layout", DEEPSEEK_LAYOUTS[(pp, vp)]]
     if r.get("recompute"):
         args += ["--recompute", r["recompute"]]
     return args

@@ -18,6 +18,7 @@
 #include "predict/cli/synth_batch_sweep.h"
 #include "predict/cli/synth_memory_report.h"
 #include "predict/cli/synth_time_report.h"
+#include "predict/synth/pipeline_layout.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/recipe.h"
 
@@ -85,6 +86,9 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "etp", po::value<int64_t>(), "train with --ep: expert tensor parallelism, 1 (whole experts; the expert-parallel "
       "group folds over the tensor-parallel ranks, as Megatron-Bridge's MoE recipes set it) or --tp (experts split "
       "as the dense MLP); default --tp where --ep divides --dp")(
+      "mtp-layers", po::value<int64_t>(), "train: multi-token prediction depths (Megatron-Core's --mtp-num-layers, "
+      "DeepSeek-V3's MTP): each an embedding, two norms, a projection, one more layer, the shared head and its loss, "
+      "per micro-batch on the last stage")(
       "moe-dispatcher", po::value(&a.moe_dispatcher)->default_value("alltoall"), "with --ep: how the routed "
       "tokens reach their experts' GPUs: alltoall (NCCL, every token-expert pair), deepep or hybridep (each token "
       "once per GPU and once per node holding its experts) or allgather (every GPU gathers the group's tokens)")(
@@ -146,7 +150,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
                                 std::pair{"ep", &o.ep}, std::pair{"cp", &o.cp},
                                 std::pair{"microbatches", &o.microbatches},
                                 std::pair{"virtual-stages", &o.virtual_stages},
-                                std::pair{"gpus-per-node", &o.gpus_per_node}, std::pair{"etp", &o.etp}})
+                                std::pair{"gpus-per-node", &o.gpus_per_node}, std::pair{"etp", &o.etp}, std::pair{"mtp-layers", &o.mtp_layers}})
     if (vm.count(option)) *degree = positive(vm, option);
   o.mode = pick<Mode>("mode", a.mode,
                       {{"infer", Mode::infer},
@@ -197,7 +201,18 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
                                           {"hybridep", MoeDispatcher::hybridep},
                                           {"allgather", MoeDispatcher::allgather}});
   o.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
-  if (!a.pp_layout.empty()) o.pp_layout = parse_int_list("pp-layout", a.pp_layout, 0, "a layer count (give L1,L2,... per stage)");
+  if (!a.pp_layout.empty() && is_megatron_layout(a.pp_layout)) {
+    // Megatron's own layout string, as the recipe launched it: its 't' per chunk, its 'm' the MTP depths.
+    const MegatronLayout l = parse_megatron_layout(a.pp_layout, "pp-layout");
+    o.pp_layout = l.layers;
+    o.pp_layout_mtp_chunk = l.mtp_chunk;
+    if (l.mtp > 0 && o.mtp_layers == 0) o.mtp_layers = l.mtp;
+    if (l.mtp > 0 && o.mtp_layers != l.mtp)
+      throw InputError("option '--mtp-layers': " + std::to_string(o.mtp_layers) + " depths, but --pp-layout holds " +
+                       std::to_string(l.mtp));
+  } else if (!a.pp_layout.empty()) {
+    o.pp_layout = parse_int_list("pp-layout", a.pp_layout, 0, "a layer count (give L1,L2,... per stage)");
+  }
 
   return o;
 }
@@ -241,7 +256,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--memory-json OUT.json] [--cost-model M.json] [--cuda-graph] [--context neusight]\n"
                      "       [--batch-sweep B1,B2,... [--format table|csv|json] [--html OUT.html]] [--acceptance A]\n"
                      "       [--recipe delayed|current|mxfp8|block|nvfp4] [--framework eager|megatron|torchtitan|automodel]\n"
-                     "       [--etp 1|TP] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
+                     "       [--etp 1|TP] [--mtp-layers N] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
                      "       [--compile] [--pp-layout L1,L2,...] [--format json (with --gpu)]\n"
                      "       [--list]",
                      opts, pos, vm))

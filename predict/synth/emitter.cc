@@ -173,6 +173,7 @@ Footprint Tape::footprint(const SynthOptions& o, DType param_dtype, double narro
 std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) const {
   std::vector<Kernel> out;
   auto put = [&](const Section& s, Kernel k) {
+    if (s.count <= 0) return;  // a section that holds weights here but launches nothing on the path
     k.name = s.prefix + k.name;
     k.count *= s.count;
     out.push_back(std::move(k));
@@ -272,6 +273,8 @@ void check_parallelism(const SynthOptions& opt) {
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
   if (opt.moe_a2a_overlap && (opt.framework != Framework::megatron || opt.mode != Mode::train))
     throw InputError("option '--moe-a2a-overlap': Megatron-Core's overlap, only with --mode train --framework megatron");
+  if (opt.mtp_layers > 0 && opt.mode != Mode::train)
+    throw InputError("option '--mtp-layers': multi-token prediction is a training objective; use --mode train");
   if (opt.etp != 0 && opt.mode != Mode::train)
     throw InputError("option '--etp': expert tensor parallelism of a training step; use --mode train");
   if (opt.etp != 0 && opt.etp != 1 && opt.etp != opt.tp)

@@ -2,6 +2,7 @@
 #include "predict/synth/pipeline_layout.h"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 #include <string>
 
@@ -65,6 +66,98 @@ int64_t critical_stage_layers(const std::vector<int64_t>& chunks, int64_t pp) {
   std::vector<int64_t> stage(size_t(pp), 0);
   for (size_t c = 0; c < chunks.size(); ++c) stage[c % size_t(pp)] += chunks[c];
   return *std::max_element(stage.begin(), stage.end());
+}
+
+namespace {
+
+// Expands Megatron's layout grammar into its flat letters and '|': item := letter | '(' items ')',
+// each optionally followed by '*N'.
+class LayoutExpander {
+ public:
+  LayoutExpander(const std::string& s, const std::string& option) : s_(s), option_(option) {}
+  std::string run() {
+    std::string out = items();
+    if (i_ != s_.size()) fail("an unmatched ')'");
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError("option '--" + option_ + "': " + what + " at character " + std::to_string(i_ + 1) + " of '" +
+                     s_ + "' (Megatron's layout: E, t, m, L, '|' between chunks, (...)*N to repeat)");
+  }
+  std::string items() {
+    std::string out;
+    while (i_ < s_.size() && s_[i_] != ')') {
+      std::string item;
+      const char c = s_[i_];
+      if (c == '(') {
+        ++i_;
+        item = items();
+        if (i_ >= s_.size() || s_[i_] != ')') fail("a '(' without its ')'");
+        ++i_;
+      } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
+        item = std::string(1, c);
+        ++i_;
+      } else {
+        fail(std::string("'") + c + "' is not a layout letter");
+      }
+      out += repeated(item);
+    }
+    return out;
+  }
+  std::string repeated(const std::string& item) {
+    if (i_ >= s_.size() || s_[i_] != '*') return item;
+    ++i_;
+    size_t j = i_;
+    while (j < s_.size() && std::isdigit(static_cast<unsigned char>(s_[j]))) ++j;
+    if (j == i_ || j - i_ > 6) fail("'*' without a repeat count");
+    const int n = std::stoi(s_.substr(i_, j - i_));
+    i_ = j;
+    std::string out;
+    for (int r = 0; r < n; ++r) out += item;
+    return out;
+  }
+  const std::string& s_;
+  const std::string& option_;
+  size_t i_ = 0;
+};
+
+}  // namespace
+
+bool is_megatron_layout(const std::string& layout) {
+  return layout.find_first_of("EtmL|(") != std::string::npos;
+}
+
+MegatronLayout parse_megatron_layout(const std::string& layout, const std::string& option) {
+  const std::string flat = LayoutExpander(layout, option).run();
+  MegatronLayout out;
+  out.layers.push_back(0);
+  for (char c : flat) {
+    if (c == '|') {
+      out.layers.push_back(0);
+    } else if (c == 't') {
+      ++out.layers.back();
+    } else if (c == 'm') {
+      const int64_t chunk = int64_t(out.layers.size()) - 1;
+      if (out.mtp_chunk >= 0 && out.mtp_chunk != chunk)
+        throw InputError("option '--" + option + "': multi-token prediction ('m') in two chunks of '" + layout + "'");
+      out.mtp_chunk = chunk;
+      ++out.mtp;
+    }
+  }
+  return out;
+}
+
+bool mtp_on_critical_path(const TransformerConfig& cfg, const SynthOptions& opt) {
+  if (opt.mtp_layers <= 0) return false;
+  if (opt.pp < 2) return true;
+  const std::vector<int64_t> chunks = pipeline_layout(cfg, opt);
+  const int64_t chunk = opt.pp_layout_mtp_chunk >= 0 ? opt.pp_layout_mtp_chunk : int64_t(chunks.size()) - 1;
+  int64_t stage = 0;
+  for (size_t c = 0; c < chunks.size(); ++c)
+    if (int64_t(c % size_t(opt.pp)) == chunk % opt.pp) stage += chunks[c];
+  return stage + opt.mtp_layers > critical_stage_layers(chunks, opt.pp);
 }
 
 }  // namespace kcast::synth

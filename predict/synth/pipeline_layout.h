@@ -27,4 +27,23 @@ std::string pipeline_layout_note(const TransformerConfig& cfg, const SynthOption
 // The most layers one stage holds: its chunks' sum (the schedule's slowest stage).
 int64_t critical_stage_layers(const std::vector<int64_t>& chunks, int64_t pp);
 
+// Megatron-Core's --pipeline-model-parallel-layout string (as Megatron-Bridge's recipes write it,
+// e.g. DeepSeek-V3's "Et|(tt|)*30mL"): chunks split by '|', in them 'E' the embedding, 't' a
+// transformer layer, 'm' a multi-token prediction depth, 'L' the loss; a letter or a parenthesized
+// group followed by '*N' repeats N times. `option` names the flag in errors (an InputError naming the
+// character and its position for anything else).
+struct MegatronLayout {
+  std::vector<int64_t> layers;  // 't' per chunk
+  int64_t mtp = 0;              // 'm' in all
+  int64_t mtp_chunk = -1;       // the chunk holding them (-1: none)
+};
+MegatronLayout parse_megatron_layout(const std::string& layout, const std::string& option);
+// Whether a string is Megatron's layout syntax rather than kcast's comma-separated counts.
+bool is_megatron_layout(const std::string& layout);
+
+// Whether the multi-token prediction depths lie on the step's critical path: on the stage of their
+// chunk (--pp-layout's 'm'; else the last), that stage's layers plus the depths exceed the most layers
+// any stage holds (one depth weighs as a layer). Always with one stage.
+bool mtp_on_critical_path(const TransformerConfig& cfg, const SynthOptions& opt);
+
 }  // namespace kcast::synth

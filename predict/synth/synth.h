@@ -118,6 +118,12 @@ struct SynthOptions {
   // sequence-parallel shard of the tokens and holds whole experts; folded_experts()).
   int64_t tp = 1, pp = 1, dp = 1, microbatches = 1, ep = 1;
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  // train: multi-token prediction depth (Megatron-Core's --mtp-num-layers; DeepSeek-V3's MTP module):
+  // per micro-batch each depth embeds the next-shifted tokens again, normalizes them and the previous
+  // depth's hidden state, projects their concatenation (eh_proj, 2d -> d), runs one more transformer
+  // layer (an expert layer where the model's last is), and the shared output head and its loss again.
+  // On the last pipeline stage, where Megatron-Bridge's layouts put it ("...mL").
+  int64_t mtp_layers = 0;
   // train, --framework megatron: Megatron-Core's batch-level EP overlap (--overlap-moe-expert-parallel-
   // comm): the dispatch and combine of one micro-batch run behind the other's forward or backward
   // compute, so only what the layers' compute cannot cover is waited for (synth_step_parts.h).
@@ -177,6 +183,7 @@ struct SynthOptions {
   // Pipeline stages' layers (Megatron-LM's pipeline layout), one count per stage (per virtual stage
   // with interleaving); empty: layers / pp each.
   std::vector<int64_t> pp_layout;
+  int64_t pp_layout_mtp_chunk = -1;  // the chunk Megatron's layout string puts 'm' in (-1: the last)
 };
 
 // What one GPU holds for the step, exact for the synthesized model and options: its parameters as

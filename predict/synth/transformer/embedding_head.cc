@@ -195,4 +195,27 @@ void TransformerSynth::loss(Section& s) {
   }
 }
 
+// One multi-token prediction depth before its layer (Megatron-Core's MultiTokenPredictionLayer,
+// DeepSeek-V3 section 2.2): the next-shifted tokens embedded again (the shared embedding), that and
+// the previous depth's hidden state each RMS-normed, their concatenation projected back to the hidden
+// width (eh_proj, column-parallel under TP); the transformer layer follows (run()).
+void TransformerSynth::mtp_depth(Section& s) {
+  s.op(work("embed aten::embedding (shifted tokens)", KernelClass::embedding, dt_, 0, T_ * 8 + 2 * T_ * d_ * e_),
+       {work("embed aten::embedding_dense_backward", KernelClass::embedding, dt_, T_ * d_,
+             T_ * 8 * 4 + 2 * T_ * d_ * e_)});
+  norm(s, "enorm", Tn_);
+  norm(s, "hnorm", Tn_);
+  s.op(pointwise("concat aten::cat", dt_, 2 * Tn_ * d_, 2, 0), {pointwise("concat aten::split (backward)", dt_, 2 * Tn_ * d_, 2, 0)});
+  linear(s, "eh_proj", T_, 2 * d_, d_ / tp_, false);
+}
+
+// A depth's predictions: the final norm and the shared output head (its weights the main head's), then
+// the loss on the tokens one more step ahead.
+void TransformerSynth::mtp_head(Section& s) {
+  norm(s, "final_norm", Tn_);
+  tp_all_reduce(s, "lm_head.input", false);
+  linear(s, "lm_head", T_, d_, V_, false, 1, /*register_params=*/false);
+  cross_entropy(s, "lm", T_, double(V_), tp_ > 1);
+}
+
 }  // namespace kcast::synth::transformer

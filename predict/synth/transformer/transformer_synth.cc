@@ -111,6 +111,15 @@ std::vector<Kernel> TransformerSynth::run() {
   head(out);
   Section* ce = train_ && o_.loss ? &tape_.section("loss.", 1) : nullptr;
   if (ce) loss(*ce);
+  // Multi-token prediction on the last stage: each depth's block and layer, then its head and loss.
+  const double mtp = train_ ? double(o_.mtp_layers) : 0;
+  Section* mtp_layers = mtp > 0 ? &layer_section(kMtpSection, mtp) : nullptr;
+  if (mtp_layers) {
+    mtp_depth(*mtp_layers);
+    layer(*mtp_layers, /*dense_mlp=*/c_.experts == 0);
+  }
+  Section* mtp_out = mtp > 0 ? &tape_.section("mtp_head.", mtp) : nullptr;
+  if (mtp_out) mtp_head(*mtp_out);
   // The schedule's critical path (header comment). The step's parameters are the last stage's:
   // with pipeline stages the embedding lives on the first, and its first micro-batch's lookup is
   // all of it on the path.
@@ -119,6 +128,11 @@ std::vector<Kernel> TransformerSynth::run() {
   if (dense_layers) dense_layers->count = dense / v * (m * v + pp - 1);
   out.count = m;
   if (ce) ce->count = m;
+  // Off the critical path (a stage with fewer layers holds them) their rows run no launch on it; their
+  // weights still count on the last stage.
+  const double mtp_runs = mtp_on_critical_path(c_, o_) ? mtp * m : 0;
+  if (mtp_layers) mtp_layers->count = mtp_runs;
+  if (mtp_out) mtp_out->count = mtp_runs;
   embed.count = o_.pp > 1 ? 1 : m;
   if (o_.pp > 1) embed.weights = 0;
   recipe_weights();
@@ -282,10 +296,16 @@ std::vector<Kernel> synthesize_transformer(const TransformerConfig& cfg, const S
       footprint->notes.push_back(
           cfg.leading_dense_layers == cfg.dense_layers
               ? "pipeline stages: the dense layers (the first " + std::to_string(cfg.dense_layers) + ") sit on the "
-                "first stage; the critical stage holds expert layers only (multi-token prediction layers are not "
-                "synthesized)"
+                "first stage; the critical stage holds expert layers only (--mtp-layers puts multi-token prediction on the "
+                "last stage, with the head)"
               : "pipeline stages: the critical stage holds dense and expert layers in the model's proportion (" +
                     std::to_string(cfg.dense_layers) + " of " + std::to_string(cfg.layers) + " dense)");
+    if (opt.mode == Mode::train && opt.mtp_layers > 0 && opt.pp > 1)
+      footprint->notes.push_back(
+          "multi-token prediction: " + std::to_string(opt.mtp_layers) + " depth(s) on pipeline chunk " +
+          std::to_string(opt.pp_layout_mtp_chunk >= 0 ? opt.pp_layout_mtp_chunk : opt.pp * opt.virtual_stages - 1) +
+          (mtp_on_critical_path(cfg, opt) ? ", whose stage they make the slowest: on the step's critical path"
+                                          : ", whose stage holds fewer layers: off the step's critical path"));
     if (opt.pp > 1 && cfg.local_layers > 0 && cfg.local_layers < cfg.layers &&
         cfg.sliding_window < (opt.seq ? opt.seq : cfg.max_positions))  // where the window bites
       footprint->notes.push_back("pipeline stages: the critical stage holds sliding-window and full-attention layers "

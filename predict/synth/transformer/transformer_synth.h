@@ -20,9 +20,10 @@ constexpr const char* kLayerSection = "layer.";  // the repeated block (one laye
 constexpr const char* kDenseLayerSection = "dense_layer.";  // a mixture's dense layers, wherever they sit
 constexpr const char* kLocalLayerSection = "local_layer.";  // sliding-window layers, where the window bites
 constexpr const char* kLinearLayerSection = "linear_layer.";  // Gated DeltaNet layers (Qwen3-Next, Qwen3.5)
+constexpr const char* kMtpSection = "mtp.";  // multi-token prediction depths (SynthOptions::mtp_layers)
 inline bool in_block(const Section& s) {
   return s.prefix == kLayerSection || s.prefix == kDenseLayerSection || s.prefix == kLocalLayerSection ||
-         s.prefix == kLinearLayerSection;
+         s.prefix == kLinearLayerSection || s.prefix == kMtpSection;
 }
 
 class TransformerSynth {
@@ -136,6 +137,8 @@ class TransformerSynth {
   void head(Section& s);
   void cross_entropy(Section& s, const std::string& name, double rows, double classes, bool vocab_parallel = false);
   void loss(Section& s);
+  void mtp_depth(Section& s);
+  void mtp_head(Section& s);
 
   // attention.cc: softmax attention and its FLOP count (dense, GQA, MLA, windows, Llama 4)
   void attention(Section& s, int64_t window = 0);
