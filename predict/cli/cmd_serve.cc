@@ -38,7 +38,8 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "config", po::value(&a.config), "Hugging Face config.json of a decoder (instead of MODEL)")(
       "gpu", po::value(&a.gpus), "the GPUs to serve on, one simulation each: NAME[,NAME...]")(
       "tp", po::value<int64_t>(), "tensor-parallel GPUs of the one replica (default 1)")(
-      "pp", po::value<int64_t>(), "pipeline stages (only 1 is simulated so far)")(
+      "pp", po::value<int64_t>(), "pipeline stages, each --tp GPUs with 1 / pp of the layers: up to pp "
+      "micro-batches in flight, a sequence in one of them (default 1)")(
       "ep", po::value<int64_t>(), "with --attention-dp: the GPUs the experts are split over (dividing --tp; "
       "default --tp)")(
       "attention-dp", "attention data-parallel over the --tp GPUs (each runs its own sequences' attention; a "
@@ -163,9 +164,10 @@ int cmd_serve(int argc, char** argv) {
   if (!a.model.empty() && !a.config.empty())
     throw InputError("option '--config': give either a MODEL name or --config, not both");
   if (a.gpus.empty()) throw InputError("option '--gpu': give the GPU(s) to serve on");
-  if (positive_int(vm, "pp", 1) != 1)
-    throw InputError("option '--pp': only 1 is simulated so far (tensor parallelism, --tp, is)");
+  const int64_t pp = positive_int(vm, "pp", 1);
   const bool attention_dp = vm.count("attention-dp") > 0;
+  if (pp > 1 && attention_dp)
+    throw InputError("option '--pp': not simulated with --attention-dp (its ranks step together on one stage)");
   if (vm.count("ep") && !attention_dp && positive_int(vm, "ep", 1) != 1)
     throw InputError("option '--ep': only with --attention-dp (without it a mixture's experts are split by "
                      "tensor parallelism, --tp)");
@@ -213,7 +215,7 @@ int cmd_serve(int argc, char** argv) {
   const std::vector<const GpuSpec*> gpus = resolve_gpu_list(db, a.gpus);
   const LoadedModel& lm = model_or_default(a.cost_model_file);
 
-  nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"ep", base.ep},
+  nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"pp", pp}, {"ep", base.ep},
                            {"attention_dp", attention_dp}, {"dtype", a.dtype},
                            {"kv_cache_dtype", a.kv_cache_dtype.empty() ? nlohmann::json() : nlohmann::json(a.kv_cache_dtype)}};
   if (fixed) {
@@ -228,7 +230,9 @@ int cmd_serve(int argc, char** argv) {
   for (const GpuSpec* g : gpus) {
     Replica replica;
     try {
-      replica = make_replica(step, base, *g, lm, db, engine_from(vm, a, *g), what);
+      EngineConfig per_rank = engine_from(vm, a, *g);
+      per_rank.pipeline_stages = pp;
+      replica = make_replica(step, base, *g, lm, db, per_rank, what);
     } catch (const InputError& e) {
       // With several GPUs (--gpu all), one the model does not fit is skipped with its reason; with
       // one, or when none is left, the run fails with it.

@@ -31,6 +31,10 @@ struct EngineConfig {
   // --enable-mixed-chunk off).
   bool mixed_batches = true;
   int64_t graph_max_tokens = 512;  // decode batches up to here replay CUDA graphs
+  // Pipeline stages of the replica (--pp): up to this many micro-batches in flight, a sequence in at
+  // most one of them (its next token needs its last), as vLLM's and TensorRT-LLM's pipeline-parallel
+  // schedulers run them.
+  int64_t pipeline_stages = 1;
 };
 
 // Whose layer kernels the engine runs (synth.h); InputError naming --engine when unknown.

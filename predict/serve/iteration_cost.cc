@@ -142,14 +142,28 @@ double IterationCost::on_grid(int64_t n, double GridPoint::*part) {
 }
 
 double IterationCost::us(const IterationWork& w) {
-  if (w.tokens <= 0) return 0;
+  double body = 0, attention = 0, head = 0;
+  parts(w, body, attention, head);
+  if (pp_ == 1) return body + head + attention;
+  return (body + attention) / double(pp_) + head;
+}
+
+double IterationCost::latency_us(const IterationWork& w) {
+  double body = 0, attention = 0, head = 0;
+  parts(w, body, attention, head);
+  return body + head + attention;
+}
+
+void IterationCost::parts(const IterationWork& w, double& body, double& attention, double& head) {
+  body = attention = head = 0;
+  if (w.tokens <= 0) return;
   // Attention data parallelism: each rank runs its share of the batch (balanced, rounded up), and the
   // step is a rank's.
   const int64_t tokens = (w.tokens + ranks_ - 1) / ranks_, sampled = (w.sampled + ranks_ - 1) / ranks_;
   const bool graph = tokens <= graph_max_;
   const int64_t n = graph ? graph_size(tokens) : tokens;
-  double t = on_grid(n, graph ? &GridPoint::body_us_graph : &GridPoint::body_us_eager);
-  if (sampled > 0) t += on_grid(sampled, &GridPoint::head_us_eager);  // logits and sampler run outside the graphs
+  body = on_grid(n, graph ? &GridPoint::body_us_graph : &GridPoint::body_us_eager);
+  if (sampled > 0) head = on_grid(sampled, &GridPoint::head_us_eager);  // logits and sampler run outside the graphs
   // Attention: the varlen kernel at the batch's FLOPs and bytes, memoized within 0.5% of each and
   // predicted at the bucket's own value, so the result does not depend on the order of iterations.
   const auto bucket = [](double v) { return v > 1 ? int64_t(std::floor(std::log(v) / std::log(kAttnBucket))) : -1; };
@@ -170,7 +184,7 @@ double IterationCost::us(const IterationWork& w) {
     }
     it = attn_memo_.emplace(key, a).first;
   }
-  return t + it->second;
+  attention = it->second;
 }
 
 }  // namespace kcast::serve

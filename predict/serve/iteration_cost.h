@@ -13,9 +13,15 @@
 // With attention data parallelism (base.dp = ranks, each a GPU with its own sequences; experts split
 // over base.ep of them), the iteration's tokens and attention spread evenly over the ranks and the time
 // is one rank's step, MoE all-to-all included: every rank steps together.
+// With pipeline parallelism (`pipeline_stages` GPUs after one another, each with layers / pp of the
+// model) an iteration is a micro-batch through every stage: its latency is the whole model's time, the
+// interval at which stage after stage takes the next micro-batch is one stage's share of the layers
+// plus the head the last stage runs (activation sends between stages, microseconds over NVLink, left
+// out); memory per GPU is 1 / pp of the weights and of the KV cache per token.
 // The first two are predicted on a grid of token counts (exact up to 64, then 16 points per octave,
 // linear between), memoized: a simulation of thousands of requests synthesizes a few hundred steps.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -56,14 +62,18 @@ class IterationCost {
 
   // Adds one sequence's attention work to `w` (and its tokens).
   void add(IterationWork& w, const SeqWork& s) const;
-  // The iteration's predicted time, microseconds.
+  // The iteration's predicted time, microseconds: with pipeline stages the interval before the next
+  // micro-batch can start (the slowest, last stage's share); latency_us the whole pass.
   double us(const IterationWork& w);
+  double latency_us(const IterationWork& w);
+  void set_pipeline_stages(int64_t pp) { pp_ = std::max<int64_t>(1, pp); }
+  int64_t pipeline_stages() const { return pp_; }
 
   int64_t ranks() const { return ranks_; }
   // Memory per GPU, bytes: the weights, the KV cache per token, one layer's activation peak at a
   // given number of scheduled tokens (synth's inference estimate).
-  double weight_bytes() const { return weight_bytes_; }
-  double kv_bytes_per_token() const { return kv_bytes_per_token_; }
+  double weight_bytes() const { return weight_bytes_ / double(pp_); }
+  double kv_bytes_per_token() const { return kv_bytes_per_token_ / double(pp_); }
   double activation_bytes(int64_t tokens) const;
   // The engine's CUDA-graph capture size an iteration of n tokens is padded to (n itself when eager).
   int64_t graph_size(int64_t n) const;
@@ -86,6 +96,9 @@ class IterationCost {
   GpuCaps caps_;
   int64_t graph_max_;
   int64_t ranks_;  // attention data-parallel ranks (SynthOptions::dp): the grid is per rank
+  int64_t pp_ = 1;  // pipeline stages
+  // An iteration's token-proportional rows, its attention and its head (logits and sampler).
+  void parts(const IterationWork& w, double& body, double& attention, double& head);
   std::map<int64_t, GridPoint> grid_;
   // Attention per layer (summed over the model's attention rows): FLOPs per (query, key) pair and
   // per query token, bytes per key and per query token; the kernel it is predicted as.

@@ -31,6 +31,7 @@ Replica make_replica(const StepSynthesizer& step, const synth::SynthOptions& bas
   Replica r;
   r.per_rank = per_rank;
   r.cost = std::make_unique<IterationCost>(step, base, gpu, lm, db, per_rank.graph_max_tokens);
+  r.cost->set_pipeline_stages(per_rank.pipeline_stages);  // memory per GPU: 1 / pp of the weights and cache
   r.rank_blocks = kv_cache_blocks(gpu, per_rank, *r.cost, what);
   r.engine = per_rank;
   r.engine.max_num_seqs *= r.cost->ranks();

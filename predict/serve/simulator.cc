@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
+#include <map>
 #include <numeric>
 
 #include "model/error.h"
@@ -17,6 +19,7 @@ struct Live {
   int64_t generated = 0;  // output tokens sampled so far
   int64_t blocks = 0;     // KV blocks it holds
   bool scheduled = false;
+  bool in_flight = false;  // in a micro-batch whose pass has not ended (pipeline stages)
   // Tokens it can run: its prompt and every sampled token but the last, which the next step runs.
   int64_t known() const { return input + generated; }
   int64_t left() const { return known() - computed; }
@@ -47,8 +50,10 @@ class Engine {
   }
   bool idle() const { return running_.empty() && waiting_.empty(); }
   size_t in_system() const { return in_system_; }
-  // Runs one iteration from `now`; returns the requests that finished, at the time it ends.
-  std::vector<size_t> step(double& now);
+  // Runs one iteration from `now`; returns the requests that finished, at the time it ends. With
+  // pipeline stages, when nothing can be scheduled, waits for the first pass in flight to end but not
+  // past `horizon` (the next arrival).
+  std::vector<size_t> step(double& now, double horizon = std::numeric_limits<double>::infinity());
 
  private:
   int64_t blocks_for(int64_t tokens) const { return (tokens + e_.block_size - 1) / e_.block_size; }
@@ -57,6 +62,12 @@ class Engine {
   bool schedule_running(std::vector<Scheduled>& s, int64_t& budget, bool prefill_phase);
   void admit_waiting(std::vector<Scheduled>& s, int64_t& budget);
   std::vector<Scheduled> schedule();
+  // The scheduled tokens run: sampled, finished requests released, at time t.
+  void apply(const std::vector<Scheduled>& sched, double start, double t, std::vector<size_t>& finished);
+  // Pipeline stages: the micro-batches whose pass ended by `now`.
+  void land(double now, std::vector<size_t>& finished);
+  // The last running sequence a preemption may take (not `keep`, not in flight); none: running_.end().
+  std::vector<size_t>::iterator victim(size_t keep);
 
   const EngineConfig& e_;
   int64_t free_, total_;
@@ -66,7 +77,21 @@ class Engine {
   std::deque<size_t> waiting_;
   std::vector<size_t> running_;  // in admission order
   size_t in_system_ = 0;
+  struct InFlight {
+    double start;
+    std::vector<Scheduled> sched;
+  };
+  std::multimap<double, InFlight> in_flight_;  // by the time their pass ends
 };
+
+std::vector<size_t>::iterator Engine::victim(size_t keep) {
+  for (auto it = running_.end(); it != running_.begin();) {
+    --it;
+    if (*it == keep) return running_.end();  // only sequences admitted after it
+    if (!live_[*it].in_flight) return it;
+  }
+  return running_.end();
+}
 
 void Engine::preempt(size_t idx) {
   Live& s = live_[idx];
@@ -80,10 +105,10 @@ void Engine::preempt(size_t idx) {
 }
 
 bool Engine::schedule_running(std::vector<Scheduled>& sched, int64_t& budget, bool prefill_phase) {
-  for (size_t i = 0; i < running_.size() && budget > 0;) {
+  for (size_t i = 0; i < running_.size() && budget > 0 && int64_t(sched.size()) < e_.max_num_seqs;) {
     const size_t idx = running_[i];
     Live& s = live_[idx];
-    if (!e_.mixed_batches && s.prefilling() != prefill_phase) {
+    if (s.in_flight || (!e_.mixed_batches && s.prefilling() != prefill_phase)) {
       ++i;
       continue;
     }
@@ -93,7 +118,7 @@ bool Engine::schedule_running(std::vector<Scheduled>& sched, int64_t& budget, bo
       continue;
     }
     const int64_t need = std::max<int64_t>(0, blocks_for(s.computed + run) - s.blocks);
-    while (need > free_ && running_.back() != idx) preempt(running_.back());
+    for (auto v = victim(idx); need > free_ && v != running_.end(); v = victim(idx)) preempt(*v);
     if (need > free_) {
       preempt(idx);
       return false;
@@ -108,7 +133,10 @@ bool Engine::schedule_running(std::vector<Scheduled>& sched, int64_t& budget, bo
 }
 
 void Engine::admit_waiting(std::vector<Scheduled>& sched, int64_t& budget) {
-  while (!waiting_.empty() && budget > 0 && int64_t(running_.size()) < e_.max_num_seqs) {
+  // With pipeline stages the limit is per micro-batch: pp of them in flight hold up to pp times it.
+  const int64_t pp = std::max<int64_t>(1, e_.pipeline_stages);
+  while (!waiting_.empty() && budget > 0 && int64_t(running_.size()) < pp * e_.max_num_seqs &&
+         int64_t(sched.size()) < e_.max_num_seqs) {
     const size_t idx = waiting_.front();
     Live& s = live_[idx];
     const int64_t run = std::min(s.left(), budget);
@@ -140,12 +168,53 @@ std::vector<Scheduled> Engine::schedule() {
   return sched;
 }
 
-std::vector<size_t> Engine::step(double& now) {
+void Engine::apply(const std::vector<Scheduled>& sched, double start, double t, std::vector<size_t>& finished) {
+  for (const Scheduled& x : sched) {
+    Live& s = live_[x.idx];
+    RequestResult& r = out_.requests[x.idx];
+    s.in_flight = false;
+    if (!s.scheduled) r.scheduled_s = start, s.scheduled = true;
+    s.computed += x.tokens;
+    if (s.computed < s.known()) continue;
+    if (s.generated == 0) r.first_token_s = t;
+    if (++s.generated < s.output) continue;
+    r.finish_s = t;
+    free_ += s.blocks;
+    s.blocks = 0;
+    running_.erase(std::find(running_.begin(), running_.end(), x.idx));
+    --in_system_;
+    finished.push_back(x.idx);
+  }
+}
+
+void Engine::land(double now, std::vector<size_t>& finished) {
+  while (!in_flight_.empty() && in_flight_.begin()->first <= now) {
+    const auto it = in_flight_.begin();
+    const size_t before = finished.size();
+    apply(it->second.sched, it->second.start, it->first, finished);
+    // The time average of requests in the system was counted up to `now`; these left at the pass's end.
+    out_.stats.in_system_area -= double(finished.size() - before) * (now - it->first);
+    in_flight_.erase(it);
+  }
+}
+
+std::vector<size_t> Engine::step(double& now, double horizon) {
+  std::vector<size_t> finished;
+  SimStats& st = out_.stats;
+  land(now, finished);
   std::vector<Scheduled> sched = schedule();
   if (sched.empty()) {
-    // Nothing can run: the first waiting request does not fit even an empty cache (checked up front,
-    // so this is a scheduler bug rather than bad input).
-    throw std::logic_error("serve: no request could be scheduled");
+    if (in_flight_.empty()) {
+      // Nothing can run: the first waiting request does not fit even an empty cache (checked up front,
+      // so this is a scheduler bug rather than bad input).
+      throw std::logic_error("serve: no request could be scheduled");
+    }
+    // Every schedulable sequence is in flight: wait for the first pass to end (or the next arrival).
+    const double until = std::max(now, std::min(in_flight_.begin()->first, horizon));
+    st.in_system_area += double(in_system_) * (until - now);
+    now = until;
+    land(now, finished);
+    return finished;
   }
   IterationWork w;
   for (const Scheduled& x : sched) {
@@ -153,7 +222,6 @@ std::vector<size_t> Engine::step(double& now) {
     timer_.add(w, SeqWork{x.tokens, s.computed});
     if (s.computed + x.tokens == s.known()) ++w.sampled;
   }
-  SimStats& st = out_.stats;
   st.max_running = std::max(st.max_running, int64_t(running_.size()));
   st.max_tokens = std::max(st.max_tokens, w.tokens);
   st.max_blocks_used = std::max(st.max_blocks_used, total_ - free_);
@@ -161,23 +229,15 @@ std::vector<size_t> Engine::step(double& now) {
   const double dt = timer_.us(w) * 1e-6;
   st.busy_s += dt;
   st.in_system_area += double(in_system_) * dt;
+  const double start = now;
   now += dt;
-  std::vector<size_t> finished;
-  for (const Scheduled& x : sched) {
-    Live& s = live_[x.idx];
-    RequestResult& r = out_.requests[x.idx];
-    if (!s.scheduled) r.scheduled_s = now - dt, s.scheduled = true;
-    s.computed += x.tokens;
-    if (s.computed < s.known()) continue;
-    if (s.generated == 0) r.first_token_s = now;
-    if (++s.generated < s.output) continue;
-    r.finish_s = now;
-    free_ += s.blocks;
-    s.blocks = 0;
-    running_.erase(std::find(running_.begin(), running_.end(), x.idx));
-    --in_system_;
-    finished.push_back(x.idx);
+  if (e_.pipeline_stages <= 1) {
+    apply(sched, now - dt, now, finished);
+    return finished;
   }
+  for (const Scheduled& x : sched) live_[x.idx].in_flight = true;
+  in_flight_.emplace(start + timer_.latency_us(w) * 1e-6, InFlight{start, std::move(sched)});
+  land(now, finished);
   return finished;
 }
 
@@ -222,7 +282,8 @@ SimResult simulate(const std::vector<Request>& reqs, const Load& load, const Eng
       now = std::max(now, reqs[order[next]].arrival_s);  // the engine waits for the next arrival
       continue;
     }
-    const size_t finished = eng.step(now).size();
+    const double horizon = !closed && next < n ? reqs[order[next]].arrival_s : std::numeric_limits<double>::infinity();
+    const size_t finished = eng.step(now, horizon).size();
     for (size_t k = 0; k < finished; ++k) {
       ++done;
       if (closed && next < n) eng.arrive(order[next++], now);  // the client sends its next request

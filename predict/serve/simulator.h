@@ -11,6 +11,12 @@
 // when none is free, the most recently admitted running sequence is preempted (its blocks freed, its
 // tokens recomputed as a prompt when it is readmitted) - never with reserve_whole_request, which
 // admits only what the cache can hold to the end. Prefix caching is off.
+//
+// With pipeline stages (EngineConfig::pipeline_stages > 1) each iteration is a micro-batch: the next
+// is scheduled when the first stage is free (IterationTimer::us after it started), from the sequences
+// not already in flight, and a micro-batch's tokens are sampled when its pass ends
+// (IterationTimer::latency_us); when nothing can be scheduled the engine waits for the first pass to
+// end (or the next arrival). Sequences in flight are never preempted.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -27,6 +33,9 @@ class IterationTimer {
   virtual ~IterationTimer() = default;
   virtual void add(IterationWork& w, const SeqWork& s) const = 0;
   virtual double us(const IterationWork& w) = 0;
+  // With pipeline stages: the micro-batch's pass through all of them (us() is the interval before the
+  // next can start); the same without.
+  virtual double latency_us(const IterationWork& w) { return us(w); }
 };
 
 class CostTimer : public IterationTimer {
@@ -34,6 +43,7 @@ class CostTimer : public IterationTimer {
   explicit CostTimer(IterationCost& c) : c_(c) {}
   void add(IterationWork& w, const SeqWork& s) const override { c_.add(w, s); }
   double us(const IterationWork& w) override { return c_.us(w); }
+  double latency_us(const IterationWork& w) override { return c_.latency_us(w); }
 
  private:
   IterationCost& c_;

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <numeric>
 
 #include "calibrate/model_file.h"
@@ -119,6 +120,46 @@ TEST(ServeSimulator, LittlesLawHoldsOnTheSimulatedQueue) {
   const double L = r.stats.in_system_area / r.stats.end_s;
   EXPECT_NEAR(L, lambda * w / double(reqs.size()), 1e-9 * L);
   EXPECT_GT(L, 1.0) << "the load queues";
+}
+
+// Pipeline stages: an iteration's pass takes the whole model's time, the next micro-batch starts after
+// one stage's share. Here two stages: the interval half the stand-in's time, the pass all of it.
+class PipelinedTimer : public LinearTimer {
+ public:
+  double us(const IterationWork& w) override { return LinearTimer::us(w) / 2; }
+  double latency_us(const IterationWork& w) override { return LinearTimer::us(w); }
+};
+
+TEST(ServeSimulator, PipelineStagesKeepOneClientsLatencyAndRunTwoMicroBatches) {
+  // One client: its tokens come a whole pass apart, as without stages (nothing else to interleave).
+  PipelinedTimer pt;
+  EngineConfig e = engine(64, 2048);
+  e.pipeline_stages = 2;
+  const auto one = fixed_requests(5, 300, 40);
+  const SimResult r1 = simulate(one, closed(1), e, 100000, pt);
+  for (const RequestResult& q : r1.requests) {
+    EXPECT_NEAR(q.first_token_s - q.arrival_s, (1000 + 10 * 300) * 1e-6, 1e-12);
+    EXPECT_NEAR(q.finish_s - q.first_token_s, 39 * (1000 + 10) * 1e-6, 1e-9);
+  }
+  // 128 decoding at once: two micro-batches of 64 in flight (the limit is per micro-batch), each token
+  // of a sequence a pass of 64 apart, against one group running all 128 in each pass: the decode rate
+  // is (1000 + 10 x 128) / (1000 + 10 x 64) times as high.
+  LinearTimer t;
+  const auto many = fixed_requests(128, 10, 400);
+  const Load all = open_rate(std::numeric_limits<double>::infinity());
+  const SimResult flat = simulate(many, all, engine(128, 2048), 100000, t);
+  const SimResult piped = simulate(many, all, e, 100000, pt);
+  EXPECT_LE(piped.stats.max_running, 128);
+  EXPECT_NEAR(flat.stats.end_s / piped.stats.end_s, (1000 + 10 * 128.0) / (1000 + 10 * 64.0), 0.03);
+  // Little's law on the pipelined queue.
+  auto reqs = fixed_requests(300, 500, 100);
+  const Load l = open_rate(40);
+  assign_arrivals(reqs, l, 7);
+  const SimResult r = simulate(reqs, l, e, 100000, pt);
+  double w = 0;
+  for (const RequestResult& q : r.requests) w += q.finish_s - q.arrival_s;
+  const double L = r.stats.in_system_area / r.stats.end_s;
+  EXPECT_NEAR(L, double(reqs.size()) / r.stats.end_s * w / double(reqs.size()), 1e-9 * L);
 }
 
 TEST(ServeSimulator, ASeedGivesOneResult) {
