@@ -261,13 +261,14 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
   const auto& l = c.layout;
   std::ostringstream cmd;
   cmd << "kcast serve " << (a.config.empty() ? a.model : "--config " + a.config) << " --gpu " << a.gpu << " --tp "
-      << l.gpus_per_replica;
+      << (l.attention_dp ? l.gpus_per_replica : l.tp());
+  if (l.pp > 1) cmd << " --pp " << l.pp;
   if (l.attention_dp) cmd << " --ep " << l.ep << " --attention-dp";
   cmd << " --dtype " << a.dtype;
   if (!a.kv_cache_dtype.empty()) cmd << " --kv-cache-dtype " << a.kv_cache_dtype;
   cmd << " --engine " << a.engine << " --max-batched-tokens " << l.max_batched_tokens << " --input-tokens " << g.input
       << " --output-tokens " << g.output << " --concurrency " << c.concurrency << " --format json";
-  return {{"gpus_per_replica", l.gpus_per_replica}, {"replicas", l.replicas}, {"tp", l.attention_dp ? 1 : l.gpus_per_replica},
+  return {{"gpus_per_replica", l.gpus_per_replica}, {"replicas", l.replicas}, {"tp", l.tp()}, {"pp", l.pp},
           {"ep", l.ep}, {"attention_dp", l.attention_dp}, {"max_batched_tokens", l.max_batched_tokens},
           {"concurrency_per_replica", c.concurrency}, {"concurrency", c.concurrency * l.replicas},
           {"output_tokens_per_s_per_gpu", c.output_tokens_per_s_per_gpu()},

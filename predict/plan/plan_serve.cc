@@ -42,6 +42,12 @@ std::vector<ServeLayout> enumerate_serve_layouts(const ServeSpace& s) {
       for (int64_t b : budgets) out.push_back({g, s.gpus / g, adp, adp ? g : 1, b});
     }
   }
+  // Replicas beyond a node: a node's GPUs tensor-parallel, 2 to 8 such stages in a pipeline.
+  for (int64_t pp : {2, 4, 8}) {
+    const int64_t g = s.gpus_per_node * pp;
+    if (s.gpus % g) continue;
+    for (int64_t b : budgets) out.push_back({g, s.gpus / g, false, 1, b, pp});
+  }
   return out;
 }
 
@@ -58,14 +64,15 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
       if (c.layout.attention_dp) {
         o.tp = 1, o.dp = c.layout.gpus_per_replica, o.ep = c.layout.ep;
       } else {
-        o.tp = c.layout.gpus_per_replica;
+        o.tp = c.layout.tp();
       }
       serve::EngineConfig e = serve::engine_defaults(engine, gpu);
+      e.pipeline_stages = c.layout.pp;
       if (c.layout.max_batched_tokens > 0) e.max_batched_tokens = c.layout.max_batched_tokens;
       c.layout.max_batched_tokens = e.max_batched_tokens;
       serve::Replica r = serve::make_replica(step, o, gpu, lm, db, e, what);
       // The highest load meeting the SLOs: doubling, then bisection (latency grows with the load).
-      const int64_t cap = std::min(goal.max_concurrency, r.engine.max_num_seqs);
+      const int64_t cap = std::min(goal.max_concurrency, r.engine.max_num_seqs * c.layout.pp);
       serve::LoadPoint best = run_at(r, goal, 1, gpu.name);
       if (!meets(best, goal)) {
         c.status = ServeCandidate::Status::slo_missed;

@@ -1,5 +1,6 @@
 // `kcast plan serve`: the serving configurations of a model on N GPUs — GPUs per replica (tensor
-// parallel, or attention data parallel with the experts split over them for a mixture), the number of
+// parallel, or attention data parallel with the experts split over them for a mixture; pipeline stages
+// of whole nodes where a replica outgrows one, as the engines serve the largest models), the number of
 // replicas, the engine's token budget per iteration — each simulated with `kcast serve`'s code at the
 // highest closed-loop load per replica whose TTFT and ITL (at the chosen percentile) meet the SLOs,
 // ranked by output tokens/s per GPU.
@@ -17,6 +18,8 @@ struct ServeLayout {
   bool attention_dp = false;  // else tensor parallel over the replica's GPUs
   int64_t ep = 1;
   int64_t max_batched_tokens = 0;  // per GPU (0: the engine's default)
+  int64_t pp = 1;  // pipeline stages: gpus_per_replica = tensor-parallel GPUs x pp
+  int64_t tp() const { return attention_dp ? 1 : gpus_per_replica / pp; }
 };
 
 struct ServeSpace {
