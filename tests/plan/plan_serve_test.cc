@@ -74,5 +74,22 @@ TEST(PlanServe, MixturesAlsoTryAttentionDataParallel) {
   EXPECT_EQ(adp, 3);  // 2, 4 and 8 GPUs a replica
 }
 
+// On 32 GPUs of 8-GPU nodes, replicas of 2 and 4 nodes run as pipeline stages of one node each.
+TEST(PlanServe, ReplicasBeyondANodeArePipelinesOfWholeNodes) {
+  ServeSpace s;
+  s.gpus = 32;
+  std::vector<int64_t> staged;
+  for (const ServeLayout& l : enumerate_serve_layouts(s)) {
+    EXPECT_EQ(l.gpus_per_replica * l.replicas, 32);
+    EXPECT_LE(l.tp(), 8);
+    if (l.pp > 1) {
+      EXPECT_EQ(l.tp(), 8);
+      EXPECT_FALSE(l.attention_dp);
+      staged.push_back(l.pp);
+    }
+  }
+  EXPECT_EQ(staged, (std::vector<int64_t>{2, 4}));
+}
+
 }  // namespace
 }  // namespace kcast::plan
