@@ -18,6 +18,7 @@
 #include "predict/plan/plan_train.h"
 #include "predict/report/text_util.h"
 #include "predict/synth/synth.h"
+#include "predict/synth/transformer/moe_dispatch.h"
 #include "predict/synth/transformer/recipe.h"
 #include "predict/synth/transformer_config.h"
 
@@ -37,7 +38,7 @@ synth::TransformerConfig transformer_of(const std::string& model, const std::str
 
 struct PlanArgs {
   std::string what, model, config, gpu, dtype = "bf16", recipe, framework = "megatron", fix, format = "table",
-      cost_model_file;
+      cost_model_file, moe_dispatcher = "alltoall";
 };
 
 // The `kcast synth` command line that reproduces a candidate's figures.
@@ -50,7 +51,13 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
   s << " --framework " << synth::to_string(o.framework) << " --attention flash --master-weights";
   if (o.compile) s << " --compile";
   s << " --zero " << o.zero << " --tp " << o.tp << " --pp " << o.pp << " --cp " << o.cp << " --dp " << o.dp;
-  if (o.ep > 1) s << " --ep " << o.ep;
+  if (o.ep > 1) {
+    s << " --ep " << o.ep;
+    if (o.etp > 0) s << " --etp " << o.etp;
+    if (o.moe_dispatcher != synth::MoeDispatcher::alltoall) s << " --moe-dispatcher " << synth::to_string(o.moe_dispatcher);
+    if (o.moe_a2a_overlap) s << " --moe-a2a-overlap";
+  }
+  if (o.mtp_layers > 0) s << " --mtp-layers " << o.mtp_layers;
   if (o.virtual_stages > 1) s << " --virtual-stages " << o.virtual_stages;
   s << " --microbatches " << o.microbatches;
   if (o.sequence_parallel) s << " --sequence-parallel";
@@ -127,6 +134,12 @@ int plan_train_cmd(int argc, char** argv) {
       "gpus-per-node", po::value<int64_t>(), "GPUs per node (default: the GPU's scale-up domain, 8 on HGX boards, 72 in an NVL72 rack): tensor parallelism stays within one")(
       "memory-fraction", po::value<double>(), "the share of GPU memory a layout may fill (default 0.9: the rest "
       "goes to the CUDA context, NCCL buffers, workspaces and fragmentation)")(
+      "etp", po::value<int64_t>(), "mixtures: expert tensor parallelism of every layout with --ep, 1 (whole experts, "
+      "Megatron-Bridge's MoE recipes) or omitted (each expert split over --tp where --ep divides --dp)")(
+      "moe-dispatcher", po::value(&a.moe_dispatcher)->default_value("alltoall"), "mixtures: alltoall, deepep, "
+      "hybridep or allgather (as kcast synth)")(
+      "moe-a2a-overlap", "mixtures, megatron: the dispatch and combine behind the other micro-batch's compute")(
+      "mtp-layers", po::value<int64_t>(), "multi-token prediction depths (as kcast synth)")(
       "fix", po::value(&a.fix), "hold some of the layout: tp=8,pp=4,cp=1,ep=8,dp=..,vp=..,mbs=..,microbatches=..,"
       "recompute=none|selective|full")("top", po::value<int64_t>(), "candidates shown (default 10)")(
       "threads", po::value<unsigned>(), "worker threads (default: all cores)")(
@@ -138,7 +151,9 @@ int plan_train_cmd(int argc, char** argv) {
   if (!parse_options(argc, argv,
                      "kcast plan train MODEL|--config HF.json --gpu G --gpus N --batch GBS --seq S\n"
                      "       [--dtype bf16|fp8|fp4] [--recipe R] [--framework megatron|torchtitan|automodel] [--compile]\n"
-                     "       [--fix tp=8,...] [--memory-fraction F] [--top K] [--format table|csv|json] [--threads N]\n"
+                     "       [--etp 1] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
+                     "       [--mtp-layers N] [--fix tp=8,...] [--memory-fraction F] [--top K] [--format table|csv|json]\n"
+                     "       [--threads N]\n"
                      "       [--cost-model M.json]",
                      opts, pos, vm))
     return 0;
@@ -161,6 +176,14 @@ int plan_train_cmd(int argc, char** argv) {
                                            {"torchtitan", synth::Framework::torchtitan},
                                            {"automodel", synth::Framework::automodel}});
   base.zero = base.framework == synth::Framework::megatron ? 1 : 3;  // distributed optimizer / FSDP
+  // The mixture's settings every layout shares (synth's options; its checks refuse what does not apply).
+  if (vm.count("etp")) {
+    base.etp = positive_int(vm, "etp", 1);
+    if (base.etp != 1) throw InputError("option '--etp': plan train takes 1 (whole experts) or leaves it out");
+  }
+  base.moe_dispatcher = synth::transformer::moe_dispatcher_option(a.moe_dispatcher);
+  base.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
+  if (vm.count("mtp-layers")) base.mtp_layers = positive_int(vm, "mtp-layers", 1);
   plan::LayoutSpace space;
   space.default_zero = base.zero;
   space.megatron_fsdp = base.framework == synth::Framework::megatron;

@@ -20,6 +20,7 @@
 #include "predict/cli/synth_time_report.h"
 #include "predict/synth/pipeline_layout.h"
 #include "predict/synth/synth.h"
+#include "predict/synth/transformer/moe_dispatch.h"
 #include "predict/synth/transformer/recipe.h"
 
 namespace kcast::cli {
@@ -195,11 +196,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
                                  {"torchtitan", Framework::torchtitan},
                                  {"automodel", Framework::automodel}});
   o.compile = vm.count("compile") > 0;
-  o.moe_dispatcher = pick<MoeDispatcher>("moe-dispatcher", a.moe_dispatcher,
-                                         {{"alltoall", MoeDispatcher::alltoall},
-                                          {"deepep", MoeDispatcher::deepep},
-                                          {"hybridep", MoeDispatcher::hybridep},
-                                          {"allgather", MoeDispatcher::allgather}});
+  o.moe_dispatcher = transformer::moe_dispatcher_option(a.moe_dispatcher);
   o.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
   if (!a.pp_layout.empty() && is_megatron_layout(a.pp_layout)) {
     // Megatron's own layout string, as the recipe launched it: its 't' per chunk, its 'm' the MTP depths.

@@ -30,5 +30,17 @@ TEST(PlanCli, TheTableEndsWithTheBestCommand) {
   EXPECT_NE(r.out.find("best: kcast synth llama3-8b --mode train --batch 16 --seq 2048"), std::string::npos) << r.out;
 }
 
+// A mixture's recipe settings apply to every layout and reappear in the command that reproduces one.
+TEST(PlanCli, MixtureSettingsReachEveryCandidatesCommand) {
+  const RunResult r = run_kcast(
+      "plan train qwen3-30b-a3b --gpu H100-SXM --gpus 8 --batch 16 --seq 1024 --fix ep=8,tp=1,pp=1,cp=1 --etp 1 "
+      "--moe-dispatcher deepep --moe-a2a-overlap --top 1");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("--ep 8 --etp 1 --moe-dispatcher deepep --moe-a2a-overlap"), std::string::npos) << r.out;
+  const RunResult bad = run_kcast("plan train qwen3-30b-a3b --gpu H100-SXM --gpus 8 --batch 16 --seq 1024 --etp 2", true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("option '--etp'"), std::string::npos) << bad.out;
+}
+
 }  // namespace
 }  // namespace kcast

@@ -72,6 +72,25 @@ class SynthTest(unittest.TestCase):
         self.assertIn("'--mode'", str(e.exception))
 
 
+class MixtureTrainingTest(unittest.TestCase):
+    def test_the_expert_parallel_keys_as_the_cli_prints_them(self):
+        opts = dict(mode="train", batch=16, seq=1024, attention="flash", framework="megatron", dp=8, ep=8,
+                    microbatches=2, moe_dispatcher="deepep", moe_a2a_overlap=True)
+        _, steps = kcast.synth("mixtral-8x7b", gpus=["H100-SXM"], **opts)
+        expected = cli_json("synth", "mixtral-8x7b", "--mode", "train", "--batch", 16, "--seq", 1024, "--attention",
+                            "flash", "--framework", "megatron", "--dp", 8, "--ep", 8, "--microbatches", 2,
+                            "--moe-dispatcher", "deepep", "--moe-a2a-overlap", "--gpu", "H100-SXM", "--format",
+                            "json", "-o", os.devnull)
+        self.assertEqual(steps, expected)
+        step = steps[0]
+        self.assertEqual(step["moe_dispatcher"], "deepep")
+        self.assertTrue(step["moe_a2a_overlap"])
+        self.assertEqual(step["routing"], "balanced")
+        self.assertLessEqual(step["exposed_all_to_all_s"], step["all_to_all_s"])
+        self.assertGreater(step["expert_compute_share"], 0)
+        self.assertLess(step["expert_compute_share"], 1)
+
+
 class PredictTest(unittest.TestCase):
     def test_predict_and_whatif_return_the_clis_json(self):
         lst = kcast.synth("llama2-7b", mode="decode", batch=4, seq=512)

@@ -77,6 +77,13 @@ TEST(MoeDispatch, BytesPerTokenInClosedForm) {
   EXPECT_LT(limited, dispatch_bytes(MoeDispatcher::deepep, s).net);
 }
 
+TEST(MoeDispatch, TheOptionNamesItsChoices) {
+  EXPECT_EQ(transformer::moe_dispatcher_option("hybridep"), MoeDispatcher::hybridep);
+  EXPECT_NE(input_error_of([] { transformer::moe_dispatcher_option("nccl"); })
+                .find("option '--moe-dispatcher': 'nccl' is not one of alltoall, deepep, hybridep, allgather"),
+            std::string::npos);
+}
+
 SynthOptions megatron_ep8() {
   SynthOptions o = with_mode(Mode::train, 16, 1024);
   o.attention = AttentionImpl::flash;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "model/error.h"
+
 namespace kcast::synth::transformer {
 
 double expected_bins_hit(double experts, double k, double bins) {
@@ -51,6 +53,12 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, const DispatchShape& s) {
     }
   }
   return b;
+}
+
+MoeDispatcher moe_dispatcher_option(const std::string& value) {
+  for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep, MoeDispatcher::allgather})
+    if (value == to_string(d)) return d;
+  throw InputError("option '--moe-dispatcher': '" + value + "' is not one of alltoall, deepep, hybridep, allgather");
 }
 
 }  // namespace kcast::synth::transformer

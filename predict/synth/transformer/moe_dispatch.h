@@ -4,6 +4,7 @@
 // distinct experts drawn uniformly from E, spread evenly over the GPUs and nodes of the group.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "predict/synth/synth.h"
 
@@ -32,5 +33,8 @@ struct DispatchBytes {
 
 // One dispatch (forward; its gradient's combine in backward moves the same).
 DispatchBytes dispatch_bytes(MoeDispatcher d, const DispatchShape& s);
+
+// --moe-dispatcher's value; InputError naming the option and the choices otherwise.
+MoeDispatcher moe_dispatcher_option(const std::string& value);
 
 }  // namespace kcast::synth::transformer
