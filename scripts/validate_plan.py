@@ -19,6 +19,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from validate_training import MOE, moe_recipe  # noqa: E402  (the recipes' settings, one table)
 RECIPE = {"bf16": ("bf16", None), "fp8": ("fp8", "delayed"), "fp8-current": ("fp8", "current"),
           "mxfp8": ("fp8", "mxfp8"), "nvfp4": ("fp4", "nvfp4")}
 
@@ -44,6 +46,11 @@ def main():
                 "--seq", r["seq"], "--dtype", dtype, "--top", "100000", "--format", "json"]
         if recipe:
             args += ["--recipe", recipe]
+        if r["model"] in MOE:  # the mixture's recipe settings, as validate_training.py passes them
+            dispatcher, overlap = moe_recipe(r)
+            args += ["--etp", "1", "--moe-dispatcher", dispatcher] + (["--moe-a2a-overlap"] if overlap else [])
+            if r["model"].startswith("deepseek"):
+                args += ["--mtp-layers", "1"]
         pub = published(r)
         lay = "tp{tp} pp{pp} cp{cp} vp{vp} ep{ep} mbs{micro_batch_size}".format(**pub)
         head = f"{r['model']:<16} {r['system']:<9} {r['gpus']:>5} {r['precision']:<6} {lay:<28}"
