@@ -27,7 +27,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MOE = {"deepseek-v3", "deepseek-r1", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b", "gpt-oss-120b",
        "mixtral-8x7b", "mixtral-8x22b", "llama4-scout", "llama4-maverick", "glm-4.5", "glm-4.5-air", "minimax-m2",
-       "qwen3-next-80b-a3b"}
+       "qwen3-next-80b-a3b", "kimi-k2"}
 RECIPE = {"bf16": ("bf16", None), "fp8": ("fp8", "delayed"), "fp8-current": ("fp8", "current"),
           "mxfp8": ("fp8", "mxfp8"), "nvfp4": ("fp4", "nvfp4")}
 
@@ -48,6 +48,10 @@ def moe_recipe(r):
         if gpu == "B200" and narrow_mx and ep == 32:
             return "deepep", True
         return "hybridep", narrow_mx and gpu in BLACKWELL_NVL | {"B300"}
+    if model == "kimi-k2":  # kimi/kimi_workload_base_configs.py: HybridEP on GB200 / GB300 (GB300 MXFP8 overlapped)
+        if gpu in BLACKWELL_NVL:
+            return "hybridep", narrow_mx and gpu == "GB300"
+        return "alltoall", False
     if model == "qwen3-235b-a22b":
         if gpu in BLACKWELL_NVL:
             return "hybridep", False
@@ -93,6 +97,8 @@ def command(kcast, r):
         args += ["--mtp-layers", "1"]
         if (pp, vp) in DEEPSEEK_LAYOUTS:
             args += ["--pp-layout", DEEPSEEK_LAYOUTS[(pp, vp)]]
+    if r["model"] == "kimi-k2" and (pp, vp) == (16, 2):  # its H100 recipe's layout
+        args += ["--pp-layout", "Et|(tt|)*30L"]
     if r.get("recompute"):
         args += ["--recompute", r["recompute"]]
     return args

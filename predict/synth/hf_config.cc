@@ -149,7 +149,7 @@ void dropout_from_hf(const Reader& r, TransformerConfig& c) {
 void note_unknown_type(const std::string& type, TransformerConfig& c) {
   static const std::set<std::string> as_implemented = {
       "", "bert", "roberta", "gpt2", "opt", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
-      "qwen3_moe", "olmoe", "olmo2", "deepseek_v2", "deepseek_v3", "gemma", "gemma2", "gemma3", "gemma3_text",
+      "qwen3_moe", "olmoe", "olmo2", "deepseek_v2", "deepseek_v3", "kimi_k2", "gemma", "gemma2", "gemma3", "gemma3_text",
       "llama4", "llama4_text", "gpt_oss", "phi3", "glm4_moe", "minimax_m2", "qwen3_next", "qwen3_5",
       "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"};
   if (as_implemented.count(type)) return;

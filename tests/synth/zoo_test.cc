@@ -58,6 +58,7 @@ const std::map<std::string, Published> kPublished = {
     {"glm-4.5-air", {106e9, 0.01}},          {"glm-4.5", {355e9, 0.01}},
     {"minimax-m2", {230e9, 0.01}},
     {"qwen3-next-80b-a3b", {80e9, 0.005}},  // "80B", 79.67B
+    {"kimi-k2", {1e12, 0.03}},              // "1T" total (1,026.4B here), "32B" activated
 };
 
 TEST(SynthZoo, EveryModelHasItsPublishedParameterCount) {
