@@ -141,17 +141,11 @@ double IterationCost::on_grid(int64_t n, double GridPoint::*part) {
   return a + (b - a) * double(n - lo) / double(hi - lo);
 }
 
-double IterationCost::us(const IterationWork& w) {
+IterationPass IterationCost::pass(const IterationWork& w) {
   double body = 0, attention = 0, head = 0;
   parts(w, body, attention, head);
-  if (pp_ == 1) return body + head + attention;
-  return (body + attention) / double(pp_) + head;
-}
-
-double IterationCost::latency_us(const IterationWork& w) {
-  double body = 0, attention = 0, head = 0;
-  parts(w, body, attention, head);
-  return body + head + attention;
+  const double whole = body + head + attention;
+  return {pp_ == 1 ? whole : (body + attention) / double(pp_) + head, whole};
 }
 
 void IterationCost::parts(const IterationWork& w, double& body, double& attention, double& head) {

@@ -43,6 +43,12 @@ struct SeqWork {
   int64_t cached = 0;
 };
 
+// An iteration's time both ways a pipeline sees it: the interval before the next micro-batch can
+// start, and its whole pass (the same without pipeline stages).
+struct IterationPass {
+  double interval_us = 0, latency_us = 0;
+};
+
 // What one iteration runs.
 struct IterationWork {
   int64_t tokens = 0;   // every scheduled token (prefill chunks + decode tokens)
@@ -64,8 +70,9 @@ class IterationCost {
   void add(IterationWork& w, const SeqWork& s) const;
   // The iteration's predicted time, microseconds: with pipeline stages the interval before the next
   // micro-batch can start (the slowest, last stage's share); latency_us the whole pass.
-  double us(const IterationWork& w);
-  double latency_us(const IterationWork& w);
+  double us(const IterationWork& w) { return pass(w).interval_us; }
+  double latency_us(const IterationWork& w) { return pass(w).latency_us; }
+  IterationPass pass(const IterationWork& w);  // both at once
   void set_pipeline_stages(int64_t pp) { pp_ = std::max<int64_t>(1, pp); }
   int64_t pipeline_stages() const { return pp_; }
 

@@ -226,7 +226,8 @@ std::vector<size_t> Engine::step(double& now, double horizon) {
   st.max_tokens = std::max(st.max_tokens, w.tokens);
   st.max_blocks_used = std::max(st.max_blocks_used, total_ - free_);
   ++st.iterations;
-  const double dt = timer_.us(w) * 1e-6;
+  const IterationPass p = timer_.pass(w);
+  const double dt = p.interval_us * 1e-6;
   st.busy_s += dt;
   st.in_system_area += double(in_system_) * dt;
   const double start = now;
@@ -236,7 +237,7 @@ std::vector<size_t> Engine::step(double& now, double horizon) {
     return finished;
   }
   for (const Scheduled& x : sched) live_[x.idx].in_flight = true;
-  in_flight_.emplace(start + timer_.latency_us(w) * 1e-6, InFlight{start, std::move(sched)});
+  in_flight_.emplace(start + p.latency_us * 1e-6, InFlight{start, std::move(sched)});
   land(now, finished);
   return finished;
 }

@@ -36,6 +36,8 @@ class IterationTimer {
   // With pipeline stages: the micro-batch's pass through all of them (us() is the interval before the
   // next can start); the same without.
   virtual double latency_us(const IterationWork& w) { return us(w); }
+  // Both, for timers that get them from one computation.
+  virtual IterationPass pass(const IterationWork& w) { return {us(w), latency_us(w)}; }
 };
 
 class CostTimer : public IterationTimer {
@@ -44,6 +46,7 @@ class CostTimer : public IterationTimer {
   void add(IterationWork& w, const SeqWork& s) const override { c_.add(w, s); }
   double us(const IterationWork& w) override { return c_.us(w); }
   double latency_us(const IterationWork& w) override { return c_.latency_us(w); }
+  IterationPass pass(const IterationWork& w) override { return c_.pass(w); }
 
  private:
   IterationCost& c_;

@@ -48,12 +48,9 @@ Kernel collective(const std::string& name, DType dt, double bus_bytes) {
   return work(name, KernelClass::communication, dt, 0, bus_bytes);
 }
 
-namespace {
-// Members of a group of `group` GPUs, `stride` ranks apart, that share one node of `per_node`.
 int64_t members_per_node(int64_t group, int64_t stride, int64_t per_node) {
   return std::clamp<int64_t>(per_node / std::max<int64_t>(stride, 1), 1, std::max<int64_t>(group, 1));
 }
-}  // namespace
 
 double ring_net_share(int64_t group, int64_t stride, int64_t per_node) {
   const int64_t m = members_per_node(group, stride, per_node);

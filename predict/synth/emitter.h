@@ -38,6 +38,8 @@ Kernel all_reduce(const std::string& name, DType dt, double elems, int64_t ranks
 // all-to-all sends each peer its share, and the peers off the node are (group - members) / (group - 1)
 // of them.
 double ring_net_share(int64_t group, int64_t stride, int64_t per_node);
+// Members of a group of `group` GPUs, `stride` ranks apart, that share one node of `per_node`.
+int64_t members_per_node(int64_t group, int64_t stride, int64_t per_node);
 double all_to_all_net_share(int64_t group, int64_t stride, int64_t per_node);
 // Pipeline stages `stride` ranks apart: the share of the pp - 1 stage boundaries that cross nodes.
 double stage_boundary_net_share(int64_t pp, int64_t stride, int64_t per_node);

@@ -62,9 +62,14 @@ std::string pipeline_layout_note(const TransformerConfig& cfg, const SynthOption
          " one more), an even split of layers the chunks do not divide; --pp-layout gives a recipe's own" + critical;
 }
 
-int64_t critical_stage_layers(const std::vector<int64_t>& chunks, int64_t pp) {
+std::vector<int64_t> layers_per_stage(const std::vector<int64_t>& chunks, int64_t pp) {
   std::vector<int64_t> stage(size_t(pp), 0);
   for (size_t c = 0; c < chunks.size(); ++c) stage[c % size_t(pp)] += chunks[c];
+  return stage;
+}
+
+int64_t critical_stage_layers(const std::vector<int64_t>& chunks, int64_t pp) {
+  const std::vector<int64_t> stage = layers_per_stage(chunks, pp);
   return *std::max_element(stage.begin(), stage.end());
 }
 
@@ -154,10 +159,8 @@ bool mtp_on_critical_path(const TransformerConfig& cfg, const SynthOptions& opt)
   if (opt.pp < 2) return true;
   const std::vector<int64_t> chunks = pipeline_layout(cfg, opt);
   const int64_t chunk = opt.pp_layout_mtp_chunk >= 0 ? opt.pp_layout_mtp_chunk : int64_t(chunks.size()) - 1;
-  int64_t stage = 0;
-  for (size_t c = 0; c < chunks.size(); ++c)
-    if (int64_t(c % size_t(opt.pp)) == chunk % opt.pp) stage += chunks[c];
-  return stage + opt.mtp_layers > critical_stage_layers(chunks, opt.pp);
+  const std::vector<int64_t> stage = layers_per_stage(chunks, opt.pp);
+  return stage[size_t(chunk % opt.pp)] + opt.mtp_layers > *std::max_element(stage.begin(), stage.end());
 }
 
 }  // namespace kcast::synth

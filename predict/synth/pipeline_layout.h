@@ -24,7 +24,9 @@ std::vector<int64_t> pipeline_layout(const TransformerConfig& cfg, const SynthOp
 // --pp-layout gives it).
 std::string pipeline_layout_note(const TransformerConfig& cfg, const SynthOptions& opt);
 
-// The most layers one stage holds: its chunks' sum (the schedule's slowest stage).
+// The layers of each of the pp stages (chunk c on stage c mod pp), and the most one holds (the
+// schedule's slowest stage).
+std::vector<int64_t> layers_per_stage(const std::vector<int64_t>& chunks, int64_t pp);
 int64_t critical_stage_layers(const std::vector<int64_t>& chunks, int64_t pp);
 
 // Megatron-Core's --pipeline-model-parallel-layout string (as Megatron-Bridge's recipes write it,

@@ -37,7 +37,7 @@ void TransformerSynth::all_to_all(Section& s, const std::string& name, bool disp
   shape.experts = c_.experts;
   shape.k = c_.experts_per_token;
   shape.ep = o_.ep;
-  shape.per_node = std::max<int64_t>(1, o_.gpus_per_node / std::max<int64_t>(stride, 1));
+  shape.per_node = members_per_node(o_.ep, stride, o_.gpus_per_node);
   shape.groups = c_.expert_groups;
   shape.topk_groups = c_.topk_groups;
   const DispatchBytes b = dispatch_bytes(o_.moe_dispatcher, shape);
