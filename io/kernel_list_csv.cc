@@ -3,18 +3,23 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <new>
 #include <ostream>
+#include <thread>
 
 #include "io/console.h"
 #include "io/atomic_file.h"
 #include "io/csv_quote.h"
 #include "io/csv_source.h"
+#include "io/mapped_file.h"
 #include "model/ascii_lower.h"
 #include "model/attention_kernel.h"
 #include "model/error.h"
+#include "model/parallel_for.h"
 #include "model/row_kernel.h"
 
 namespace kcast {
@@ -77,17 +82,21 @@ class GpuCells {
 // `expected_rows`: an estimate of the rows to come, reserved up front (0: none). A million-row trace
 // otherwise grows its vector by doubling, and touching each new block costs a page fault per page:
 // on this project's VMs page faults were a quarter of `kcast predict`'s time on such a trace.
+// `first_line`: the file line of the first row after the header (a chunk of a larger file starts
+// further down).
 std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelListOptions& opt,
-                             size_t expected_rows) {
+                             size_t expected_rows, unsigned first_line = 2) {
   in.read_header(io::ignore_extra_column | io::ignore_missing_column, "name", "class", "dtype",
                  "batch", "m", "n", "k", "flops", "bytes", "grid_x", "grid_y", "grid_z", "block_x",
                  "block_y", "block_z", "registers", "shared_bytes", "count", "duration_us", "gpu",
                  "start_us", "stream", "context", "l2", "net_bytes");
   if (!in.has_column("name")) throw InputError(file + ":1: missing required column 'name'");
+  in.set_file_line(first_line - 1);
   char* c[kNumColumns] = {};
   std::vector<Kernel> out;
   try {
     out.reserve(expected_rows);
+    advise_huge_pages(out.data(), out.capacity() * sizeof(Kernel));
   } catch (const std::bad_alloc&) {  // an estimate too large for the address space: grow as read
   }
   GpuCells gpus(opt.gpus);
@@ -95,7 +104,8 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
                      c[13], c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23], c[24])) {
     const unsigned line = in.get_file_line();
     auto at = [&](int col) { return CellRef{file, line, kKernelListColumns[col]}; };
-    Kernel k;
+    // Built in place: a million-row list would otherwise move each row's 288 bytes once more.
+    Kernel& k = out.emplace_back();
     k.name = c[0] ? c[0] : "";
     if (k.name.empty()) throw InputError(at(0).where() + ": kernel name is empty");
     classify(k, c[1], at(1), opt);
@@ -142,7 +152,6 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
                          std::string(c[24]) + "')");
     }
     k.derive_from_shape();
-    out.push_back(std::move(k));
   }
   return out;
 }
@@ -198,10 +207,10 @@ void warn(const std::vector<std::string>& lines, const KernelListOptions& opt) {
 
 template <class... Src>
 std::vector<Kernel> read_guarded(const std::string& file, const KernelListOptions& opt, size_t expected_rows,
-                                 Src&&... src) {
+                                 unsigned first_line, Src&&... src) {
   try {
     Reader in(std::forward<Src>(src)...);
-    return read_all(in, file, opt, expected_rows);
+    return read_all(in, file, opt, expected_rows, first_line);
   } catch (const io::error::base& e) {
     throw InputError(e.what());
   }
@@ -216,6 +225,79 @@ void put_num(std::ostream& o, double v) {
 void put_int(std::ostream& o, int64_t v, bool zero_is_empty = true) {
   if (v == 0 && zero_is_empty) return;
   o << v;
+}
+
+// One chunk of a mapped kernel list as its own CSV: the file's header line, then the chunk's rows.
+class ChunkSource : public io::ByteSourceBase {
+ public:
+  ChunkSource(std::string_view header, std::string_view rows) : parts_{header, rows} {}
+  int read(char* buffer, int size) override {
+    size_t n = 0;
+    for (std::string_view& part : parts_) {
+      const size_t take = std::min(size_t(size) - n, part.size());
+      std::memcpy(buffer + n, part.data(), take);
+      part.remove_prefix(take);
+      n += take;
+    }
+    return int(n);
+  }
+
+ private:
+  std::string_view parts_[2];
+};
+
+// Below this a file is read on one thread: a chunk's reader costs a buffer and a thread of its own.
+constexpr size_t kMinChunkBytes = size_t(8) << 20;
+
+// A large mapped kernel list, split at line ends into one chunk per core and read in parallel; rows
+// and errors come out as one reader would give them (the rows in file order, the first error in
+// the file, with its line). fast-cpp-csv-parser splits lines before quotes, so a quoted field never
+// spans lines and any line end is a row boundary. `expected_rows`: the caller's estimate, to reserve.
+std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes,
+                                   size_t expected_rows) {
+  const size_t header_end = std::min(bytes.size(), bytes.find('\n') + 1);  // npos + 1 == 0: no newline
+  const std::string_view header = header_end ? bytes.substr(0, header_end) : bytes;
+  const std::string_view body = header_end ? bytes.substr(header_end) : std::string_view();
+  const size_t wanted = std::max<size_t>(1, std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                                              body.size() / kMinChunkBytes));
+  std::vector<std::string_view> chunks;
+  for (size_t at = 0, i = 1; at < body.size(); ++i) {
+    size_t end = i >= wanted ? body.size() : body.find('\n', std::max(at, body.size() / wanted * i));
+    end = end == std::string_view::npos ? body.size() : end + 1;
+    chunks.push_back(body.substr(at, end - at));
+    at = end;
+  }
+  if (chunks.empty()) chunks.push_back(body);
+  auto read_chunk = [&](size_t i, size_t reserve, unsigned first_line) {
+    return read_guarded(path, opt, reserve, first_line, path, std::make_unique<ChunkSource>(header, chunks[i]));
+  };
+  std::vector<std::vector<Kernel>> parts(chunks.size());
+  std::vector<std::exception_ptr> errors(parts.size());
+  parallel_for(parts.size(), 0, [&](size_t i) {
+    try {
+      // The first chunk's vector becomes the result: it holds room for every row. A later chunk's
+      // lines are not counted up front (a pass over the file): its rows say line 2 onwards until
+      // one of them is wrong.
+      const size_t share = size_t(double(expected_rows) * double(chunks[i].size()) / double(std::max<size_t>(body.size(), 1)));
+      parts[i] = read_chunk(i, i == 0 ? expected_rows : share, 2);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  });
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i]) continue;
+    if (i == 0) std::rethrow_exception(errors[i]);
+    // The first error in the file, again, now with its line: the chunk's first line is the header's
+    // line plus the lines of the chunks before it.
+    size_t before = 1;
+    for (size_t j = 0; j < i; ++j) before += size_t(std::count(chunks[j].begin(), chunks[j].end(), '\n'));
+    read_chunk(i, 0, unsigned(before + 1));
+    std::rethrow_exception(errors[i]);  // not reached: the same rows fail the same way
+  }
+  std::vector<Kernel> out = std::move(parts[0]);
+  for (size_t i = 1; i < parts.size(); ++i)
+    out.insert(out.end(), std::make_move_iterator(parts[i].begin()), std::make_move_iterator(parts[i].end()));
+  return out;
 }
 
 }  // namespace
@@ -255,7 +337,7 @@ std::vector<Kernel> parse_kernel_list(const std::string& text, const std::string
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(file + ": empty file (expected a kernel-list CSV with a header row)");
   warn(near_miss_columns(text.substr(0, text.find('\n')), file), opt);
-  return read_guarded(file, opt, 0, file, std::make_unique<MemoryByteSource>(text));
+  return read_guarded(file, opt, 0, 2, file, std::make_unique<MemoryByteSource>(text));
 }
 
 std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOptions& opt) {
@@ -273,7 +355,9 @@ std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOp
   const size_t lines = size_t(std::count(head.begin(), head.begin() + probe.gcount(), '\n'));
   const size_t expected = lines > 1 ? size_t(double(size) * double(lines) / double(probe.gcount()) * 1.05) : 0;
   warn(near_miss_columns(head.substr(0, head.find('\n')), path), opt);
-  return read_guarded(path, opt, expected, path);
+  const MappedFile mapped(path);
+  if (mapped.valid() && mapped.bytes().size() >= 2 * kMinChunkBytes) return read_in_chunks(path, opt, mapped.bytes(), expected);
+  return read_guarded(path, opt, expected, 2, path);
 }
 
 void write_kernel_list(const std::vector<Kernel>& kernels, std::ostream& o) {

@@ -3,7 +3,7 @@
 # what is missing. Works as root, or through sudo when not root.
 set -euo pipefail
 PKGS=(cmake g++ ninja-build pkg-config libeigen3-dev libceres-dev libboost-program-options-dev
-      libfccp-dev libgtest-dev libbenchmark-dev nlohmann-json3-dev libsqlite3-dev zlib1g-dev python3
+      libfccp-dev libjemalloc-dev libgtest-dev libbenchmark-dev nlohmann-json3-dev libsqlite3-dev zlib1g-dev python3
       python3-dev python3-venv python3-setuptools python3-wheel pybind11-dev python3-pybind11 python3-pytest
       jupyter-nbconvert python3-ipykernel python3-matplotlib python3-distributed)
 PKGS+=("$@")  # extra packages (e.g. clang for the fuzzers, chromium for the HTML screenshot)

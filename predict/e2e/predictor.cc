@@ -28,39 +28,6 @@ struct TupleHash {
   }
 };
 
-}  // namespace
-
-void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn) {
-  if (n == 0) return;
-  unsigned hw = max_threads ? max_threads : std::max(1u, std::thread::hardware_concurrency());
-  const size_t threads = std::min<size_t>(n, hw);
-  if (threads <= 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mu;
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) {
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (!error) error = std::current_exception();
-        next = n;  // stop handing out work
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
-namespace {
-
 // Context floors, looked up once per distinct context string.
 void add_context_floors(PreparedWorkload& w, const std::vector<Kernel>& rows, const LoadedModel& lm) {
   const bool any_context = std::any_of(rows.begin(), rows.end(), [](const Kernel& k) { return !k.context.empty(); });
@@ -230,6 +197,9 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
   w.model = &lm.model;
   w.opt = opt;
   w.timeline = timeline_order(rows);
+  w.replay = replay_timeline(rows, w.timeline);
+  w.row_facts.reserve(rows.size());
+  for (const Kernel& k : rows) w.row_facts.push_back({k.count, k.duration_us, k.cls});
   add_context_floors(w, rows, lm);
   assign_sources(w, rows, lm, db, opt, file);
   find_distinct_kernels(w, rows, lm, opt);
@@ -290,7 +260,7 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
       persistence[s][size_t(c)] = bias_persistence(c, w.source_caps[s], caps, w.model->params());
 
   for (size_t r = 0; r < rows.size(); ++r) {
-    const Kernel& k = rows[r];
+    const PreparedWorkload::RowFacts& k = w.row_facts[r];
     const uint32_t u = w.uniq.of_row[r];
     const KernelPrediction& p = target_pred[u];
     // The row's context floor on the target's rig (and, for a measured row, on the source's), plus
@@ -333,7 +303,7 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
   }
   for (size_t s = 0; s < w.sources.size(); ++s)
     if (source_used[s]) g.source_gpus.push_back(w.sources[s]);
-  g.step_us = g.timeline ? replay_step_time(rows, w.timeline, g.row_us, ReplayOptions{opt.cuda_graph, host_gap_scale}) : g.kernel_us;
+  g.step_us = g.timeline ? replay_step_time(w.replay, g.row_us, ReplayOptions{opt.cuda_graph, host_gap_scale}) : g.kernel_us;
   if (!opt.keep_rows) g.row_us = {};
   return g;
 }

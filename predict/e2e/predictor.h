@@ -14,8 +14,10 @@
 #include "calibrate/model_file.h"
 #include "model/cost_model.h"
 #include "model/gpu_database.h"
+#include "model/parallel_for.h"
 #include "predict/e2e/kernel_dedupe.h"
 #include "predict/e2e/mode.h"
+#include "predict/e2e/step_time.h"
 
 namespace kcast {
 
@@ -45,6 +47,13 @@ struct PreparedWorkload {
   std::vector<double> context_us;                            // per row; empty when no row has one
   std::vector<double> context_pass_bytes;  // per row (CostModel::context_pass_bytes); empty when none has one
   std::vector<uint32_t> timeline;                            // rows with start_us, in start order
+  ReplayTimeline replay;                                     // the same, packed for the step-time replay
+  // What each target reads of every row, packed (evaluate_target walks all rows once per GPU).
+  struct RowFacts {
+    double count, duration_us;
+    KernelClass cls;
+  };
+  std::vector<RowFacts> row_facts;
   double measured_kernel_us = kUnknown;  // sum of count * duration_us when every row is measured
   double measured_step_us = kUnknown;    // the trace's own step (step_time.h)
   // Rows predicted without any work (no shape, FLOPs or bytes, and no measurement to infer it from):
@@ -106,9 +115,5 @@ struct Target {
 
 // Every target, in parallel; results in target order.
 std::vector<GpuPrediction> predict_targets(const PreparedWorkload& w, const std::vector<Target>& targets);
-
-// Runs fn(i) for i in [0, n) on up to max_threads threads (0: hardware_concurrency); rethrows the
-// first exception.
-void parallel_for(size_t n, unsigned max_threads, const std::function<void(size_t)>& fn);
 
 }  // namespace kcast

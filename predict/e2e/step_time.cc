@@ -43,23 +43,37 @@ constexpr double kEventSlackUs = 1.0;
 
 }  // namespace
 
+ReplayTimeline replay_timeline(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order) {
+  ReplayTimeline t;
+  t.timed.reserve(order.size());
+  for (uint32_t r : order) {
+    const Kernel& k = rows[r];
+    t.timed.push_back({k.start_us, k.count, k.duration_us, k.stream, r});
+  }
+  for (size_t r = 0; r < rows.size(); ++r)
+    if (!known(rows[r].start_us)) t.untimed.emplace_back(uint32_t(r), rows[r].count);
+  return t;
+}
+
 double replay_step_time(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order,
                         const std::vector<double>& time_us, const ReplayOptions& opt) {
+  return replay_step_time(replay_timeline(rows, order), time_us, opt);
+}
+
+double replay_step_time(const ReplayTimeline& timeline, const std::vector<double>& time_us, const ReplayOptions& opt) {
   double untimed = 0;
-  for (size_t r = 0; r < rows.size(); ++r)
-    if (!known(rows[r].start_us)) untimed += rows[r].count * time_us[r];
-  if (order.empty()) return untimed;
+  for (const auto& [r, count] : timeline.untimed) untimed += count * time_us[r];
+  if (timeline.timed.empty()) return untimed;
 
   std::vector<StreamState> streams;
   // Kernel ends not yet passed by the sweep, earliest measured end on top.
   auto later = [](const Event& a, const Event& b) { return a.measured > b.measured; };
   std::priority_queue<Event, std::vector<Event>, decltype(later)> pending(later);
-  const double t0 = rows[order[0]].start_us;
+  const double t0 = timeline.timed.front().start_us;
   Event last_end{-1e300, -1e300};  // latest kernel end at or before the current start
   Event prev_start{t0, t0};
   double span_end = t0;
-  for (uint32_t r : order) {
-    const Kernel& k = rows[r];
+  for (const ReplayTimeline::Entry& k : timeline.timed) {
     const double s = k.start_us;
     // Ends up to kEventSlackUs after the start count as "before": timestamps are rounded (integer
     // µs in older Kineto traces) and stream clocks skew, so a kernel that waited for another one's
@@ -80,8 +94,9 @@ double replay_step_time(const std::vector<Kernel>& rows, const std::vector<uint3
       start = std::max(start, overlap < 0 ? shifted(st->end, s, overlap) : st->end.replay);
     }
     start = std::max(start, prev_start.replay);
-    const double busy_replay = k.count * time_us[r];
-    const double busy_measured = k.count * (known(k.duration_us) ? k.duration_us : time_us[r]);
+    const double t = time_us[k.row];
+    const double busy_replay = k.count * t;
+    const double busy_measured = k.count * (known(k.duration_us) ? k.duration_us : t);
     const Event end{s + busy_measured, start + busy_replay};
     if (st) st->end = end;
     else streams.push_back({k.stream, end});

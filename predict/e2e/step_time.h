@@ -20,6 +20,7 @@
 // `count` > 1 on a timed row occupies its stream for count back-to-back invocations.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "model/kernel.h"
@@ -36,11 +37,27 @@ struct ReplayOptions {
   double host_gap_scale = 1.0;
 };
 
+// The rows replay_step_time reads, packed once per workload: a million-row trace is replayed once per
+// target GPU, and reading each row's start, count, duration and stream out of its Kernel (hundreds of
+// bytes apart) made the replay wait on memory.
+struct ReplayTimeline {
+  struct Entry {
+    double start_us, count, duration_us;  // duration_us: NaN where not measured
+    int64_t stream;
+    uint32_t row;
+  };
+  std::vector<Entry> timed;                           // rows with start_us, in start order
+  std::vector<std::pair<uint32_t, double>> untimed;   // rows without: (row, count)
+};
+ReplayTimeline replay_timeline(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order);
+
 // `time_us[r]`: the target time of one invocation of row r. Measured busy time of a row is
 // count * duration_us where measured, else count * time_us[r] (no better estimate of where it ended).
 // Returns the step time: replayed span of the timeline plus the untimed rows' count * time.
 double replay_step_time(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order,
                         const std::vector<double>& time_us, const ReplayOptions& opt = {});
+double replay_step_time(const ReplayTimeline& timeline, const std::vector<double>& time_us,
+                        const ReplayOptions& opt = {});
 
 // The measured step: span of the trace (first start to last end) plus the untimed rows' measured
 // count * duration_us. NaN when some row lacks duration_us.

@@ -11,14 +11,15 @@
 namespace kcast {
 namespace {
 
-std::string error_of(const std::string& text) {
+std::string error_of_text(const std::string& text, const std::string& file) {
   try {
-    parse_kernel_list(text, "k.csv", {});
+    parse_kernel_list(text, file, {});
   } catch (const InputError& e) {
     return e.what();
   }
   return "";
 }
+std::string error_of(const std::string& text) { return error_of_text(text, "k.csv"); }
 
 TEST(KernelListCsv, ReadsShapeAndDerivesGemmWork) {
   auto ks = parse_kernel_list(
@@ -142,6 +143,65 @@ TEST(KernelListCsv, FileRowsAreAllReadWhateverTheirLengthsPromise) {
   EXPECT_EQ(ks[5299].name, std::string(2000, 'b') + "299");
   EXPECT_EQ(ks.back().name, "last");
   std::remove(path.c_str());
+}
+
+// A list of tens of MB is read in chunks on several threads (kernel_list_csv.cc, read_in_chunks);
+// what comes out must be what one reader streaming the same text gives: every row, in file order.
+std::string big_list(size_t rows, size_t bad_row = size_t(-1), size_t second_bad_row = size_t(-1)) {
+  std::string text = "name,class,dtype,m,n,k,bytes,duration_us,gpu,start_us,stream\r\n";
+  for (size_t i = 0; i < rows; ++i) {
+    if (i % 3 == 0) text += "\"gemm<" + std::to_string(i % 7) + ", 128>\",gemm,bf16,256,512," + std::to_string(64 + i % 5) + ",,";
+    else text += "elementwise_kernel_with_a_long_templated_name_" + std::to_string(i % 11) + ",elementwise,,,,," + std::to_string(4096 + i) + ",";
+    text += i == bad_row || i == second_bad_row ? "fast" : std::to_string(1 + i % 13) + "." + std::to_string(i % 10);
+    text += ",A100-SXM4-80GB," + std::to_string(i * 3) + "," + std::to_string(7 + i % 2) + (i % 2 ? "\r\n" : "\n");
+  }
+  return text;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+TEST(KernelListCsv, LargeFilesReadInParallelChunksGiveTheRowsOneReaderGives) {
+  const std::string text = big_list(220000);  // ~19 MB
+  ASSERT_GT(text.size(), size_t(16) << 20);  // two chunks of at least 8 MiB
+  const std::string path = write_temp("kcast_big_list.csv", text);
+  const std::vector<Kernel> chunked = read_kernel_list(path, {});
+  const std::vector<Kernel> streamed = parse_kernel_list(text, path, {});
+  ASSERT_EQ(chunked.size(), 220000u);
+  ASSERT_EQ(streamed.size(), chunked.size());
+  for (size_t i = 0; i < chunked.size(); ++i) {
+    ASSERT_EQ(chunked[i].name, streamed[i].name) << "row " << i;
+    ASSERT_EQ(chunked[i].start_us, double(i * 3)) << "row " << i;
+    ASSERT_EQ(chunked[i].duration_us, streamed[i].duration_us) << "row " << i;
+    ASSERT_EQ(chunked[i].bytes, streamed[i].bytes) << "row " << i;
+    ASSERT_EQ(chunked[i].stream, streamed[i].stream) << "row " << i;
+  }
+  EXPECT_EQ(chunked[3].name, "gemm<3, 128>");
+  std::remove(path.c_str());
+}
+
+std::string read_error(const std::string& path) {
+  try {
+    read_kernel_list(path, {});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The first bad row of the file is the one named, with its line, wherever the chunks fall.
+TEST(KernelListCsv, ErrorsInALargeFileNameTheFirstBadRowsLine) {
+  for (size_t bad : {size_t(150), size_t(180000)}) {
+    const std::string text = big_list(220000, bad, 200000);
+    const std::string path = write_temp("kcast_big_bad_list.csv", text);
+    const std::string msg = read_error(path);
+    EXPECT_NE(msg.find(":" + std::to_string(bad + 2) + ": column 'duration_us'"), std::string::npos) << msg;
+    EXPECT_EQ(msg, error_of_text(text, path));
+    std::remove(path.c_str());
+  }
 }
 
 }  // namespace
