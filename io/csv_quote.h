@@ -19,11 +19,24 @@ inline void write_csv_field(std::ostream& o, const std::string& s) {
   o << '"';
 }
 
+// The same, appended to `out` (writers that build a row in a string).
+inline void append_csv_field(std::string& out, const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) {
+    out += s;
+    return;
+  }
+  out += '"';
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  out += '"';
+}
+
 inline std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
+  std::string q;
+  append_csv_field(q, s);
+  return q;
 }
 
 }  // namespace kcast

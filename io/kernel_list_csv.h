@@ -34,6 +34,9 @@ std::vector<Kernel> parse_kernel_list(const std::string& text, const std::string
 // The column order kcast writes.
 extern const char* const kKernelListColumns[];
 void write_kernel_list(const std::vector<Kernel>& kernels, std::ostream& out);
+// Its header line, and one row, appended to `out` (writers that stream rows).
+void append_kernel_list_header(std::string& out);
+void append_kernel_row(std::string& out, const Kernel& k);
 // Writes atomically: a temporary file next to `path`, renamed over it only when complete.
 void write_kernel_list_file(const std::vector<Kernel>& kernels, const std::string& path);
 

@@ -1,7 +1,9 @@
 // `kcast import INPUT [--from FORMAT] [--gpu NAME] [-o OUT.csv] [--aggregate] [step selection]`
 // (docs/cli-contract.md): converts a trace to the native kernel list; stdout without -o, else written atomically.
+#include <functional>
 #include <iostream>
 
+#include "io/atomic_file.h"
 #include "io/console.h"
 #include "io/kernel_list_csv.h"
 #include "model/error.h"
@@ -58,14 +60,29 @@ int cmd_import(int argc, char** argv) {
   opt.step.profiler_step = step;
   opt.step.annotation = annotation;
   opt.threads = threads;
-  std::vector<Kernel> kernels = import_trace(input, *format, opt, vm.count("aggregate") > 0);
-  if (out.empty() || out == "-") {
-    write_kernel_list(kernels, console_out());
-    console_out().flush();
-    if (!console_out()) throw InputError("<stdout>: write failed");
-  } else {
-    write_kernel_list_file(kernels, out);
+  const bool aggregate = vm.count("aggregate") > 0;
+  auto emit = [&](const std::function<void(std::ostream&)>& write) {
+    if (out.empty() || out == "-") {
+      write(console_out());
+      console_out().flush();
+      if (!console_out()) throw InputError("<stdout>: write failed");
+    } else {
+      write_file_atomically(out, write);
+    }
+  };
+  // Every row kept from a file: formatted as read, and written as is when the trace lists its rows in
+  // start order (as Nsight Systems does); otherwise read again, collected and sorted. Standard
+  // input cannot be read twice: it is collected.
+  if (!aggregate && input != "-") {
+    KernelListText text;
+    read_trace(input, *format, opt, text);
+    if (text.in_start_order()) {
+      emit([&](std::ostream& o) { text.write(o); });
+      return 0;
+    }
   }
+  const std::vector<Kernel> kernels = import_trace(input, *format, opt, aggregate);
+  emit([&](std::ostream& o) { write_kernel_list(kernels, o); });
   return 0;
 }
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <ostream>
 #include <unordered_map>
 
+#include "io/kernel_list_csv.h"
 #include "predict/import/import.h"
 
 namespace kcast {
@@ -66,23 +68,68 @@ struct Group {
 
 }  // namespace
 
+void KernelCollector::add(Kernel&& k) {
+  constexpr size_t kBlock = size_t(1) << 14;
+  if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
+    blocks_.emplace_back();
+    blocks_.back().reserve(kBlock);
+  }
+  blocks_.back().push_back(std::move(k));
+  ++size_;
+}
+
 std::vector<Kernel> KernelCollector::take() {
+  std::vector<Kernel> out;
+  out.reserve(size_);
+  for (std::vector<Kernel>& b : blocks_) {
+    out.insert(out.end(), std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
+    std::vector<Kernel>().swap(b);  // freed as it goes: the rows are held once, plus a block
+  }
+  blocks_.clear();
+  size_ = 0;
   auto before = [](const Kernel& a, const Kernel& b) { return start_before(a.start_us, b.start_us); };
-  if (std::is_sorted(kernels_.begin(), kernels_.end(), before)) return std::move(kernels_);
-  std::stable_sort(kernels_.begin(), kernels_.end(),
-                   [](const Kernel& a, const Kernel& b) { return start_before(a.start_us, b.start_us); });
-  return std::move(kernels_);
+  if (!std::is_sorted(out.begin(), out.end(), before)) std::stable_sort(out.begin(), out.end(), before);
+  return out;
 }
 
 void KernelCollector::merge(KernelSink&& part) {
   auto& other = dynamic_cast<KernelCollector&>(part);
-  if (kernels_.empty()) {
-    kernels_ = std::move(other.kernels_);
-  } else {
-    kernels_.reserve(kernels_.size() + other.kernels_.size());
-    for (Kernel& k : other.kernels_) kernels_.push_back(std::move(k));
+  for (std::vector<Kernel>& b : other.blocks_) blocks_.push_back(std::move(b));
+  size_ += other.size_;
+  other.blocks_.clear();
+  other.size_ = 0;
+}
+
+void KernelListText::add(Kernel&& k) {
+  constexpr size_t kBlockBytes = size_t(1) << 20;
+  if (blocks_.empty() || blocks_.back().size() + 4096 > kBlockBytes) {  // rows of up to 4 KiB fit
+    blocks_.emplace_back();
+    blocks_.back().reserve(kBlockBytes - 64);  // a string's capacity + 1 within jemalloc's 1 MiB class
   }
-  other.kernels_.clear();
+  append_kernel_row(blocks_.back(), k);
+  if (rows_ > 0 && start_before(k.start_us, last_start_)) in_order_ = false;
+  if (rows_ == 0) first_start_ = k.start_us;
+  last_start_ = k.start_us;
+  ++rows_;
+}
+
+void KernelListText::merge(KernelSink&& part) {
+  auto& other = dynamic_cast<KernelListText&>(part);
+  if (other.rows_ == 0) return;
+  in_order_ = in_order_ && other.in_order_ && !(rows_ > 0 && start_before(other.first_start_, last_start_));
+  if (rows_ == 0) first_start_ = other.first_start_;
+  last_start_ = other.last_start_;
+  rows_ += other.rows_;
+  for (std::string& b : other.blocks_) blocks_.push_back(std::move(b));
+  other.blocks_.clear();
+  other.rows_ = 0;
+}
+
+void KernelListText::write(std::ostream& out) const {
+  std::string header;
+  append_kernel_list_header(header);
+  out.write(header.data(), std::streamsize(header.size()));
+  for (const std::string& b : blocks_) out.write(b.data(), std::streamsize(b.size()));
 }
 
 struct KernelAggregator::Impl {

@@ -35,11 +35,7 @@ void read_kcast_csv(const std::string& path, const ImportOptions& opt, KernelSin
   pass_through(read_kernel_list(path, ko), path, opt, sink);
 }
 
-std::vector<Kernel> import_trace(const std::string& path, TraceFormat format,
-                                 const ImportOptions& opt, bool aggregate) {
-  KernelCollector collector;
-  KernelAggregator aggregator;
-  KernelSink& sink = aggregate ? static_cast<KernelSink&>(aggregator) : collector;
+void read_trace(const std::string& path, TraceFormat format, const ImportOptions& opt, KernelSink& sink) {
   if (path == "-") {
     const std::string name = "<stdin>";
     const std::string bytes = read_file("-");
@@ -68,6 +64,14 @@ std::vector<Kernel> import_trace(const std::string& path, TraceFormat format,
       case TraceFormat::automatic: break;
     }
   }
+}
+
+std::vector<Kernel> import_trace(const std::string& path, TraceFormat format,
+                                 const ImportOptions& opt, bool aggregate) {
+  KernelCollector collector;
+  KernelAggregator aggregator;
+  KernelSink& sink = aggregate ? static_cast<KernelSink&>(aggregator) : collector;
+  read_trace(path, format, opt, sink);
   return aggregate ? aggregator.take() : collector.take();
 }
 

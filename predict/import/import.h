@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,16 +57,19 @@ class KernelSink {
 };
 
 // Keeps every kernel; take() returns them sorted by start_us (stable; unknown starts last).
+// Rows are kept in blocks of fixed size: a million-row trace grown in one vector moved every row
+// again at each doubling (and a thread's part once more to merge), and took its pages fresh each time.
 class KernelCollector : public KernelSink {
  public:
-  void add(Kernel&& k) override { kernels_.push_back(std::move(k)); }
+  void add(Kernel&& k) override;
   std::unique_ptr<KernelSink> make_part() const override { return std::make_unique<KernelCollector>(); }
   void merge(KernelSink&& part) override;
   std::vector<Kernel> take();
-  size_t size() const { return kernels_.size(); }
+  size_t size() const { return size_; }
 
  private:
-  std::vector<Kernel> kernels_;
+  std::vector<std::vector<Kernel>> blocks_;
+  size_t size_ = 0;
 };
 
 // Merges identical kernels (name, class, dtype, shape, grid, block, gpu; plus bytes for copies and
@@ -86,6 +90,27 @@ class KernelAggregator : public KernelSink {
   std::unique_ptr<Impl> impl_;
 };
 
+// The kernel-list CSV's text of every row, formatted as rows arrive (on the reading threads, for a
+// split file) instead of kept as Kernels: `kcast import` of a million-row trace holds its text, not
+// 288 bytes and a name per row. The text is the kernel list only when the rows came in start order
+// (Nsight Systems writes them so; in_start_order() says); else the caller sorts (import_trace).
+class KernelListText : public KernelSink {
+ public:
+  void add(Kernel&& k) override;
+  std::unique_ptr<KernelSink> make_part() const override { return std::make_unique<KernelListText>(); }
+  void merge(KernelSink&& part) override;
+  bool in_start_order() const { return in_order_; }
+  size_t rows() const { return rows_; }
+  // The header line, then the rows.
+  void write(std::ostream& out) const;
+
+ private:
+  std::vector<std::string> blocks_;  // of about 1 MiB each: merged parts move theirs, no copy
+  size_t rows_ = 0;
+  bool in_order_ = true;
+  double first_start_ = 0, last_start_ = 0;
+};
+
 // Format from the file's first bytes and its extension; InputError naming the file when none fits.
 TraceFormat detect_format(const std::string& path);
 TraceFormat detect_format_bytes(std::string_view head, const std::string& name);
@@ -104,6 +129,9 @@ void read_kineto_json(const std::string& path, const ImportOptions& opt, KernelS
 void parse_kineto_json(const std::string& bytes, const std::string& name, const ImportOptions& opt,
                        KernelSink& sink);
 void read_kcast_csv(const std::string& path, const ImportOptions& opt, KernelSink& sink);
+
+// Reads `path` ("-" = stdin, not for nsys-sqlite) in `format` (automatic: detect_format) into `sink`.
+void read_trace(const std::string& path, TraceFormat format, const ImportOptions& opt, KernelSink& sink);
 
 // Reads `path` ("-" = stdin, not for nsys-sqlite) in `format` (automatic: detect_format) and returns
 // the kernel list in start order, aggregated when asked.

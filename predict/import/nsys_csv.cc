@@ -4,10 +4,6 @@
 // skipped with io::LineReader on the file's head, then the CSV is streamed with io::CSVReader, one
 // row at a time, so --aggregate runs in memory bounded by the distinct kernels. Files of tens of MB
 // are split at line boundaries and parsed on several threads (read_parallel).
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
@@ -17,7 +13,9 @@
 #include <thread>
 #include <unordered_map>
 
+#include "io/csv_chunks.h"
 #include "io/csv_source.h"
+#include "io/mapped_file.h"
 #include "model/error.h"
 #include "predict/import/import.h"
 #include "predict/import/import_util.h"
@@ -190,53 +188,7 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
   }
 }
 
-// A byte range of the file, preceded by the header line: what one thread of a parallel read sees.
-class ChunkSource : public io::ByteSourceBase {
- public:
-  ChunkSource(const std::string& path, std::string header, off_t begin, off_t end)
-      : header_(std::move(header)), pos_(begin), end_(end) {
-    fd_ = ::open(path.c_str(), O_RDONLY);
-    if (fd_ < 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  }
-  ~ChunkSource() override { ::close(fd_); }
-  // fccp takes a short read for the end of the file: fill the buffer unless the chunk is done.
-  int read(char* buf, int size) override {
-    size_t done = 0;
-    if (hpos_ < header_.size()) {
-      done = std::min(size_t(size), header_.size() - hpos_);
-      std::memcpy(buf, header_.data() + hpos_, done);
-      hpos_ += done;
-    }
-    while (done < size_t(size) && pos_ < end_) {
-      const ssize_t n = ::pread(fd_, buf + done, size_t(std::min<off_t>(off_t(size_t(size) - done), end_ - pos_)), pos_);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw io::error::can_not_open_file();
-      pos_ += n;
-      done += size_t(n);
-    }
-    return int(done);
-  }
-
- private:
-  int fd_ = -1;
-  std::string header_;
-  size_t hpos_ = 0;
-  off_t pos_, end_;
-};
-
-// Calls f(block) over the bytes [begin, end) of fd, in 1 MiB reads.
-template <class F>
-void scan(int fd, off_t begin, off_t end, F&& f) {
-  std::vector<char> buf(1 << 20);
-  for (off_t pos = begin; pos < end;) {
-    const ssize_t n = ::pread(fd, buf.data(), size_t(std::min<off_t>(off_t(buf.size()), end - pos)), pos);
-    if (n <= 0) break;
-    if (!f(std::string_view(buf.data(), size_t(n)), pos)) break;
-    pos += n;
-  }
-}
-
-constexpr off_t kMinChunkBytes = off_t(16) << 20;
+constexpr size_t kMinChunkBytes = size_t(16) << 20;
 constexpr unsigned kMaxThreads = 4;  // each reader holds fccp's 48 MiB buffer
 
 // Large captures are split at line boundaries and parsed on several threads, each into its own
@@ -255,44 +207,15 @@ bool read_parallel(const std::string& path, const std::string& head, unsigned he
   }
   const size_t header_end = head.find('\n', header_at);
   if (header_end == std::string::npos) return false;
-  const std::string header = head.substr(header_at, header_end + 1 - header_at);
-  const off_t data_begin = off_t(header_end + 1);
-
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return false;
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return false;
-  }
-  const off_t size = st.st_size;
-  unsigned threads = opt.threads;
-  if (threads == 0) {
-    threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), kMaxThreads);
-    threads = unsigned(std::min<off_t>(threads, (size - data_begin) / kMinChunkBytes));
-  }
-  if (threads <= 1 || size <= data_begin) {
-    ::close(fd);
-    return false;
-  }
-  // Chunk k starts after the first newline at or past its even share of the bytes.
-  std::vector<off_t> cut{data_begin};
-  for (unsigned k = 1; k < threads; ++k) {
-    off_t at = data_begin + (size - data_begin) * off_t(k) / off_t(threads);
-    off_t found = size;
-    scan(fd, std::max(at, cut.back()), size, [&](std::string_view b, off_t pos) {
-      if (auto nl = b.find('\n'); nl != std::string_view::npos) {
-        found = pos + off_t(nl) + 1;
-        return false;
-      }
-      return true;
-    });
-    if (found > cut.back() && found < size) cut.push_back(found);
-  }
-  cut.push_back(size);
-  const size_t parts = cut.size() - 1;
-
-  ::close(fd);
+  const MappedFile mapped(path);
+  if (!mapped.valid() || mapped.bytes().size() <= header_end + 1) return false;
+  const std::string_view bytes = mapped.bytes();
+  const std::string_view header = bytes.substr(header_at, header_end + 1 - header_at);
+  const std::string_view rows = bytes.substr(header_end + 1);
+  const size_t threads = opt.threads ? opt.threads : csv_chunk_count(rows.size(), kMinChunkBytes, kMaxThreads);
+  if (threads <= 1) return false;
+  const std::vector<std::string_view> chunks = split_at_line_ends(rows, threads);
+  const size_t parts = chunks.size();
 
   // Each chunk parses into its own part. Line numbers inside a chunk are only known relative to
   // it, so on any error the parts are dropped and the caller reads the file sequentially, which
@@ -306,7 +229,7 @@ bool read_parallel(const std::string& path, const std::string& head, unsigned he
       out[k] = sink.make_part();
       pool.emplace_back([&, k] {
         try {
-          Reader in(path, std::make_unique<ChunkSource>(path, header, cut[k], cut[k + 1]));
+          Reader in(path, std::make_unique<CsvChunkSource>(header, chunks[k]));
           read_rows(in, header_line, header_line + 1, path, opt, devices, *out[k]);
         } catch (...) {
           failed[k] = 1;

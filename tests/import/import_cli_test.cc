@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "io/atomic_file.h"
 #include "io/kernel_list_csv.h"
@@ -55,6 +56,25 @@ TEST_F(ImportCli, WritesKernelListThatReadsBack) {
   EXPECT_EQ(agg.size(), 3u);
 }
 
+// A trace whose rows are not in start order is still written in start order (read again and sorted).
+TEST_F(ImportCli, RowsOutOfStartOrderAreWrittenSorted) {
+  std::string text = read_file(fixture("nsys_cuda_gpu_trace.csv"));
+  const size_t third = text.find("507010000,"), fourth = text.find("507120000,");
+  ASSERT_NE(third, std::string::npos);
+  ASSERT_NE(fourth, std::string::npos);
+  const std::string row3 = text.substr(third, fourth - third);
+  text.erase(third, row3.size());
+  text += row3;  // the third row last: its start now comes after later rows
+  const std::string in = dir_ + "/shuffled.csv";
+  std::ofstream(in, std::ios::binary) << text;
+  const CliResult r = kcast("import " + in + " --from nsys-csv", dir_);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto ks = parse_kernel_list(r.out, "stdout", {});
+  ASSERT_EQ(ks.size(), 7u);
+  for (size_t i = 1; i < ks.size(); ++i) EXPECT_LT(ks[i - 1].start_us, ks[i].start_us) << i;
+  EXPECT_EQ(r.out, kcast("import " + fixture("nsys_cuda_gpu_trace.csv"), dir_).out);
+}
+
 TEST_F(ImportCli, FailureLeavesExistingOutputUntouched) {
   const std::string out = dir_ + "/k.csv";
   { std::ofstream(out) << "sentinel\n"; }
@@ -85,6 +105,70 @@ TEST_F(ImportCli, UsageErrorsAndWarnings) {
   r = kcast("import --help", dir_);
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("--aggregate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcast
+
+namespace kcast {
+namespace {
+
+Kernel timed(const std::string& name, double start) {
+  Kernel k;
+  k.name = name;
+  k.cls = KernelClass::elementwise;
+  k.bytes = 4096;
+  k.duration_us = 2.5;
+  k.start_us = start;
+  k.gpu = "A100-SXM4-80GB";
+  return k;
+}
+
+std::string text_of(const KernelListText& t) {
+  std::ostringstream o;
+  t.write(o);
+  return o.str();
+}
+
+// `kcast import` without --aggregate writes the rows as formatted while read (KernelListText); that
+// text must be the kernel list write_kernel_list gives for the collected, sorted rows.
+TEST(KernelListText, RowsInStartOrderGiveTheTextOfTheCollectedList) {
+  KernelListText text;
+  KernelCollector all;
+  auto part = text.make_part();
+  for (int i = 0; i < 5000; ++i) {
+    Kernel k = timed(i % 2 ? "a, \"quoted\" name" : "plain", i * 10.0);
+    all.add(Kernel(k));
+    (i < 3000 ? static_cast<KernelSink&>(text) : *part).add(std::move(k));
+  }
+  text.merge(std::move(*part));
+  ASSERT_TRUE(text.in_start_order());
+  EXPECT_EQ(text.rows(), 5000u);
+  std::ostringstream expected;
+  write_kernel_list(all.take(), expected);
+  EXPECT_EQ(text_of(text), expected.str());
+}
+
+TEST(KernelListText, RowsOutOfStartOrderAreFlaggedWithinAndAcrossParts) {
+  KernelListText within;
+  within.add(timed("a", 10));
+  within.add(timed("b", 5));
+  EXPECT_FALSE(within.in_start_order());
+
+  KernelListText across;
+  across.add(timed("a", 10));
+  auto part = across.make_part();
+  part->add(timed("b", 7));
+  part->add(timed("c", 20));
+  across.merge(std::move(*part));
+  EXPECT_FALSE(across.in_start_order());
+
+  KernelListText unknown_last;  // rows without a start sort last, as the collector puts them
+  unknown_last.add(timed("a", 10));
+  unknown_last.add(timed("b", kUnknown));
+  EXPECT_TRUE(unknown_last.in_start_order());
+  unknown_last.add(timed("c", 30));
+  EXPECT_FALSE(unknown_last.in_start_order());
 }
 
 }  // namespace
