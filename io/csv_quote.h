@@ -6,8 +6,15 @@
 
 namespace kcast {
 
+// One pass over the field (std::string::find_first_of searches the set once per character).
+inline bool csv_needs_quotes(const std::string& s) {
+  for (char ch : s)
+    if (ch == ',' || ch == '"' || ch == '\n' || ch == '\r') return true;
+  return false;
+}
+
 inline void write_csv_field(std::ostream& o, const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) {
+  if (!csv_needs_quotes(s)) {
     o << s;
     return;
   }
@@ -21,7 +28,7 @@ inline void write_csv_field(std::ostream& o, const std::string& s) {
 
 // The same, appended to `out` (writers that build a row in a string).
 inline void append_csv_field(std::string& out, const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) {
+  if (!csv_needs_quotes(s)) {
     out += s;
     return;
   }
