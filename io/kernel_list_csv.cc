@@ -1,6 +1,7 @@
 #include "io/kernel_list_csv.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <new>
 #include <ostream>
 
@@ -235,34 +237,60 @@ void put_int(std::string& o, int64_t v, bool zero_is_empty = true) {
 // Below twice this a file is read on one thread (csv_chunk_count).
 constexpr size_t kMinChunkBytes = size_t(8) << 20;
 
-// A large mapped kernel list, split at line ends into one chunk per core and read in parallel; rows
-// and errors come out as one reader would give them (the rows in file order, the first error in
-// the file, with its line). fast-cpp-csv-parser splits lines before quotes, so a quoted field never
-// spans lines and any line end is a row boundary. `expected_rows`: the caller's estimate, to reserve.
+// A large mapped kernel list, split at line ends into chunks of about kChunkBytes read on one
+// thread per core, each chunk's rows moved into the result as soon as every chunk before it is in
+// (so only a few chunks' rows wait at a time, and their memory and the readers' buffers are used
+// again rather than touched fresh). Rows and errors come out as one reader would give them: the
+// rows in file order, the first error in the file with its line. fast-cpp-csv-parser splits lines
+// before quotes, so a quoted field never spans lines and any line end is a row boundary.
+// `expected_rows`: the caller's estimate, reserved.
 std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes,
                                    size_t expected_rows) {
+  constexpr size_t kChunkBytes = size_t(16) << 20;
   const size_t header_end = std::min(bytes.size(), bytes.find('\n') + 1);  // npos + 1 == 0: no newline
   const std::string_view header = header_end ? bytes.substr(0, header_end) : bytes;
   const std::string_view body = header_end ? bytes.substr(header_end) : std::string_view();
-  std::vector<std::string_view> chunks = split_at_line_ends(body, csv_chunk_count(body.size(), kMinChunkBytes));
+  const size_t threads = csv_chunk_count(body.size(), kMinChunkBytes);
+  std::vector<std::string_view> chunks = split_at_line_ends(body, std::max(threads, body.size() / kChunkBytes));
   if (chunks.empty()) chunks.push_back(body);
   auto read_chunk = [&](size_t i, size_t reserve, unsigned first_line) {
     return read_guarded(path, opt, reserve, first_line, path, std::make_unique<CsvChunkSource>(header, chunks[i]));
   };
-  std::vector<std::vector<Kernel>> parts(chunks.size());
-  std::vector<std::exception_ptr> errors(parts.size());
-  parallel_for(parts.size(), 0, [&](size_t i) {
+  std::vector<Kernel> out;
+  try {
+    out.reserve(expected_rows);
+    advise_huge_pages(out.data(), out.capacity() * sizeof(Kernel));
+  } catch (const std::bad_alloc&) {  // an estimate too large for the address space: grow as read
+  }
+  const size_t n = chunks.size();
+  std::vector<std::vector<Kernel>> waiting(n);
+  std::vector<char> ready(n, 0);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> first_failed{n};
+  std::mutex mu;
+  size_t next = 0;  // the first chunk not yet in `out`
+  parallel_for(n, unsigned(threads), [&](size_t i) {
+    if (i > first_failed.load()) return;  // an earlier chunk failed: its error is the one to report
+    std::vector<Kernel> rows;
     try {
-      // The first chunk's vector becomes the result: it holds room for every row. A later chunk's
-      // lines are not counted up front (a pass over the file): its rows say line 2 onwards until
-      // one of them is wrong.
-      const size_t share = size_t(double(expected_rows) * double(chunks[i].size()) / double(std::max<size_t>(body.size(), 1)));
-      parts[i] = read_chunk(i, i == 0 ? expected_rows : share, 2);
+      // A chunk's lines are not counted up front (a pass over the file): its rows say line 2
+      // onwards until one of them is wrong.
+      rows = read_chunk(i, size_t(double(expected_rows) * double(chunks[i].size()) / double(std::max<size_t>(body.size(), 1))), 2);
     } catch (...) {
       errors[i] = std::current_exception();
+      for (size_t f = first_failed.load(); i < f && !first_failed.compare_exchange_weak(f, i);) {
+      }
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    waiting[i] = std::move(rows);
+    ready[i] = 1;
+    for (; next < n && ready[next]; ++next) {
+      out.insert(out.end(), std::make_move_iterator(waiting[next].begin()), std::make_move_iterator(waiting[next].end()));
+      std::vector<Kernel>().swap(waiting[next]);
     }
   });
-  for (size_t i = 0; i < errors.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     if (!errors[i]) continue;
     if (i == 0) std::rethrow_exception(errors[i]);
     // The first error in the file, again, now with its line: the chunk's first line is the header's
@@ -272,9 +300,6 @@ std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOpti
     read_chunk(i, 0, unsigned(before + 1));
     std::rethrow_exception(errors[i]);  // not reached: the same rows fail the same way
   }
-  std::vector<Kernel> out = std::move(parts[0]);
-  for (size_t i = 1; i < parts.size(); ++i)
-    out.insert(out.end(), std::make_move_iterator(parts[i].begin()), std::make_move_iterator(parts[i].end()));
   return out;
 }
 

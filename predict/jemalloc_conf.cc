@@ -6,5 +6,5 @@
 //   metadata_thp:auto   the same for its own metadata once it grows.
 extern "C" {
 extern const char* malloc_conf;
-const char* malloc_conf = "thp:always,metadata_thp:auto";
+const char* malloc_conf = "thp:always,metadata_thp:auto,oversize_threshold:0";
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Speed of `kcast predict` on a large trace: 1M kernel rows on 10 GPUs, against Python's csv module
-# merely reading the same file (the target: kcast at most 2x that time).
+# merely reading the same file (the goal, issue #43: kcast at most 0.5x that time; the first goal was 2x).
 #   scripts/bench_predict.sh [ROWS]      (BUILD=build dir, default build; KEEP=1 keeps the list)
 # The list imitates a profiler trace of transformer training steps: ~70 distinct kernel names,
 # a few thousand distinct shapes, every row measured (duration_us, gpu) with start_us and stream,
@@ -56,13 +56,19 @@ actual=$(($(wc -l < "$list") - 1))
 gpus=A100-SXM4-80GB,H100-SXM,H200,B200,V100-SXM2-32GB,T4,L4,L40S,A10,MI300X
 
 now() { date +%s.%N; }
-t0=$(now)
-python3 -c "import csv,sys; print(sum(1 for _ in csv.reader(open(sys.argv[1], newline=''))), file=sys.stderr)" "$list" 2>/dev/null
-t1=$(now)
-"$kcast" predict --kernels "$list" --gpu "$gpus" --format json > "$dir/out.json"
-t2=$(now)
-"$kcast" predict --kernels "$list" --gpu A100-SXM4-80GB --format json > /dev/null
-t3=$(now)
+# best SECONDS_VAR CMD...: the best of three runs (a shared VM's page faults and neighbours make single
+# runs vary by tens of percent), the runs interleaved with the other commands'.
+best() {
+  local var=$1 t s e
+  shift
+  s=$(now); "$@"; e=$(now)
+  t=$(python3 -c "print($e - $s)")
+  python3 -c "import sys; sys.exit(0 if '${!var:-}' == '' or $t < float('${!var:-0}') else 1)" && printf -v "$var" '%s' "$t"
+  return 0
+}
+pyread() { python3 -c "import csv,sys; print(sum(1 for _ in csv.reader(open(sys.argv[1], newline=''))), file=sys.stderr)" "$list" 2>/dev/null; }
+k10() { "$kcast" predict --kernels "$list" --gpu "$gpus" --format json > "$dir/out.json"; }
+k1() { "$kcast" predict --kernels "$list" --gpu A100-SXM4-80GB --format json > /dev/null; }
 # The same list as an Nsight Systems trace records it (no shape, flops or bytes): every row's work is
 # inferred from its measured time first (model/inferred_work.h), and no two rows dedupe.
 python3 - "$list" "$dir/workless.csv" <<'PY'
@@ -77,9 +83,15 @@ for row in r:
         row[i] = ""
     w.writerow(row)
 PY
-t4=$(now)
-"$kcast" predict --kernels "$dir/workless.csv" --gpu "$gpus" --format json > /dev/null
-t5=$(now)
+kw() { "$kcast" predict --kernels "$dir/workless.csv" --gpu "$gpus" --format json > /dev/null; }
+PY_S= K10_S= K1_S= KW_S=
+for _ in 1 2 3; do
+  best PY_S pyread
+  best K10_S k10
+  best K1_S k1
+  best KW_S kw
+done
+t0=0 t1=$PY_S t2=$(python3 -c "print($PY_S + $K10_S)") t3=$(python3 -c "print($PY_S + $K10_S + $K1_S)") t4=0 t5=$KW_S
 python3 - "$actual" "$size" "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$dir/out.json" <<'PY'
 import json, sys
 n = int(sys.argv[1]); size = sys.argv[2]
@@ -87,10 +99,10 @@ t0, t1, t2, t3, t4, t5 = map(float, sys.argv[3:9])
 py, k10, k1, kw = t1 - t0, t2 - t1, t3 - t2, t5 - t4
 preds = json.load(open(sys.argv[9]))["predictions"]
 print(f"kernel list: {n} rows, {size}")
-print(f"python csv read:           {py:7.2f} s")
+print(f"python csv read:           {py:7.2f} s  (each figure: the best of 3 runs)")
 print(f"kcast predict, 10 GPUs:    {k10:7.2f} s  ({n * 10 / k10 / 1e6:.2f} M kernel-GPU predictions/s, {k10 / py:.2f}x python read)")
 print(f"kcast predict, 1 GPU:      {k1:7.2f} s  (read + prepare dominate: extra 9 GPUs cost {k10 - k1:.2f} s)")
-print(f"target (<= 2x python):     {'met' if k10 <= 2 * py else 'NOT met'}")
+print(f"goal (<= 0.5x python):     {'met' if k10 <= 0.5 * py else 'NOT met'} (the first goal, <= 2x: {'met' if k10 <= 2 * py else 'NOT met'})")
 print(f"same, without work columns: {kw:6.2f} s  ({n * 10 / kw / 1e6:.2f} M/s; {kw / py:.2f}x python read; work inferred per row)")
 print("step times:", ", ".join(f"{p['gpu']} {p['step_us'] / 1e6:.2f} s" for p in preds))
 PY

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <numeric>
+#include <climits>
+#include <cstdint>
 #include <queue>
+#include <utility>
 
 namespace kcast {
 
@@ -43,6 +46,85 @@ constexpr double kEventSlackUs = 1.0;
 
 }  // namespace
 
+namespace {
+
+double measured_end(const ReplayTimeline::Entry& e, double time_us) {
+  return e.start_us + e.count * (known(e.duration_us) ? e.duration_us : time_us);
+}
+
+// Where a launch starts in the replay, from the events the trace shows before it (see the header):
+// the latest kernel end, the previous launch's start and the end of its stream's previous kernel
+// (null: the first on its stream).
+double replayed_start(double s, const Event& last_end, const Event& prev_start, const Event* stream_end,
+                      const ReplayOptions& opt) {
+  const Event* anchor = last_end.measured > prev_start.measured ? &last_end : &prev_start;
+  if (stream_end && stream_end->measured > anchor->measured) anchor = stream_end;  // queued behind its predecessor
+  const double gap = s - anchor->measured;
+  double start = opt.cuda_graph && gap > 0                   ? anchor->replay
+                 : gap > 0 && opt.host_gap_scale != 1.0 ? anchor->replay + gap * opt.host_gap_scale
+                                                         : shifted(*anchor, s, gap);
+  if (stream_end) {
+    const double overlap = std::min(0.0, s - stream_end->measured);
+    start = std::max(start, overlap < 0 ? shifted(*stream_end, s, overlap) : stream_end->replay);
+  }
+  return std::max(start, prev_start.replay);
+}
+
+// The anchors of a fully measured timeline, found once: the same sweep as the replay's, over the
+// measured ends alone (the same heap operations in the same order, so ties resolve alike).
+void plan_anchors(ReplayTimeline& t) {
+  for (const auto& e : t.timed)
+    if (!known(e.duration_us)) return;
+  const size_t n = t.timed.size();
+  if (n >= size_t(INT32_MAX)) return;
+  t.last_end.assign(n, -1);
+  t.stream_prev.assign(n, -1);
+  struct Pending {
+    double measured;
+    int32_t entry;
+  };
+  auto later = [](const Pending& a, const Pending& b) { return a.measured > b.measured; };
+  std::priority_queue<Pending, std::vector<Pending>, decltype(later)> pending(later);
+  std::vector<std::pair<int64_t, int32_t>> streams;  // stream -> its latest entry; few per trace
+  int32_t last = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const ReplayTimeline::Entry& k = t.timed[i];
+    while (!pending.empty() && pending.top().measured <= k.start_us + kEventSlackUs) {
+      last = pending.top().entry;
+      pending.pop();
+    }
+    t.last_end[i] = last;
+    auto st = std::find_if(streams.begin(), streams.end(), [&](const auto& x) { return x.first == k.stream; });
+    if (st == streams.end()) streams.emplace_back(k.stream, int32_t(i));
+    else t.stream_prev[i] = std::exchange(st->second, int32_t(i));
+    pending.push({measured_end(k, 0.0), int32_t(i)});
+  }
+}
+
+// The replay of a planned timeline: no heap, no stream search; each launch's end kept for the
+// launches anchored to it.
+double replay_planned(const ReplayTimeline& tl, const std::vector<double>& time_us, const ReplayOptions& opt) {
+  const size_t n = tl.timed.size();
+  std::vector<double> replay_end(n);
+  const double t0 = tl.timed.front().start_us;
+  Event prev_start{t0, t0};
+  double span_end = t0;
+  for (size_t i = 0; i < n; ++i) {
+    const ReplayTimeline::Entry& k = tl.timed[i];
+    const int32_t le = tl.last_end[i], sp = tl.stream_prev[i];
+    const Event last_end = le >= 0 ? Event{measured_end(tl.timed[size_t(le)], 0.0), replay_end[size_t(le)]}
+                                   : Event{-1e300, -1e300};
+    const Event stream_end = sp >= 0 ? Event{measured_end(tl.timed[size_t(sp)], 0.0), replay_end[size_t(sp)]} : Event{};
+    const double start = replayed_start(k.start_us, last_end, prev_start, sp >= 0 ? &stream_end : nullptr, opt);
+    replay_end[i] = start + k.count * time_us[k.row];
+    prev_start = {k.start_us, start};
+    span_end = std::max(span_end, replay_end[i]);
+  }
+  return span_end - t0;
+}
+
+}  // namespace
+
 ReplayTimeline replay_timeline(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order) {
   ReplayTimeline t;
   t.timed.reserve(order.size());
@@ -52,6 +134,7 @@ ReplayTimeline replay_timeline(const std::vector<Kernel>& rows, const std::vecto
   }
   for (size_t r = 0; r < rows.size(); ++r)
     if (!known(rows[r].start_us)) t.untimed.emplace_back(uint32_t(r), rows[r].count);
+  plan_anchors(t);
   return t;
 }
 
@@ -64,6 +147,7 @@ double replay_step_time(const ReplayTimeline& timeline, const std::vector<double
   double untimed = 0;
   for (const auto& [r, count] : timeline.untimed) untimed += count * time_us[r];
   if (timeline.timed.empty()) return untimed;
+  if (!timeline.last_end.empty()) return replay_planned(timeline, time_us, opt) + untimed;
 
   std::vector<StreamState> streams;
   // Kernel ends not yet passed by the sweep, earliest measured end on top.
@@ -83,21 +167,9 @@ double replay_step_time(const ReplayTimeline& timeline, const std::vector<double
       pending.pop();
     }
     StreamState* st = find_stream(streams, k.stream);
-    const Event* anchor = last_end.measured > prev_start.measured ? &last_end : &prev_start;
-    if (st && st->end.measured > anchor->measured) anchor = &st->end;  // queued behind its predecessor
-    const double gap = s - anchor->measured;
-    double start = opt.cuda_graph && gap > 0                   ? anchor->replay
-                   : gap > 0 && opt.host_gap_scale != 1.0 ? anchor->replay + gap * opt.host_gap_scale
-                                                           : shifted(*anchor, s, gap);
-    if (st) {
-      const double overlap = std::min(0.0, s - st->end.measured);
-      start = std::max(start, overlap < 0 ? shifted(st->end, s, overlap) : st->end.replay);
-    }
-    start = std::max(start, prev_start.replay);
+    const double start = replayed_start(s, last_end, prev_start, st ? &st->end : nullptr, opt);
     const double t = time_us[k.row];
-    const double busy_replay = k.count * t;
-    const double busy_measured = k.count * (known(k.duration_us) ? k.duration_us : t);
-    const Event end{s + busy_measured, start + busy_replay};
+    const Event end{measured_end(k, t), start + k.count * t};
     if (st) st->end = end;
     else streams.push_back({k.stream, end});
     pending.push(end);

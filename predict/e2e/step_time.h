@@ -48,6 +48,10 @@ struct ReplayTimeline {
   };
   std::vector<Entry> timed;                           // rows with start_us, in start order
   std::vector<std::pair<uint32_t, double>> untimed;   // rows without: (row, count)
+  // Where every timed row is measured, the events each launch is anchored to are the trace's, not
+  // the target's: per timed entry, the entry whose end is the latest measured end before its start
+  // and the previous entry on its stream (-1: none). Empty otherwise (replayed event by event).
+  std::vector<int32_t> last_end, stream_prev;
 };
 ReplayTimeline replay_timeline(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order);
 
