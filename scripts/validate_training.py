@@ -12,7 +12,8 @@ Mapping of the table's columns: precision bf16 -> --dtype bf16; fp8 -> --dtype f
 mxfp8 -> --recipe mxfp8; nvfp4 -> --dtype fp4 --recipe nvfp4. dp = gpus / (tp pp cp); micro-batches
 per replica = gbs / (dp mbs); Megatron's distributed optimizer -> --zero 1, fsdp > 0 -> --zero 3;
 sequence parallelism with tp > 1 (Megatron-Bridge's recipes); --framework megatron (the sources are
-Megatron-Bridge and NeMo runs).
+Megatron-Bridge and NeMo runs); --fp8-param-gather where the precision recipe keeps FP8 parameters
+(fp8_params below).
 
 usage: scripts/validate_training.py [--kcast build/kcast] [--csv FILE] [--rows dense|moe|all]
 """
@@ -72,6 +73,13 @@ def moe_recipe(r):
 DEEPSEEK_LAYOUTS = {(8, 4): "Et|(tt|)*30mL", (8, 2): "Et*4|(t*4|)*14tmL", (2, 8): "Et*4|(t*4|)*14tmL"}
 
 
+def fp8_params(r):
+    """Whether the row's precision recipe keeps FP8 parameters: Megatron-Bridge's delayed, current-scaling
+    and MXFP8 recipes set fp8_param_gather (src/megatron/bridge/training/mixed_precision.py), NeMo 2.0's
+    bf16_with_fp8_mixed fp8_params; its block-scaled (subchannel) recipe and FSDP runs do not."""
+    return r["precision"] in ("fp8", "fp8-current", "mxfp8") and int(r["fsdp"] or 0) == 0
+
+
 def command(kcast, r):
     gpus, tp, pp, cp = int(r["gpus"]), int(r["tp"]), int(r["pp"]), int(r["cp"])
     vp, ep, mbs, gbs = int(r["vp"] or 1), int(r["ep"] or 1), int(r["mbs"]), int(r["gbs"])
@@ -84,6 +92,8 @@ def command(kcast, r):
             "--gpu", r["system"], "--format", "json", "-o", os.devnull]
     if recipe:
         args += ["--recipe", recipe]
+    if fp8_params(r):
+        args.append("--fp8-param-gather")
     if tp > 1:
         args.append("--sequence-parallel")
     if vp > 1:

@@ -57,6 +57,7 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
     if (o.moe_dispatcher != synth::MoeDispatcher::alltoall) s << " --moe-dispatcher " << synth::to_string(o.moe_dispatcher);
     if (o.moe_a2a_overlap) s << " --moe-a2a-overlap";
   }
+  if (o.fp8_param_gather) s << " --fp8-param-gather";
   if (o.mtp_layers > 0) s << " --mtp-layers " << o.mtp_layers;
   if (o.virtual_stages > 1) s << " --virtual-stages " << o.virtual_stages;
   s << " --microbatches " << o.microbatches;
@@ -140,6 +141,8 @@ int plan_train_cmd(int argc, char** argv) {
       "hybridep or allgather (as kcast synth)")(
       "moe-a2a-overlap", "mixtures, megatron: the dispatch and combine behind the other micro-batch's compute")(
       "mtp-layers", po::value<int64_t>(), "multi-token prediction depths (as kcast synth)")(
+      "fp8-param-gather", "megatron, FP8 recipes: FP8 parameters (as kcast synth; layouts with Megatron FSDP keep "
+      "16-bit ones)")(
       "fix", po::value(&a.fix), "hold some of the layout: tp=8,pp=4,cp=1,ep=8,dp=..,vp=..,mbs=..,microbatches=..,"
       "recompute=none|selective|full")("top", po::value<int64_t>(), "candidates shown (default 10)")(
       "threads", po::value<unsigned>(), "worker threads (default: all cores)")(
@@ -152,7 +155,7 @@ int plan_train_cmd(int argc, char** argv) {
                      "kcast plan train MODEL|--config HF.json --gpu G --gpus N --batch GBS --seq S\n"
                      "       [--dtype bf16|fp8|fp4] [--recipe R] [--framework megatron|torchtitan|automodel] [--compile]\n"
                      "       [--etp 1] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
-                     "       [--mtp-layers N] [--fix tp=8,...] [--memory-fraction F] [--top K] [--format table|csv|json]\n"
+                     "       [--mtp-layers N] [--fp8-param-gather] [--fix tp=8,...] [--memory-fraction F] [--top K] [--format table|csv|json]\n"
                      "       [--threads N]\n"
                      "       [--cost-model M.json]",
                      opts, pos, vm))
@@ -183,6 +186,7 @@ int plan_train_cmd(int argc, char** argv) {
   }
   base.moe_dispatcher = synth::transformer::moe_dispatcher_option(a.moe_dispatcher);
   base.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
+  base.fp8_param_gather = vm.count("fp8-param-gather") > 0;
   if (vm.count("mtp-layers")) base.mtp_layers = positive_int(vm, "mtp-layers", 1);
   plan::LayoutSpace space;
   space.default_zero = base.zero;

@@ -93,6 +93,9 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "moe-dispatcher", po::value(&a.moe_dispatcher)->default_value("alltoall"), "with --ep: how the routed "
       "tokens reach their experts' GPUs: alltoall (NCCL, every token-expert pair), deepep or hybridep (each token "
       "once per GPU and once per node holding its experts) or allgather (every GPU gathers the group's tokens)")(
+      "fp8-param-gather", "train, --framework megatron, an FP8 --recipe: Megatron's FP8 parameters (--fp8-param-gather; "
+      "Megatron-Bridge's delayed, current and MXFP8 recipes set it): the block weights held as their FP8 copies "
+      "only, no BF16 copy (memory; the parameter all-gather is still counted in 16 bits)")(
       "moe-a2a-overlap", "train, --framework megatron: Megatron-Core's EP overlap (--overlap-moe-expert-parallel-comm): "
       "the dispatch and combine run behind the other micro-batch's compute")(
       "virtual-stages", po::value<int64_t>(), "with --pp: layer chunks per pipeline GPU (Megatron-LM's interleaved "
@@ -198,6 +201,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
   o.compile = vm.count("compile") > 0;
   o.moe_dispatcher = transformer::moe_dispatcher_option(a.moe_dispatcher);
   o.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
+  o.fp8_param_gather = vm.count("fp8-param-gather") > 0;
   if (!a.pp_layout.empty() && is_megatron_layout(a.pp_layout)) {
     // Megatron's own layout string, as the recipe launched it: its 't' per chunk, its 'm' the MTP depths.
     const MegatronLayout l = parse_megatron_layout(a.pp_layout, "pp-layout");
@@ -254,6 +258,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--batch-sweep B1,B2,... [--format table|csv|json] [--html OUT.html]] [--acceptance A]\n"
                      "       [--recipe delayed|current|mxfp8|block|nvfp4] [--framework eager|megatron|torchtitan|automodel]\n"
                      "       [--etp 1|TP] [--mtp-layers N] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
+                     "       [--fp8-param-gather]\n"
                      "       [--compile] [--pp-layout L1,L2,...] [--format json (with --gpu)]\n"
                      "       [--list]",
                      opts, pos, vm))

@@ -119,6 +119,7 @@ nlohmann::json memory_json_of(const Footprint& f, const SynthOptions& o, const s
   j["gradient_bytes"] = f.gradient_bytes;
   j["optimizer_bytes"] = f.optimizer_bytes;
   j["master_weights"] = o.master_weights;
+  j["fp8_param_gather"] = o.fp8_param_gather;
   j["kv_cache_bytes"] = f.kv_cache_bytes;
   j["activation_bytes"] = f.activation_bytes;
   // A json null where nothing is estimated (the ResNets): a null char* would not be one.

@@ -122,6 +122,8 @@ synth::SynthOptions with_layout(synth::SynthOptions o, const TrainLayout& l, int
   o.sequence_parallel = l.tp > 1;
   if (l.zero >= 0) o.zero = l.zero;
   if (l.dp == 1) o.zero = 0;  // nothing to shard the optimizer state over
+  // Megatron FSDP shards the parameters themselves: --fp8-param-gather is the distributed optimizer's.
+  if (o.zero >= 3) o.fp8_param_gather = false;
   o.recompute = l.recompute == Recompute::full;
   o.selective_recompute = l.recompute == Recompute::selective;
   return o;

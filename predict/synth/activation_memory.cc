@@ -158,7 +158,11 @@ double ActivationMemory::head_activation_bytes() const {
   } else if (s_.head == HeadKind::pretraining) {
     a += 3 * T * d * s_.e + norm_saved(T, d);  // transform dense and GELU inputs, decoder input; its LayerNorm
   }
-  if (o_.loss && (s_.head == HeadKind::lm || s_.head == HeadKind::pretraining)) a += T * V * 4;
+  // The loss keeps fp32 log-probabilities; Megatron's fused cross-entropy (Transformer Engine's,
+  // cross_entropy_loss_fusion as the recipes set it) computes the gradient in its forward and writes
+  // it over the 16-bit logits instead, which is all it keeps.
+  if (o_.loss && (s_.head == HeadKind::lm || s_.head == HeadKind::pretraining))
+    a += T * V * (o_.framework == Framework::megatron ? s_.e : 4);
   return a;
 }
 
@@ -166,11 +170,11 @@ double ActivationMemory::head_activation_bytes() const {
 // log_softmax's gradient of the fp32 logits, both [tokens, vocabulary] and alive together beside
 // the kept log-probabilities (head_activation_bytes): 8 bytes per logit. (The cast of that gradient
 // back to 16 bits comes after the first is freed: 6.)
-// Megatron-LM's vocab-parallel cross-entropy writes that gradient into the softmax it kept: only its
-// 16-bit cast for the output layer's backward is new.
+// Megatron's fused cross-entropy wrote that gradient in its forward over the logits it keeps
+// (head_activation_bytes): nothing new.
 double ActivationMemory::loss_transient_bytes() const {
   if (!o_.loss || (s_.head != HeadKind::lm && s_.head != HeadKind::pretraining)) return 0;
-  if (o_.framework == Framework::megatron) return s_.T * double(s_.V) * s_.e;
+  if (o_.framework == Framework::megatron) return 0;
   return 8 * s_.T * double(s_.V);
 }
 

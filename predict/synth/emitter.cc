@@ -270,6 +270,11 @@ void check_parallelism(const SynthOptions& opt) {
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
   if (opt.moe_a2a_overlap && (opt.framework != Framework::megatron || opt.mode != Mode::train))
     throw InputError("option '--moe-a2a-overlap': Megatron-Core's overlap, only with --mode train --framework megatron");
+  if (opt.fp8_param_gather &&
+      (opt.mode != Mode::train || opt.framework != Framework::megatron || opt.recipe == Recipe::none ||
+       opt.recipe == Recipe::nvfp4 || opt.zero >= 3))
+    throw InputError("option '--fp8-param-gather': Megatron's FP8 parameters, only with --mode train --framework "
+                     "megatron, an FP8 --recipe (delayed, current, mxfp8, block) and --zero 0 to 2");
   if (opt.mtp_layers > 0 && opt.mode != Mode::train)
     throw InputError("option '--mtp-layers': multi-token prediction is a training objective; use --mode train");
   if (opt.etp != 0 && opt.mode != Mode::train)

@@ -178,6 +178,10 @@ struct SynthOptions {
   int64_t cp = 1;
   // train: the low-precision recipe of the block layers' GEMMs (none: every GEMM in `dtype`).
   Recipe recipe = Recipe::none;
+  // train, --framework megatron with an FP8 recipe: Megatron's --fp8-param-gather (FP8 primary
+  // weights; Megatron-Bridge's delayed, current-scaling and MXFP8 precision recipes set it): the
+  // block projections' weights live as their narrow copies only, no 16-bit copy beside them.
+  bool fp8_param_gather = false;
   Framework framework = Framework::eager;
   bool compile = false;  // torchtitan / automodel: torch.compile's fused element-wise kernels
   // Pipeline stages' layers (Megatron-LM's pipeline layout), one count per stage (per virtual stage

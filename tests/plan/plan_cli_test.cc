@@ -42,5 +42,18 @@ TEST(PlanCli, MixtureSettingsReachEveryCandidatesCommand) {
   EXPECT_NE(bad.out.find("option '--etp'"), std::string::npos) << bad.out;
 }
 
+// FP8 parameters hold the narrow copies only: a layout that does not fit with a BF16 copy beside them
+// can fit without it, and the winner's command carries the option.
+TEST(PlanCli, Fp8ParametersLetMoreLayoutsFitAndReachTheCommand) {
+  const std::string req = "plan train llama3-8b --gpu H100-SXM --gpus 8 --batch 128 --seq 8192 --dtype fp8 --recipe "
+                          "current --fix tp=1,pp=1,cp=1,mbs=1,recompute=none,zero=1 --memory-fraction 0.95 --format json";
+  const RunResult with = run_kcast(req + " --fp8-param-gather"), without = run_kcast(req, true);
+  ASSERT_EQ(with.rc, 0) << with.out;
+  EXPECT_NE(with.out.find("--fp8-param-gather"), std::string::npos) << with.out;
+  // Without them the same layout needs the BF16 copies too.
+  EXPECT_EQ(without.rc, 2) << without.out;
+  EXPECT_NE(without.out.find("no layout of 8 GPUs fits H100-SXM"), std::string::npos) << without.out;
+}
+
 }  // namespace
 }  // namespace kcast

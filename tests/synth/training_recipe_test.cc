@@ -114,6 +114,36 @@ TEST(TrainingRecipe, QuantizationBytesFollowTheFormats) {
   }
 }
 
+// What the weights hold: the BF16 block weights and the narrow copies TE keeps beside them (row- and
+// column-wise, with their scales: what quantizing writes, whatever it reads; current scaling reads
+// twice but stores what delayed scaling stores). With FP8 parameters (Megatron's --fp8-param-gather)
+// the narrow copies only: the BF16 copy of every block weight is gone.
+TEST(TrainingRecipe, WeightsHoldTheNarrowCopiesAndWithFp8ParametersNoBf16Copy) {
+  const double block = kL * (kD * (kD + 2 * kKvd) + kD * kD + kD * 2 * kF + kF * kD);
+  Footprint plain;
+  synthesize("llama3-8b", small(Recipe::none), &plain);
+  const std::pair<Recipe, double> stored[] = {{Recipe::delayed, 1 + 1},
+                                              {Recipe::current, 1 + 1},
+                                              {Recipe::mxfp8, 1 + 1 + 2.0 / 32},
+                                              {Recipe::block, 1 + 1 + 2 * 4.0 / 128},
+                                              {Recipe::nvfp4, 0.5 + 0.5 + 2.0 / 16}};
+  for (const auto& [r, per_elem] : stored) {
+    Footprint f;
+    synthesize("llama3-8b", small(r), &f);
+    EXPECT_DOUBLE_EQ(f.weight_bytes - plain.weight_bytes, per_elem * block) << transformer::to_string(r);
+    if (r == Recipe::nvfp4) continue;  // no FP4 parameters in Megatron
+    SynthOptions o = small(r);
+    o.fp8_param_gather = true;
+    Footprint g;
+    synthesize("llama3-8b", o, &g);
+    EXPECT_DOUBLE_EQ(f.weight_bytes - g.weight_bytes, 2 * block) << transformer::to_string(r);
+    // Memory only: the same kernels.
+    const auto a = synthesize("llama3-8b", small(r)), b = synthesize("llama3-8b", o);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].bytes, b[i].bytes) << a[i].name;
+  }
+}
+
 TEST(TrainingRecipe, WeightQuantizationIsOncePerStepNotPerMicrobatch) {
   SynthOptions one = small(Recipe::delayed), four = one;
   four.microbatches = 4;
@@ -163,7 +193,12 @@ TEST(TrainingRecipe, BadCombinationsAreOneLineErrorsNamingTheOption) {
            {"--framework nemo", "'--framework': 'nemo' is not one of"},
            {"--pp 2 --pp-layout 1,1,2", "'--pp-layout': give 2 layer counts"},
            {"--pp 2 --pp-layout 1,2", "'--pp-layout': the counts sum to 3"},
-           {"--pp 4 --virtual-stages 2 --microbatches 4", "are more chunks than the 4 layers"}}) {
+           {"--pp 4 --virtual-stages 2 --microbatches 4", "are more chunks than the 4 layers"},
+           {"--dtype fp8 --recipe delayed --fp8-param-gather", "'--fp8-param-gather'"},  // eager, the default
+           {"--framework megatron --fp8-param-gather", "'--fp8-param-gather'"},  // no recipe
+           {"--framework megatron --dtype fp4 --recipe nvfp4 --fp8-param-gather", "'--fp8-param-gather'"},
+           {"--framework megatron --dtype fp8 --recipe delayed --dp 2 --zero 3 --fp8-param-gather",
+            "'--fp8-param-gather'"}}) {
     const auto r = run_kcast(kSmall + "--batch 4 " + c.args + " -o /dev/null", true);
     EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;

@@ -22,6 +22,9 @@ struct RecipeKernels {
   // the weight-gradient GEMM reads (a transpose on Hopper, a second scaling direction with block
   // scales), and their scales (E8M0 per 32 values, E4M3 per 16, FP32 per 128).
   double bytes_per_elem;
+  // Bytes per element of the narrow copies TE keeps of a weight between micro-batches: the row-wise
+  // and column-wise copies and their scales (what quantizing writes).
+  double stored_bytes_per_elem;
   double flops_per_elem;  // amax, scale and cast; nvfp4 adds the 16-point Hadamard transform
   bool needs_fp4_units;   // block-scaled formats run on Blackwell's tensor cores (the FP4 / MX generation)
 };

@@ -175,8 +175,10 @@ Footprint TransformerSynth::footprint() const {
     f.model_flops_per_token = model_flops_per_token();
   }
   // A recipe keeps the narrow row- and column-wise copies of the block weights beside the BF16 ones
-  // (TE's cached FP8 / FP4 weights).
-  if (recipe_) f.weight_bytes += recipe_weight_elems_ * (recipe_->bytes_per_elem - 2);
+  // (TE's cached FP8 / FP4 weights); with FP8 parameters (--fp8-param-gather) instead of them: the
+  // module holds the narrow copies only, the fp32 master copy in the optimizer.
+  if (recipe_)
+    f.weight_bytes += recipe_weight_elems_ * (recipe_->stored_bytes_per_elem - (o_.fp8_param_gather ? e_ : 0.0));
   const ActivationMemory activations(c_, o_, shape());
   if (!train_) {
     f.activation_bytes = activations.inference_peak_bytes();
