@@ -91,6 +91,21 @@ class MixtureTrainingTest(unittest.TestCase):
         self.assertLess(step["expert_compute_share"], 1)
 
 
+class Fp8ParametersTest(unittest.TestCase):
+    def test_fp8_param_gather_is_the_clis_flag_and_lowers_the_memory(self):
+        opts = dict(mode="train", batch=16, seq=2048, dtype="fp8", recipe="current", attention="flash",
+                    framework="megatron", master_weights=True, dp=8, zero=1, microbatches=2)
+        _, with_fp8 = kcast.synth("llama3-8b", gpus=["H100-SXM"], fp8_param_gather=True, **opts)
+        _, without = kcast.synth("llama3-8b", gpus=["H100-SXM"], **opts)
+        expected = cli_json("synth", "llama3-8b", "--mode", "train", "--batch", 16, "--seq", 2048, "--dtype", "fp8",
+                            "--recipe", "current", "--attention", "flash", "--framework", "megatron",
+                            "--master-weights", "--dp", 8, "--zero", 1, "--microbatches", 2, "--fp8-param-gather",
+                            "--gpu", "H100-SXM", "--format", "json", "-o", os.devnull)
+        self.assertEqual(with_fp8, expected)
+        self.assertLess(with_fp8[0]["memory_gb"], without[0]["memory_gb"])
+        self.assertEqual(with_fp8[0]["step_s"], without[0]["step_s"])
+
+
 class PredictTest(unittest.TestCase):
     def test_predict_and_whatif_return_the_clis_json(self):
         lst = kcast.synth("llama2-7b", mode="decode", batch=4, seq=512)
