@@ -369,34 +369,27 @@ void append_kernel_list_header(std::string& line) {
 }
 
 void append_kernel_row(std::string& line, const Kernel& k) {
+  // Each after a comma: a number (empty when unknown), an integer (empty when 0), a text field.
+  auto num = [&](double v) { put_num(line += ',', v); };
+  auto integer = [&](int64_t v) { put_int(line += ',', v); };
+  auto text = [&](const std::string& v) { append_csv_field(line += ',', v); };
   append_csv_field(line, k.name);
-  ((((line += ',') += to_string(k.cls)) += ',') += to_string(k.dtype)) += ',';
+  (line += ',') += to_string(k.cls);
+  (line += ',') += to_string(k.dtype);
+  line += ',';
   if (k.has_shape()) put_int(line, k.batch, false);
-  for (int64_t v : {k.m, k.n, k.k}) {
-    line += ',';
-    put_int(line, v);
-  }
-  line += ',';
-  put_num(line, k.flops);
-  line += ',';
-  put_num(line, k.bytes);
-  for (int64_t v : {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
-                    k.registers, k.shared_bytes}) {
-    line += ',';
-    put_int(line, v);
-  }
-  line += ',';
-  put_num(line, k.count);
-  line += ',';
-  put_num(line, k.duration_us);
-  line += ',';
-  append_csv_field(line, k.gpu);
-  line += ',';
-  put_num(line, k.start_us);
+  for (int64_t v : {k.m, k.n, k.k}) integer(v);
+  num(k.flops);
+  num(k.bytes);
+  for (int64_t v : {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.registers, k.shared_bytes})
+    integer(v);
+  num(k.count);
+  num(k.duration_us);
+  text(k.gpu);
+  num(k.start_us);
   line += ',';
   if (k.stream >= 0) put_int(line, k.stream, false);
-  line += ',';
-  append_csv_field(line, k.context);
+  text(k.context);
   (line += ',') += k.l2_cold ? "cold" : "";
   line += ',';
   if (k.net_bytes > 0) put_num(line, k.net_bytes);

@@ -17,6 +17,7 @@
 #include "io/csv_source.h"
 #include "io/mapped_file.h"
 #include "model/error.h"
+#include "model/parallel_for.h"
 #include "predict/import/import.h"
 #include "predict/import/import_util.h"
 
@@ -212,9 +213,12 @@ bool read_parallel(const std::string& path, const std::string& head, unsigned he
   const std::string_view bytes = mapped.bytes();
   const std::string_view header = bytes.substr(header_at, header_end + 1 - header_at);
   const std::string_view rows = bytes.substr(header_end + 1);
+  // One thread per core, each reading chunks of about kMinChunkBytes in turn: a reader's 48 MiB buffer
+  // is touched only as far as its chunk, and the next reader on the thread takes the same memory.
   const size_t threads = opt.threads ? opt.threads : csv_chunk_count(rows.size(), kMinChunkBytes, kMaxThreads);
   if (threads <= 1) return false;
-  const std::vector<std::string_view> chunks = split_at_line_ends(rows, threads);
+  const std::vector<std::string_view> chunks =
+      split_at_line_ends(rows, opt.threads ? threads : std::max(threads, rows.size() / kMinChunkBytes));
   const size_t parts = chunks.size();
 
   // Each chunk parses into its own part. Line numbers inside a chunk are only known relative to
@@ -222,22 +226,16 @@ bool read_parallel(const std::string& path, const std::string& head, unsigned he
   // reports the first error in file order with its true line number (errors are rare; no pass
   // over the file just to count lines).
   std::vector<std::unique_ptr<KernelSink>> out(parts);
+  for (auto& part : out) part = sink.make_part();
   std::vector<char> failed(parts, 0);
-  {
-    std::vector<std::thread> pool;
-    for (size_t k = 0; k < parts; ++k) {
-      out[k] = sink.make_part();
-      pool.emplace_back([&, k] {
-        try {
-          Reader in(path, std::make_unique<CsvChunkSource>(header, chunks[k]));
-          read_rows(in, header_line, header_line + 1, path, opt, devices, *out[k]);
-        } catch (...) {
-          failed[k] = 1;
-        }
-      });
+  parallel_for(parts, unsigned(threads), [&](size_t k) {
+    try {
+      Reader in(path, std::make_unique<CsvChunkSource>(header, chunks[k]));
+      read_rows(in, header_line, header_line + 1, path, opt, devices, *out[k]);
+    } catch (...) {
+      failed[k] = 1;
     }
-    for (auto& t : pool) t.join();
-  }
+  });
   for (char f : failed)
     if (f) return false;
   for (auto& part : out) sink.merge(std::move(*part));
