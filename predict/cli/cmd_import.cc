@@ -73,6 +73,7 @@ int cmd_import(int argc, char** argv) {
   // Every row kept from a file: formatted as read, and written as is when the trace lists its rows in
   // start order (as Nsight Systems does); otherwise read again, collected and sorted. Standard
   // input cannot be read twice: it is collected.
+  bool read_once = false;
   if (!aggregate && input != "-") {
     KernelListText text;
     read_trace(input, *format, opt, text);
@@ -80,8 +81,11 @@ int cmd_import(int argc, char** argv) {
       emit([&](std::ostream& o) { text.write(o); });
       return 0;
     }
+    read_once = true;
   }
-  const std::vector<Kernel> kernels = import_trace(input, *format, opt, aggregate);
+  ImportOptions again = opt;
+  if (read_once) again.warn = [](const std::string&) {};  // said on the first read
+  const std::vector<Kernel> kernels = import_trace(input, *format, again, aggregate);
   emit([&](std::ostream& o) { write_kernel_list(kernels, o); });
   return 0;
 }
