@@ -44,10 +44,6 @@ double shifted(const Event& ref, double s, double gap) { return ref.replay == re
 
 constexpr double kEventSlackUs = 1.0;
 
-}  // namespace
-
-namespace {
-
 double measured_end(const ReplayTimeline::Entry& e, double time_us) {
   return e.start_us + e.count * (known(e.duration_us) ? e.duration_us : time_us);
 }
