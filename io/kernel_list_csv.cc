@@ -82,13 +82,10 @@ class GpuCells {
   std::string last_in_, last_out_;
 };
 
-// `expected_rows`: an estimate of the rows to come, reserved up front (0: none). A million-row trace
-// otherwise grows its vector by doubling, and touching each new block costs a page fault per page:
-// on this project's VMs page faults were a quarter of `kcast predict`'s time on such a trace.
-// `first_line`: the file line of the first row after the header (a chunk of a larger file starts
-// further down).
-std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelListOptions& opt,
-                             size_t expected_rows, unsigned first_line = 2) {
+// Each row is parsed into the Kernel `slot()` returns, a default-constructed one per row; returns
+// the rows read.
+template <class Slot>
+size_t read_rows(Reader& in, const std::string& file, const KernelListOptions& opt, unsigned first_line, Slot&& slot) {
   in.read_header(io::ignore_extra_column | io::ignore_missing_column, "name", "class", "dtype",
                  "batch", "m", "n", "k", "flops", "bytes", "grid_x", "grid_y", "grid_z", "block_x",
                  "block_y", "block_z", "registers", "shared_bytes", "count", "duration_us", "gpu",
@@ -96,19 +93,15 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
   if (!in.has_column("name")) throw InputError(file + ":1: missing required column 'name'");
   in.set_file_line(first_line - 1);
   char* c[kNumColumns] = {};
-  std::vector<Kernel> out;
-  try {
-    out.reserve(expected_rows);
-    advise_huge_pages(out.data(), out.capacity() * sizeof(Kernel));
-  } catch (const std::bad_alloc&) {  // an estimate too large for the address space: grow as read
-  }
+  size_t rows = 0;
   GpuCells gpus(opt.gpus);
   while (in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12],
                      c[13], c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23], c[24])) {
     const unsigned line = in.get_file_line();
     auto at = [&](int col) { return CellRef{file, line, kKernelListColumns[col]}; };
     // Built in place: a million-row list would otherwise move each row's 288 bytes once more.
-    Kernel& k = out.emplace_back();
+    Kernel& k = slot();
+    ++rows;
     k.name = c[0] ? c[0] : "";
     if (k.name.empty()) throw InputError(at(0).where() + ": kernel name is empty");
     classify(k, c[1], at(1), opt);
@@ -156,6 +149,23 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
     }
     k.derive_from_shape();
   }
+  return rows;
+}
+
+// `expected_rows`: an estimate of the rows to come, reserved up front (0: none). A million-row trace
+// otherwise grows its vector by doubling, and touching each new block costs a page fault per page:
+// on this project's VMs page faults were a quarter of `kcast predict`'s time on such a trace.
+// `first_line`: the file line of the first row after the header (a chunk of a larger file starts
+// further down).
+std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelListOptions& opt,
+                             size_t expected_rows, unsigned first_line = 2) {
+  std::vector<Kernel> out;
+  try {
+    out.reserve(expected_rows);
+    advise_huge_pages(out.data(), out.capacity() * sizeof(Kernel));
+  } catch (const std::bad_alloc&) {  // an estimate too large for the address space: grow as read
+  }
+  read_rows(in, file, opt, first_line, [&]() -> Kernel& { return out.emplace_back(); });
   return out;
 }
 
@@ -208,16 +218,17 @@ void warn(const std::vector<std::string>& lines, const KernelListOptions& opt) {
   }
 }
 
-template <class... Src>
-std::vector<Kernel> read_guarded(const std::string& file, const KernelListOptions& opt, size_t expected_rows,
-                                 unsigned first_line, Src&&... src) {
+// `read(in)` on a reader of `src`, the parser's own errors as InputError.
+template <class Read, class... Src>
+auto read_guarded(Read&& read, Src&&... src) {
   try {
     Reader in(std::forward<Src>(src)...);
-    return read_all(in, file, opt, expected_rows, first_line);
+    return read(in);
   } catch (const io::error::base& e) {
     throw InputError(e.what());
   }
 }
+
 
 // Appenders for the writer, which builds each row in a string: a million rows through ostream's
 // per-character sentries and printf took 1.5x the time Python needs to read the file it wrote from.
@@ -238,14 +249,15 @@ void put_int(std::string& o, int64_t v, bool zero_is_empty = true) {
 constexpr size_t kMinChunkBytes = size_t(8) << 20;
 
 // A large mapped kernel list, split at line ends into chunks of about kChunkBytes read on one
-// thread per core, each chunk's rows moved into the result as soon as every chunk before it is in
-// (so only a few chunks' rows wait at a time, and their memory and the readers' buffers are used
-// again rather than touched fresh). Rows and errors come out as one reader would give them: the
-// rows in file order, the first error in the file with its line. fast-cpp-csv-parser splits lines
-// before quotes, so a quoted field never spans lines and any line end is a row boundary.
-// `expected_rows`: the caller's estimate, reserved.
-std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes,
-                                   size_t expected_rows) {
+// thread per core. Each chunk's lines are counted first (a memchr pass, a few percent of the
+// parse), so every chunk parses straight into its own slots of the result: no row is built twice
+// or moved (moving a million 288-byte rows cost an eighth of `kcast predict`). Rows and errors
+// come out as one reader would give them: the rows in file order (the parser rejects a line that
+// holds no row; should a chunk still read fewer rows than lines, its gap is closed afterwards), the
+// first error in the file with its line.
+// fast-cpp-csv-parser splits lines before quotes, so a quoted field never spans lines and any line
+// end is a row boundary.
+std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes) {
   constexpr size_t kChunkBytes = size_t(16) << 20;
   const size_t header_end = std::min(bytes.size(), bytes.find('\n') + 1);  // npos + 1 == 0: no newline
   const std::string_view header = header_end ? bytes.substr(0, header_end) : bytes;
@@ -253,41 +265,34 @@ std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOpti
   const size_t threads = csv_chunk_count(body.size(), kMinChunkBytes);
   std::vector<std::string_view> chunks = split_at_line_ends(body, std::max(threads, body.size() / kChunkBytes));
   if (chunks.empty()) chunks.push_back(body);
-  auto read_chunk = [&](size_t i, size_t reserve, unsigned first_line) {
-    return read_guarded(path, opt, reserve, first_line, path, std::make_unique<CsvChunkSource>(header, chunks[i]));
-  };
-  std::vector<Kernel> out;
-  try {
-    out.reserve(expected_rows);
-    advise_huge_pages(out.data(), out.capacity() * sizeof(Kernel));
-  } catch (const std::bad_alloc&) {  // an estimate too large for the address space: grow as read
-  }
   const size_t n = chunks.size();
-  std::vector<std::vector<Kernel>> waiting(n);
-  std::vector<char> ready(n, 0);
+  std::vector<size_t> lines(n), begin(n + 1, 0), rows(n, 0);
+  parallel_for(n, unsigned(threads), [&](size_t i) {
+    const std::string_view c = chunks[i];
+    lines[i] = size_t(std::count(c.begin(), c.end(), '\n')) + (!c.empty() && c.back() != '\n');
+  });
+  for (size_t i = 0; i < n; ++i) begin[i + 1] = begin[i] + lines[i];
+  std::vector<Kernel> out(begin[n]);
+  advise_huge_pages(out.data(), out.size() * sizeof(Kernel));
+  auto read_chunk = [&](size_t i, unsigned first_line, auto&& slot) {
+    return read_guarded([&](Reader& in) { return read_rows(in, path, opt, first_line, slot); }, path,
+                        std::make_unique<CsvChunkSource>(header, chunks[i]));
+  };
   std::vector<std::exception_ptr> errors(n);
   std::atomic<size_t> first_failed{n};
-  std::mutex mu;
-  size_t next = 0;  // the first chunk not yet in `out`
   parallel_for(n, unsigned(threads), [&](size_t i) {
     if (i > first_failed.load()) return;  // an earlier chunk failed: its error is the one to report
-    std::vector<Kernel> rows;
     try {
-      // A chunk's lines are not counted up front (a pass over the file): its rows say line 2
-      // onwards until one of them is wrong.
-      rows = read_chunk(i, size_t(double(expected_rows) * double(chunks[i].size()) / double(std::max<size_t>(body.size(), 1))), 2);
+      // Its rows say line 2 onwards until one of them is wrong (then it is read again, below).
+      size_t at = begin[i];
+      rows[i] = read_chunk(i, 2, [&]() -> Kernel& {
+        if (at == begin[i + 1]) throw std::logic_error("kernel list: more rows than lines in a chunk");
+        return out[at++];
+      });
     } catch (...) {
       errors[i] = std::current_exception();
       for (size_t f = first_failed.load(); i < f && !first_failed.compare_exchange_weak(f, i);) {
       }
-      return;
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    waiting[i] = std::move(rows);
-    ready[i] = 1;
-    for (; next < n && ready[next]; ++next) {
-      out.insert(out.end(), std::make_move_iterator(waiting[next].begin()), std::make_move_iterator(waiting[next].end()));
-      std::vector<Kernel>().swap(waiting[next]);
     }
   });
   for (size_t i = 0; i < n; ++i) {
@@ -295,11 +300,18 @@ std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOpti
     if (i == 0) std::rethrow_exception(errors[i]);
     // The first error in the file, again, now with its line: the chunk's first line is the header's
     // line plus the lines of the chunks before it.
-    size_t before = 1;
-    for (size_t j = 0; j < i; ++j) before += size_t(std::count(chunks[j].begin(), chunks[j].end(), '\n'));
-    read_chunk(i, 0, unsigned(before + 1));
+    std::vector<Kernel> scratch;
+    read_chunk(i, unsigned(begin[i] + 2), [&]() -> Kernel& { return scratch.emplace_back(); });
     std::rethrow_exception(errors[i]);  // not reached: the same rows fail the same way
   }
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (kept != begin[i])
+      std::move(out.begin() + std::ptrdiff_t(begin[i]), out.begin() + std::ptrdiff_t(begin[i] + rows[i]),
+                out.begin() + std::ptrdiff_t(kept));
+    kept += rows[i];
+  }
+  out.resize(kept);
   return out;
 }
 
@@ -340,7 +352,8 @@ std::vector<Kernel> parse_kernel_list(const std::string& text, const std::string
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(file + ": empty file (expected a kernel-list CSV with a header row)");
   warn(near_miss_columns(text.substr(0, text.find('\n')), file), opt);
-  return read_guarded(file, opt, 0, 2, file, std::make_unique<MemoryByteSource>(text));
+  return read_guarded([&](Reader& in) { return read_all(in, file, opt, 0); }, file,
+                      std::make_unique<MemoryByteSource>(text));
 }
 
 std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOptions& opt) {
@@ -359,8 +372,8 @@ std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOp
   const size_t expected = lines > 1 ? size_t(double(size) * double(lines) / double(probe.gcount()) * 1.05) : 0;
   warn(near_miss_columns(head.substr(0, head.find('\n')), path), opt);
   const MappedFile mapped(path);
-  if (mapped.valid() && mapped.bytes().size() >= 2 * kMinChunkBytes) return read_in_chunks(path, opt, mapped.bytes(), expected);
-  return read_guarded(path, opt, expected, 2, path);
+  if (mapped.valid() && mapped.bytes().size() >= 2 * kMinChunkBytes) return read_in_chunks(path, opt, mapped.bytes());
+  return read_guarded([&](Reader& in) { return read_all(in, path, opt, expected); }, path);
 }
 
 void append_kernel_list_header(std::string& line) {

@@ -204,6 +204,22 @@ TEST(KernelListCsv, ErrorsInALargeFileNameTheFirstBadRowsLine) {
   }
 }
 
+// Every line of a chunk holds a row (each chunk parses into slots counted from its lines): a blank
+// line is the parser's error, named as one reader names it, wherever it falls.
+TEST(KernelListCsv, BlankLinesInALargeFileFailAsOneReaderFails) {
+  for (size_t blank_after : {size_t(40), size_t(190000)}) {
+    std::string text = big_list(220000);
+    size_t at = 0;
+    for (size_t line = 0; line <= blank_after; ++line) at = text.find('\n', at) + 1;
+    text.insert(at, "\n");
+    const std::string path = write_temp("kcast_big_blank_list.csv", text);
+    const std::string msg = read_error(path);
+    EXPECT_NE(msg.find("line " + std::to_string(blank_after + 2)), std::string::npos) << msg;
+    EXPECT_EQ(msg, error_of_text(text, path));
+    std::remove(path.c_str());
+  }
+}
+
 }  // namespace
 }  // namespace kcast
 
