@@ -10,6 +10,9 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 #include <new>
 #include <ostream>
 
@@ -84,8 +87,10 @@ class GpuCells {
 
 // Each row is parsed into the Kernel `slot()` returns, a default-constructed one per row; returns
 // the rows read.
-template <class Slot>
-size_t read_rows(Reader& in, const std::string& file, const KernelListOptions& opt, unsigned first_line, Slot&& slot) {
+// `done(k)` is called on each row once it is complete.
+template <class Slot, class Done>
+size_t read_rows(Reader& in, const std::string& file, const KernelListOptions& opt, unsigned first_line, Slot&& slot,
+                 Done&& done) {
   in.read_header(io::ignore_extra_column | io::ignore_missing_column, "name", "class", "dtype",
                  "batch", "m", "n", "k", "flops", "bytes", "grid_x", "grid_y", "grid_z", "block_x",
                  "block_y", "block_z", "registers", "shared_bytes", "count", "duration_us", "gpu",
@@ -148,9 +153,12 @@ size_t read_rows(Reader& in, const std::string& file, const KernelListOptions& o
                          std::string(c[24]) + "')");
     }
     k.derive_from_shape();
+    done(k);
   }
   return rows;
 }
+
+void row_done(Kernel&) {}
 
 // `expected_rows`: an estimate of the rows to come, reserved up front (0: none). A million-row trace
 // otherwise grows its vector by doubling, and touching each new block costs a page fault per page:
@@ -165,7 +173,7 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
     advise_huge_pages(out.data(), out.capacity() * sizeof(Kernel));
   } catch (const std::bad_alloc&) {  // an estimate too large for the address space: grow as read
   }
-  read_rows(in, file, opt, first_line, [&]() -> Kernel& { return out.emplace_back(); });
+  read_rows(in, file, opt, first_line, [&]() -> Kernel& { return out.emplace_back(); }, row_done);
   return out;
 }
 
@@ -248,47 +256,54 @@ void put_int(std::string& o, int64_t v, bool zero_is_empty = true) {
 // Below twice this a file is read on one thread (csv_chunk_count).
 constexpr size_t kMinChunkBytes = size_t(8) << 20;
 
-// A large mapped kernel list, split at line ends into chunks of about kChunkBytes read on one
-// thread per core. Each chunk's lines are counted first (a memchr pass, a few percent of the
-// parse), so every chunk parses straight into its own slots of the result: no row is built twice
-// or moved (moving a million 288-byte rows cost an eighth of `kcast predict`). Rows and errors
-// come out as one reader would give them: the rows in file order (the parser rejects a line that
-// holds no row; should a chunk still read fewer rows than lines, its gap is closed afterwards), the
-// first error in the file with its line.
-// fast-cpp-csv-parser splits lines before quotes, so a quoted field never spans lines and any line
-// end is a row boundary.
-std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes) {
+// A large mapped kernel list, split at line ends into chunks of about 16 MB read on one thread per
+// core. Each chunk's lines are counted first (a memchr pass, a few percent of the parse), so every
+// chunk parses straight into its own slots of the result: no row is built twice or moved (moving a
+// million 288-byte rows cost an eighth of `kcast predict`). Rows and errors come out as one reader
+// would give them: the rows in file order (the parser rejects a line that holds no row; should a
+// chunk still read fewer rows than lines, its gap is closed afterwards), the first error in the file
+// with its line. fast-cpp-csv-parser splits lines before quotes, so a quoted field never spans lines
+// and any line end is a row boundary.
+struct Chunks {
+  std::string_view header;
+  std::vector<std::string_view> parts;
+  std::vector<size_t> begin;  // the first slot of each part; begin.back(): the slots of all
+  size_t threads = 1;
+};
+
+Chunks split_into_chunks(std::string_view bytes) {
   constexpr size_t kChunkBytes = size_t(16) << 20;
+  Chunks c;
   const size_t header_end = std::min(bytes.size(), bytes.find('\n') + 1);  // npos + 1 == 0: no newline
-  const std::string_view header = header_end ? bytes.substr(0, header_end) : bytes;
+  c.header = header_end ? bytes.substr(0, header_end) : bytes;
   const std::string_view body = header_end ? bytes.substr(header_end) : std::string_view();
-  const size_t threads = csv_chunk_count(body.size(), kMinChunkBytes);
-  std::vector<std::string_view> chunks = split_at_line_ends(body, std::max(threads, body.size() / kChunkBytes));
-  if (chunks.empty()) chunks.push_back(body);
-  const size_t n = chunks.size();
-  std::vector<size_t> lines(n), begin(n + 1, 0), rows(n, 0);
-  parallel_for(n, unsigned(threads), [&](size_t i) {
-    const std::string_view c = chunks[i];
-    lines[i] = size_t(std::count(c.begin(), c.end(), '\n')) + (!c.empty() && c.back() != '\n');
+  c.threads = csv_chunk_count(body.size(), kMinChunkBytes);
+  c.parts = split_at_line_ends(body, std::max(c.threads, body.size() / kChunkBytes));
+  if (c.parts.empty()) c.parts.push_back(body);
+  const size_t n = c.parts.size();
+  std::vector<size_t> lines(n);
+  parallel_for(n, unsigned(c.threads), [&](size_t i) {
+    const std::string_view p = c.parts[i];
+    lines[i] = size_t(std::count(p.begin(), p.end(), '\n')) + (!p.empty() && p.back() != '\n');
   });
-  for (size_t i = 0; i < n; ++i) begin[i + 1] = begin[i] + lines[i];
-  std::vector<Kernel> out(begin[n]);
-  advise_huge_pages(out.data(), out.size() * sizeof(Kernel));
-  auto read_chunk = [&](size_t i, unsigned first_line, auto&& slot) {
-    return read_guarded([&](Reader& in) { return read_rows(in, path, opt, first_line, slot); }, path,
-                        std::make_unique<CsvChunkSource>(header, chunks[i]));
-  };
+  c.begin.assign(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) c.begin[i + 1] = c.begin[i] + lines[i];
+  return c;
+}
+
+// Runs `parse(i, first_line)` (the rows part i read) on every part, on the threads; rethrows the first
+// error in the file, with its line: its part is parsed again by `reparse(i, first_line)` with the
+// part's true first line. Returns the rows each part read.
+template <class Parse, class Reparse>
+std::vector<size_t> parse_chunks(const Chunks& c, Parse&& parse, Reparse&& reparse) {
+  const size_t n = c.parts.size();
+  std::vector<size_t> rows(n, 0);
   std::vector<std::exception_ptr> errors(n);
   std::atomic<size_t> first_failed{n};
-  parallel_for(n, unsigned(threads), [&](size_t i) {
-    if (i > first_failed.load()) return;  // an earlier chunk failed: its error is the one to report
+  parallel_for(n, unsigned(c.threads), [&](size_t i) {
+    if (i > first_failed.load()) return;  // an earlier part failed: its error is the one to report
     try {
-      // Its rows say line 2 onwards until one of them is wrong (then it is read again, below).
-      size_t at = begin[i];
-      rows[i] = read_chunk(i, 2, [&]() -> Kernel& {
-        if (at == begin[i + 1]) throw std::logic_error("kernel list: more rows than lines in a chunk");
-        return out[at++];
-      });
+      rows[i] = parse(i, 2u);  // its rows say line 2 onwards until one of them is wrong
     } catch (...) {
       errors[i] = std::current_exception();
       for (size_t f = first_failed.load(); i < f && !first_failed.compare_exchange_weak(f, i);) {
@@ -298,21 +313,147 @@ std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOpti
   for (size_t i = 0; i < n; ++i) {
     if (!errors[i]) continue;
     if (i == 0) std::rethrow_exception(errors[i]);
-    // The first error in the file, again, now with its line: the chunk's first line is the header's
-    // line plus the lines of the chunks before it.
-    std::vector<Kernel> scratch;
-    read_chunk(i, unsigned(begin[i] + 2), [&]() -> Kernel& { return scratch.emplace_back(); });
-    std::rethrow_exception(errors[i]);  // not reached: the same rows fail the same way
+    reparse(i, unsigned(c.begin[i] + 2));  // the header's line plus the lines of the parts before it
+    std::rethrow_exception(errors[i]);     // not reached: the same rows fail the same way
   }
+  return rows;
+}
+
+// The slots each part left unfilled closed up, `out` cut to the rows read.
+template <class T>
+void close_gaps(std::vector<T>& out, const Chunks& c, const std::vector<size_t>& rows) {
   size_t kept = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (kept != begin[i])
-      std::move(out.begin() + std::ptrdiff_t(begin[i]), out.begin() + std::ptrdiff_t(begin[i] + rows[i]),
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (kept != c.begin[i])
+      std::move(out.begin() + std::ptrdiff_t(c.begin[i]), out.begin() + std::ptrdiff_t(c.begin[i] + rows[i]),
                 out.begin() + std::ptrdiff_t(kept));
     kept += rows[i];
   }
   out.resize(kept);
+}
+
+// A slot source over `out[begin, end)`: more rows than lines cannot happen (each row is a line).
+template <class T>
+auto slots(std::vector<T>& out, size_t begin, size_t end) {
+  return [&out, at = begin, end]() mutable -> T& {
+    if (at == end) throw std::logic_error("kernel list: more rows than lines in a chunk");
+    return out[at++];
+  };
+}
+
+template <class Slot, class Done>
+size_t parse_part(const std::string& path, const KernelListOptions& opt, const Chunks& c, size_t i, unsigned first_line,
+                  Slot&& slot, Done&& done) {
+  return read_guarded([&](Reader& in) { return read_rows(in, path, opt, first_line, slot, done); }, path,
+                      std::make_unique<CsvChunkSource>(c.header, c.parts[i]));
+}
+
+// Part i parsed again for its error's line, into scratch rows.
+auto reparse_for_line(const std::string& path, const KernelListOptions& opt, const Chunks& c) {
+  return [&](size_t i, unsigned first_line) {
+    std::vector<Kernel> scratch;
+    parse_part(path, opt, c, i, first_line, [&]() -> Kernel& { return scratch.emplace_back(); }, row_done);
+  };
+}
+
+std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes) {
+  const Chunks c = split_into_chunks(bytes);
+  std::vector<Kernel> out(c.begin.back());
+  advise_huge_pages(out.data(), out.size() * sizeof(Kernel));
+  const std::vector<size_t> rows = parse_chunks(
+      c,
+      [&](size_t i, unsigned first_line) {
+        return parse_part(path, opt, c, i, first_line, slots(out, c.begin[i], c.begin[i + 1]), row_done);
+      },
+      reparse_for_line(path, opt, c));
+  close_gaps(out, c, rows);
   return out;
+}
+
+// The fields that make a row's kernel (KernelTable::kinds) as one byte string: the strings, then the
+// numbers as written (the rest of a Kernel follows from its name and class). Rows whose keys are
+// equal launched the same kernel.
+void kind_key(const Kernel& k, std::string& key) {
+#if defined(__GLIBCXX__) && defined(__x86_64__)
+  static_assert(sizeof(Kernel) == 288, "a field added to Kernel must join kind_key (or be one of the per-row ones)");
+#endif
+  key.assign(k.name);
+  key += '\0';
+  key += k.gpu;
+  key += '\0';
+  key += k.context;
+  key += '\0';
+  auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(k.cls), put(k.cls_given), put(k.dtype), put(k.l2_cold);
+  for (int64_t v : {k.batch, k.m, k.n, k.k, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
+                    k.registers, k.shared_bytes})
+    put(v);
+  for (double v : {k.flops, k.bytes, k.net_bytes}) put(std::isnan(v) ? kUnknown : v);
+}
+
+// The kernels one part's rows launched, each kept once with its key.
+struct PartKinds {
+  std::vector<Kernel> kinds;
+  std::unordered_map<std::string, uint32_t> index;
+  std::vector<const std::string*> keys;  // by kind: its key in `index`
+  std::string key;                       // scratch
+  uint32_t intern(const Kernel& k) {
+    kind_key(k, key);
+    if (auto it = index.find(key); it != index.end()) return it->second;
+    auto [it, added] = index.emplace(key, uint32_t(kinds.size()));
+    keys.push_back(&it->first);
+    kinds.push_back(k);
+    return it->second;
+  }
+};
+
+// A fresh row for the parser in the same Kernel every time, its name's buffer kept.
+Kernel& reset(Kernel& k) {
+  std::string name = std::move(k.name);
+  k = Kernel();
+  name.clear();
+  k.name = std::move(name);
+  return k;
+}
+
+KernelTable read_table_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes) {
+  const Chunks c = split_into_chunks(bytes);
+  KernelTable t;
+  t.rows.resize(c.begin.back());
+  const size_t n = c.parts.size();
+  std::vector<PartKinds> kinds(n);
+  const std::vector<size_t> rows = parse_chunks(
+      c,
+      [&](size_t i, unsigned first_line) {
+        Kernel scratch;
+        size_t at = c.begin[i];
+        PartKinds& pk = kinds[i];
+        return parse_part(
+            path, opt, c, i, first_line,
+            [&]() -> Kernel& {
+              if (at == c.begin[i + 1]) throw std::logic_error("kernel list: more rows than lines in a chunk");
+              return reset(scratch);
+            },
+            [&](const Kernel& k) { t.rows[at++] = {k.count, k.duration_us, k.start_us, k.stream, pk.intern(k)}; });
+      },
+      reparse_for_line(path, opt, c));
+  // The parts' kinds merged in file order, so kinds come in the order of their first rows.
+  std::unordered_map<std::string_view, uint32_t> index;
+  std::vector<std::vector<uint32_t>> global(n);
+  for (size_t i = 0; i < n; ++i) {
+    PartKinds& pk = kinds[i];
+    global[i].resize(pk.kinds.size());
+    for (size_t j = 0; j < pk.kinds.size(); ++j) {
+      auto [it, added] = index.emplace(*pk.keys[j], uint32_t(t.kinds.size()));
+      if (added) t.kinds.push_back(std::move(pk.kinds[j]));
+      global[i][j] = it->second;
+    }
+  }
+  parallel_for(n, unsigned(c.threads), [&](size_t i) {
+    for (size_t r = c.begin[i]; r < c.begin[i] + rows[i]; ++r) t.rows[r].kind = global[i][t.rows[r].kind];
+  });
+  close_gaps(t.rows, c, rows);
+  return t;
 }
 
 }  // namespace
@@ -356,8 +497,14 @@ std::vector<Kernel> parse_kernel_list(const std::string& text, const std::string
                       std::make_unique<MemoryByteSource>(text));
 }
 
-std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOptions& opt) {
-  if (path == "-") return parse_kernel_list(read_file("-"), "<stdin>", opt);
+namespace {
+
+// The file at `path` read by `chunked(mapped bytes)` when it is large, else by `whole(reader, expected
+// rows)`; standard input by `text(contents)`. Both warn first of near-miss columns.
+template <class Chunked, class Whole, class Text>
+auto read_list_file(const std::string& path, const KernelListOptions& opt, Chunked&& chunked, Whole&& whole,
+                    Text&& text) {
+  if (path == "-") return text(read_file("-"));
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw InputError(path + ": cannot open");
   probe.seekg(0, std::ios::end);
@@ -372,8 +519,24 @@ std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOp
   const size_t expected = lines > 1 ? size_t(double(size) * double(lines) / double(probe.gcount()) * 1.05) : 0;
   warn(near_miss_columns(head.substr(0, head.find('\n')), path), opt);
   const MappedFile mapped(path);
-  if (mapped.valid() && mapped.bytes().size() >= 2 * kMinChunkBytes) return read_in_chunks(path, opt, mapped.bytes());
-  return read_guarded([&](Reader& in) { return read_all(in, path, opt, expected); }, path);
+  if (mapped.valid() && mapped.bytes().size() >= 2 * kMinChunkBytes) return chunked(mapped.bytes());
+  return read_guarded([&](Reader& in) { return whole(in, expected); }, path);
+}
+
+}  // namespace
+
+std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOptions& opt) {
+  return read_list_file(
+      path, opt, [&](std::string_view bytes) { return read_in_chunks(path, opt, bytes); },
+      [&](Reader& in, size_t expected) { return read_all(in, path, opt, expected); },
+      [&](const std::string& text) { return parse_kernel_list(text, "<stdin>", opt); });
+}
+
+KernelTable read_kernel_table(const std::string& path, const KernelListOptions& opt) {
+  return read_list_file(
+      path, opt, [&](std::string_view bytes) { return read_table_in_chunks(path, opt, bytes); },
+      [&](Reader& in, size_t expected) { return KernelTable::of_rows(read_all(in, path, opt, expected)); },
+      [&](const std::string& text) { return KernelTable::of_rows(parse_kernel_list(text, "<stdin>", opt)); });
 }
 
 void append_kernel_list_header(std::string& line) {

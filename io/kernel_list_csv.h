@@ -9,6 +9,7 @@
 #include "model/classifier.h"
 #include "model/gpu_database.h"
 #include "model/kernel.h"
+#include "model/kernel_rows.h"
 
 namespace kcast {
 
@@ -28,6 +29,9 @@ std::vector<std::string> near_miss_columns(const std::string& header_line, const
 
 // path "-" reads standard input.
 std::vector<Kernel> read_kernel_list(const std::string& path, const KernelListOptions& opt);
+// The same rows as a table (model/kernel_rows.h): each distinct kernel once, each row 40 bytes. What
+// `kcast predict` and `kcast whatif` read a trace as.
+KernelTable read_kernel_table(const std::string& path, const KernelListOptions& opt);
 std::vector<Kernel> parse_kernel_list(const std::string& text, const std::string& file,
                                       const KernelListOptions& opt);
 

@@ -47,7 +47,7 @@ int cmd_predict(int argc, char** argv) {
   const GpuDatabase& db = default_gpu_database();
   const std::vector<const GpuSpec*> specs = resolve_gpu_list(db, gpus);
   const LoadedModel lm = model_or_default(model);
-  const std::vector<Kernel> rows = read_kernel_list(kernels, KernelListOptions{&db, &default_classifier()});
+  const KernelTable rows = read_kernel_table(kernels, KernelListOptions{&db, &default_classifier()});
   require_kernel_rows(rows, kernels);
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
   if (const std::string warn = unknown_work_warning(w, kernels); !warn.empty())

@@ -70,7 +70,7 @@ int cmd_whatif(int argc, char** argv) {
   const LoadedModel lm = model_or_default(model);
   const GpuCaps base = lm.caps_for(*spec);
   apply_changes(base, ws.changes);  // reject bad knob values before reading the kernel list
-  const std::vector<Kernel> rows = read_kernel_list(kernels, KernelListOptions{&db, &default_classifier()});
+  const KernelTable rows = read_kernel_table(kernels, KernelListOptions{&db, &default_classifier()});
   require_kernel_rows(rows, kernels);
   const PreparedWorkload w = prepare_workload(rows, lm, db, eo, kernels);
   if (const std::string warn = unknown_work_warning(w, kernels); !warn.empty())

@@ -93,7 +93,7 @@ std::vector<const GpuSpec*> resolve_gpu_list(const GpuDatabase& db, const std::s
   return out;
 }
 
-void require_kernel_rows(const std::vector<Kernel>& rows, const std::string& file) {
+void require_kernel_rows(const KernelRows& rows, const std::string& file) {
   if (rows.empty())
     throw InputError(file + ": no kernel rows (only a header): nothing to predict");
 }

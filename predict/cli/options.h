@@ -11,6 +11,7 @@
 #include "model/dtype.h"
 #include "model/error.h"
 #include "model/gpu_database.h"
+#include "model/kernel_rows.h"
 
 namespace kcast::cli {
 
@@ -64,6 +65,6 @@ double positive_number(const po::variables_map& vm, const char* option, double f
 DType dtype_named(const char* option, const std::string& name);
 
 // A kernel list with no rows is an error naming `file`: its prediction, zero, would be silently wrong.
-void require_kernel_rows(const std::vector<Kernel>& rows, const std::string& file);
+void require_kernel_rows(const KernelRows& rows, const std::string& file);
 
 }  // namespace kcast::cli

@@ -38,12 +38,12 @@ struct MatrixWork {
 };
 MatrixWork matrix_work(const PreparedWorkload& w, Part part) {
   PerDType<double> by{};
-  for (size_t r = 0; r < w.rows->size(); ++r) {
-    const Kernel& row = (*w.rows)[r];
+  for (size_t r = 0; r < w.rows.size(); ++r) {
+    const Kernel& row = w.rows.kind(r);
     const Kernel& k = w.kernels[w.uniq.of_row[r]];
     const bool recomputed = row.name.ends_with(synth::kRecomputeSuffix);
     if (!is_matrix_class(k.cls) || !known(k.flops) || !in_part(row, part) || recomputed) continue;
-    by[int(k.dtype)] += row.count * k.flops;
+    by[int(k.dtype)] += w.rows.count(r) * k.flops;
   }
   MatrixWork m;
   for (int i = 0; i < kNumDTypes; ++i) {
@@ -55,17 +55,17 @@ MatrixWork matrix_work(const PreparedWorkload& w, Part part) {
 
 double part_bytes(const PreparedWorkload& w, Part part) {
   double b = 0;
-  for (size_t r = 0; r < w.rows->size(); ++r) {
+  for (size_t r = 0; r < w.rows.size(); ++r) {
     const Kernel& k = w.kernels[w.uniq.of_row[r]];
-    if (in_part((*w.rows)[r], part) && known(k.bytes)) b += (*w.rows)[r].count * k.bytes;
+    if (in_part(w.rows.kind(r), part) && known(k.bytes)) b += w.rows.count(r) * k.bytes;
   }
   return b;
 }
 
 double part_us(const PreparedWorkload& w, const GpuPrediction& p, Part part) {
   double us = 0;
-  for (size_t r = 0; r < w.rows->size(); ++r)
-    if (in_part((*w.rows)[r], part)) us += (*w.rows)[r].count * p.row_us[r];
+  for (size_t r = 0; r < w.rows.size(); ++r)
+    if (in_part(w.rows.kind(r), part)) us += w.rows.count(r) * p.row_us[r];
   return us;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <cstring>
 #include <unordered_map>
 
@@ -60,15 +61,27 @@ struct KeyHash {
 
 bool same_model_inputs(const Kernel& a, const Kernel& b) { return key_of(a) == key_of(b); }
 
-UniqueKernels dedupe_kernels(const std::vector<Kernel>& rows) {
+UniqueKernels dedupe_kernels(const KernelRows& rows) {
+  // The distinct kernel of each kind, then of each row (for a vector's rows, kinds are rows).
+  std::vector<uint32_t> of_kind(rows.kind_count());
+  size_t distinct = 0;
+  {
+    std::unordered_map<Key, uint32_t, KeyHash> index;
+    index.reserve(1024);
+    for (size_t i = 0; i < of_kind.size(); ++i) {
+      auto [it, inserted] = index.try_emplace(key_of(rows.kind_at(i)), uint32_t(distinct));
+      distinct += inserted;
+      of_kind[i] = it->second;
+    }
+  }
+  // A table lists its kinds in the order of their first rows, so the numbering is the rows' order too.
   UniqueKernels u;
   u.of_row.resize(rows.size());
-  std::unordered_map<Key, uint32_t, KeyHash> index;
-  index.reserve(1024);
+  u.rep.assign(distinct, UINT32_MAX);
   for (size_t r = 0; r < rows.size(); ++r) {
-    auto [it, inserted] = index.try_emplace(key_of(rows[r]), uint32_t(u.rep.size()));
-    if (inserted) u.rep.push_back(uint32_t(r));
-    u.of_row[r] = it->second;
+    const uint32_t d = of_kind[rows.kind_of(r)];
+    u.of_row[r] = d;
+    if (u.rep[d] == UINT32_MAX) u.rep[d] = uint32_t(r);
   }
   return u;
 }

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/kernel.h"
+#include "model/kernel_rows.h"
 
 namespace kcast {
 
@@ -15,7 +15,8 @@ struct UniqueKernels {
   std::vector<uint32_t> of_row;  // the distinct kernel each row maps to
 };
 
-UniqueKernels dedupe_kernels(const std::vector<Kernel>& rows);
+// Over a table's rows the distinct kernels are found among its kinds (a few hundred), not its rows.
+UniqueKernels dedupe_kernels(const KernelRows& rows);
 
 // True when the model cannot tell the two kernels apart (same dedupe key).
 bool same_model_inputs(const Kernel& a, const Kernel& b);

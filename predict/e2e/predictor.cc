@@ -28,41 +28,49 @@ struct TupleHash {
   }
 };
 
-// Context floors, looked up once per distinct context string.
-void add_context_floors(PreparedWorkload& w, const std::vector<Kernel>& rows, const LoadedModel& lm) {
-  const bool any_context = std::any_of(rows.begin(), rows.end(), [](const Kernel& k) { return !k.context.empty(); });
-  if (any_context) {
-    w.context_us.resize(rows.size());
-    std::string last;
-    double last_us = 0;
-    for (size_t r = 0; r < rows.size(); ++r) {
-      if (rows[r].context.empty()) continue;
-      if (rows[r].context != last) last = rows[r].context, last_us = lm.model.params().context_overhead(last);
-      w.context_us[r] = last_us;
-      if (const double b = lm.model.context_pass_bytes(rows[r]); b > 0) {
-        w.context_pass_bytes.resize(rows.size());
-        w.context_pass_bytes[r] = b;
-      }
-    }
+// Context floors, looked up once per kind (the context is a field of the kernel a row launched).
+void add_context_floors(PreparedWorkload& w, const KernelRows& rows, const LoadedModel& lm) {
+  std::vector<double> kind_us(rows.kind_count(), 0.0), kind_bytes(rows.kind_count(), 0.0);
+  bool any_context = false, any_bytes = false;
+  for (size_t i = 0; i < rows.kind_count(); ++i) {
+    const Kernel& k = rows.kind_at(i);
+    if (k.context.empty()) continue;
+    any_context = true;
+    kind_us[i] = lm.model.params().context_overhead(k.context);
+    kind_bytes[i] = std::max(0.0, lm.model.context_pass_bytes(k));
+    any_bytes |= kind_bytes[i] > 0;
+  }
+  if (!any_context) return;
+  w.context_us.resize(rows.size());
+  if (any_bytes) w.context_pass_bytes.resize(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    w.context_us[r] = kind_us[rows.kind_of(r)];
+    if (any_bytes) w.context_pass_bytes[r] = kind_bytes[rows.kind_of(r)];
   }
 }
 
 // Source GPUs of measured rows.
-void assign_sources(PreparedWorkload& w, const std::vector<Kernel>& rows, const LoadedModel& lm, const GpuDatabase& db,
+void assign_sources(PreparedWorkload& w, const KernelRows& rows, const LoadedModel& lm, const GpuDatabase& db,
                     const E2eOptions& opt, const std::string& file) {
   w.source_of_row.assign(rows.size(), -1);
   if (opt.mode != PredictMode::absolute) {
     std::map<std::string, int16_t> index;  // as written in the file -> source
+    std::vector<int16_t> of_kind(rows.kind_count(), -2);  // the gpu is a field of the kind; -2: not looked up
     std::string last;
     int16_t last_idx = -1;
     for (size_t r = 0; r < rows.size(); ++r) {
-      const Kernel& k = rows[r];
+      const Kernel& k = rows.kind(r);
+      const double duration_us = rows.duration_us(r);
       // A zero duration is no measurement to scale (it would predict zero on every GPU).
-      if (!(k.duration_us > 0) || k.gpu.empty()) {
+      if (!(duration_us > 0) || k.gpu.empty()) {
         if (opt.mode == PredictMode::transfer)
           throw InputError(file + ": data row " + std::to_string(r + 1) + " ('" + k.name + "'): transfer mode needs " +
-                           (k.duration_us > 0 ? "column 'gpu'" : "a positive 'duration_us'") +
+                           (duration_us > 0 ? "column 'gpu'" : "a positive 'duration_us'") +
                            " (use --mode auto to predict unmeasured rows absolutely)");
+        continue;
+      }
+      if (int16_t& known_source = of_kind[rows.kind_of(r)]; known_source >= 0) {
+        w.source_of_row[r] = known_source;
         continue;
       }
       if (k.gpu != last) {
@@ -88,7 +96,7 @@ void assign_sources(PreparedWorkload& w, const std::vector<Kernel>& rows, const 
         last = k.gpu;
         last_idx = it->second;
       }
-      w.source_of_row[r] = last_idx;
+      w.source_of_row[r] = of_kind[rows.kind_of(r)] = last_idx;
     }
   }
 }
@@ -99,7 +107,7 @@ void assign_sources(PreparedWorkload& w, const std::vector<Kernel>& rows, const 
 // a few hundred kernels costs a few thousand inferences and predictions per GPU. Transfer still
 // scales each row's own measurement by the model's ratio, so a measurement on its own GPU is
 // reproduced exactly.
-void find_distinct_kernels(PreparedWorkload& w, const std::vector<Kernel>& rows, const LoadedModel& lm,
+void find_distinct_kernels(PreparedWorkload& w, const KernelRows& rows, const LoadedModel& lm,
                            const E2eOptions& opt) {
   const UniqueKernels same = dedupe_kernels(rows);
   std::vector<int64_t> bucket_of(rows.size(), -1);
@@ -113,12 +121,12 @@ void find_distinct_kernels(PreparedWorkload& w, const std::vector<Kernel>& rows,
     std::unordered_map<std::tuple<uint32_t, int16_t, bool, int64_t>, uint32_t, TupleHash> index;
     for (size_t r = 0; r < rows.size(); ++r) {
       const int16_t s = w.source_of_row[r];
-      if (s < 0 || !lacks_work(rows[r])) continue;
+      if (s < 0 || !lacks_work(rows.kind(r))) continue;
       const GpuCaps& src = w.source_caps[s];
       const double ctx = w.context_us.empty() ? 0.0 : w.context_us[r] * src.context_scale;
-      const double gpu_us = measured_gpu_time(rows[r].duration_us, ctx, src.launch_floor_us);
+      const double gpu_us = measured_gpu_time(rows.duration_us(r), ctx, src.launch_floor_us);
       const int64_t b = std::llround(std::log2(gpu_us) * 1024.0);
-      auto [it, fresh] = index.try_emplace({same.of_row[r], s, infers_flops(rows[r]), b}, uint32_t(buckets.size()));
+      auto [it, fresh] = index.try_emplace({same.of_row[r], s, infers_flops(rows.kind(r)), b}, uint32_t(buckets.size()));
       if (fresh) buckets.push_back({r, std::exp2(double(b) / 1024.0), {}});
       bucket_of[r] = it->second;
     }
@@ -127,7 +135,7 @@ void find_distinct_kernels(PreparedWorkload& w, const std::vector<Kernel>& rows,
   parallel_for((buckets.size() + kChunk - 1) / kChunk, opt.max_threads, [&](size_t c) {
     for (size_t i = c * kChunk; i < std::min(buckets.size(), (c + 1) * kChunk); ++i) {
       Bucket& bk = buckets[i];
-      bk.inferred = with_inferred_work(rows[bk.rep], bk.gpu_us, w.source_caps[w.source_of_row[bk.rep]], lm.model);
+      bk.inferred = with_inferred_work(rows.row(bk.rep), bk.gpu_us, w.source_caps[w.source_of_row[bk.rep]], lm.model);
     }
   });
   // The distinct kernels: the model-identical groups, a bucket with inferred work its own group.
@@ -140,15 +148,15 @@ void find_distinct_kernels(PreparedWorkload& w, const std::vector<Kernel>& rows,
       if (group_id[g] < 0) {
         group_id[g] = int64_t(w.uniq.rep.size());
         w.uniq.rep.push_back(uint32_t(r));
-        w.kernels.push_back(inferred ? buckets[size_t(bucket_of[r])].inferred : rows[r]);
+        w.kernels.push_back(inferred ? buckets[size_t(bucket_of[r])].inferred : rows.row(r));
       }
       w.uniq.of_row[r] = uint32_t(group_id[g]);
-      w.network_rows += rows[r].net_bytes > 0;
-      w.link_rows += rows[r].cls == KernelClass::communication ||
-                     (rows[r].cls == KernelClass::memcpy && rows[r].copy == CopyKind::peer);
+      const Kernel& k = rows.kind(r);
+      w.network_rows += k.net_bytes > 0;
+      w.link_rows += k.cls == KernelClass::communication || (k.cls == KernelClass::memcpy && k.copy == CopyKind::peer);
       if (inferred) {
         ++w.inferred_work_rows;
-      } else if (lacks_work(rows[r]) && w.source_of_row[r] < 0) {
+      } else if (lacks_work(k) && w.source_of_row[r] < 0) {
         if (w.unknown_work_rows++ == 0) w.first_unknown_work_row = r;
       }
     }
@@ -156,7 +164,7 @@ void find_distinct_kernels(PreparedWorkload& w, const std::vector<Kernel>& rows,
 }
 
 // Source predictions, only for the distinct kernels each source measured.
-void predict_on_sources(PreparedWorkload& w, const std::vector<Kernel>& rows, const LoadedModel& lm,
+void predict_on_sources(PreparedWorkload& w, const KernelRows& rows, const LoadedModel& lm,
                         const E2eOptions& opt) {
   w.source_pred.resize(w.sources.size());
   parallel_for(w.sources.size(), opt.max_threads, [&](size_t s) {
@@ -171,15 +179,15 @@ void predict_on_sources(PreparedWorkload& w, const std::vector<Kernel>& rows, co
 }
 
 // The measured kernel time and step time, when every row is measured.
-void add_measured_totals(PreparedWorkload& w, const std::vector<Kernel>& rows) {
+void add_measured_totals(PreparedWorkload& w, const KernelRows& rows) {
   double measured = 0;
   bool all_measured = true;
-  for (const Kernel& k : rows) {
-    if (!known(k.duration_us)) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (!known(rows.duration_us(r))) {
       all_measured = false;
       break;
     }
-    measured += k.count * k.duration_us;
+    measured += rows.count(r) * rows.duration_us(r);
   }
   if (all_measured) {
     w.measured_kernel_us = measured;
@@ -189,17 +197,17 @@ void add_measured_totals(PreparedWorkload& w, const std::vector<Kernel>& rows) {
 
 }  // namespace
 
-PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedModel& lm,
-                                  const GpuDatabase& db, const E2eOptions& opt, const std::string& file) {
+PreparedWorkload prepare_workload(const KernelRows& rows, const LoadedModel& lm, const GpuDatabase& db,
+                                  const E2eOptions& opt, const std::string& file) {
   PreparedWorkload w;
   w.file = file;
-  w.rows = &rows;
+  w.rows = rows;
   w.model = &lm.model;
   w.opt = opt;
   w.timeline = timeline_order(rows);
   w.replay = replay_timeline(rows, w.timeline);
   w.row_facts.reserve(rows.size());
-  for (const Kernel& k : rows) w.row_facts.push_back({k.count, k.duration_us, k.cls});
+  for (size_t r = 0; r < rows.size(); ++r) w.row_facts.push_back({rows.count(r), rows.duration_us(r), rows.kind(r).cls});
   add_context_floors(w, rows, lm);
   assign_sources(w, rows, lm, db, opt, file);
   find_distinct_kernels(w, rows, lm, opt);
@@ -210,8 +218,8 @@ PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedM
 
 std::string unknown_work_warning(const PreparedWorkload& w, const std::string& file) {
   if (w.unknown_work_rows == 0) return "";
-  const Kernel& k = (*w.rows)[w.first_unknown_work_row];
-  return file + ": " + std::to_string(w.unknown_work_rows) + " of " + std::to_string(w.rows->size()) +
+  const Kernel& k = w.rows.kind(w.first_unknown_work_row);
+  return file + ": " + std::to_string(w.unknown_work_rows) + " of " + std::to_string(w.rows.size()) +
          " rows have no work (shape, flops or bytes) and " +
          (w.opt.mode == PredictMode::absolute ? std::string("absolute mode does not infer it from measured durations")
                                               : std::string("no measured duration to infer it from")) +
@@ -240,7 +248,7 @@ std::vector<KernelPrediction> predict_unique(const PreparedWorkload& w, const Gp
 
 GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu, const GpuCaps& caps,
                               const std::vector<KernelPrediction>& target_pred, double host_gap_scale) {
-  const std::vector<Kernel>& rows = *w.rows;
+  const KernelRows& rows = w.rows;
   const E2eOptions& opt = w.opt;
   GpuPrediction g;
   g.gpu = gpu;
@@ -248,7 +256,12 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
   g.rows = rows.size();
   g.timeline = !w.timeline.empty();
   const bool keep_times = opt.keep_rows || g.timeline;
-  if (keep_times) g.row_us.resize(rows.size());
+  // Row times the replay alone reads go to this thread's scratch, used again for its next target:
+  // fresh per target they were 8 MB of new pages a GPU on a million rows, which cost more than
+  // computing them.
+  thread_local std::vector<double> scratch_us;
+  std::vector<double>& row_us = opt.keep_rows ? g.row_us : scratch_us;
+  if (keep_times) row_us.resize(rows.size());
   if (opt.keep_rows) g.row_bound.resize(rows.size()), g.row_transferred.resize(rows.size());
   std::vector<uint8_t> source_used(w.sources.size(), 0);
   const double floor_t = caps.launch_floor_us;
@@ -298,13 +311,12 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
     g.invocations += k.count;
     g.by_class_bound[int(k.cls)][int(b)] += busy;
     ++g.class_rows[int(k.cls)];
-    if (keep_times) g.row_us[r] = t;
+    if (keep_times) row_us[r] = t;
     if (opt.keep_rows) g.row_bound[r] = uint8_t(b), g.row_transferred[r] = s >= 0;
   }
   for (size_t s = 0; s < w.sources.size(); ++s)
     if (source_used[s]) g.source_gpus.push_back(w.sources[s]);
-  g.step_us = g.timeline ? replay_step_time(w.replay, g.row_us, ReplayOptions{opt.cuda_graph, host_gap_scale}) : g.kernel_us;
-  if (!opt.keep_rows) g.row_us = {};
+  g.step_us = g.timeline ? replay_step_time(w.replay, row_us, ReplayOptions{opt.cuda_graph, host_gap_scale}) : g.kernel_us;
   return g;
 }
 

@@ -32,7 +32,7 @@ struct E2eOptions {
 // The kernel list prepared once for any number of targets: dedupe, source GPUs and their model
 // predictions, per-row context floors and the timeline order.
 struct PreparedWorkload {
-  const std::vector<Kernel>* rows = nullptr;
+  KernelRows rows;  // a view: the list it was prepared from must outlive it
   // One per distinct kernel (uniq.rep): what the model predicts. A measured row that names no work
   // stands in with the work its measurement implies on its source GPU (model/inferred_work.h).
   std::vector<Kernel> kernels;
@@ -74,10 +74,12 @@ void require_interconnect(const PreparedWorkload& w, const GpuCaps& gpu);
 
 // Throws InputError (naming `file` and the row) when transfer mode meets an unmeasured row, or when
 // a row's gpu does not resolve.
-PreparedWorkload prepare_workload(const std::vector<Kernel>& rows, const LoadedModel& model,
-                                  const GpuDatabase& db, const E2eOptions& opt, const std::string& file);
+PreparedWorkload prepare_workload(const KernelRows& rows, const LoadedModel& model, const GpuDatabase& db,
+                                  const E2eOptions& opt, const std::string& file);
 // The result points into `rows`: a temporary list would dangle.
 PreparedWorkload prepare_workload(std::vector<Kernel>&&, const LoadedModel&, const GpuDatabase&, const E2eOptions&,
+                                  const std::string&) = delete;
+PreparedWorkload prepare_workload(KernelTable&&, const LoadedModel&, const GpuDatabase&, const E2eOptions&,
                                   const std::string&) = delete;
 
 struct GpuPrediction {

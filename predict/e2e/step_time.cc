@@ -9,12 +9,12 @@
 
 namespace kcast {
 
-std::vector<uint32_t> timeline_order(const std::vector<Kernel>& rows) {
+std::vector<uint32_t> timeline_order(const KernelRows& rows) {
   std::vector<uint32_t> order;
   for (size_t r = 0; r < rows.size(); ++r)
-    if (known(rows[r].start_us)) order.push_back(uint32_t(r));
+    if (known(rows.start_us(r))) order.push_back(uint32_t(r));
   // Traces are usually already sorted; check before paying for a sort.
-  auto before = [&](uint32_t a, uint32_t b) { return rows[a].start_us < rows[b].start_us; };
+  auto before = [&](uint32_t a, uint32_t b) { return rows.start_us(a) < rows.start_us(b); };
   if (!std::is_sorted(order.begin(), order.end(), before)) std::stable_sort(order.begin(), order.end(), before);
   return order;
 }
@@ -101,7 +101,8 @@ void plan_anchors(ReplayTimeline& t) {
 // launches anchored to it.
 double replay_planned(const ReplayTimeline& tl, const std::vector<double>& time_us, const ReplayOptions& opt) {
   const size_t n = tl.timed.size();
-  std::vector<double> replay_end(n);
+  thread_local std::vector<double> replay_end;  // this thread's, used again for its next target (predictor.cc)
+  replay_end.resize(n);
   const double t0 = tl.timed.front().start_us;
   Event prev_start{t0, t0};
   double span_end = t0;
@@ -121,20 +122,17 @@ double replay_planned(const ReplayTimeline& tl, const std::vector<double>& time_
 
 }  // namespace
 
-ReplayTimeline replay_timeline(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order) {
+ReplayTimeline replay_timeline(const KernelRows& rows, const std::vector<uint32_t>& order) {
   ReplayTimeline t;
   t.timed.reserve(order.size());
-  for (uint32_t r : order) {
-    const Kernel& k = rows[r];
-    t.timed.push_back({k.start_us, k.count, k.duration_us, k.stream, r});
-  }
+  for (uint32_t r : order) t.timed.push_back({rows.start_us(r), rows.count(r), rows.duration_us(r), rows.stream(r), r});
   for (size_t r = 0; r < rows.size(); ++r)
-    if (!known(rows[r].start_us)) t.untimed.emplace_back(uint32_t(r), rows[r].count);
+    if (!known(rows.start_us(r))) t.untimed.emplace_back(uint32_t(r), rows.count(r));
   plan_anchors(t);
   return t;
 }
 
-double replay_step_time(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order,
+double replay_step_time(const KernelRows& rows, const std::vector<uint32_t>& order,
                         const std::vector<double>& time_us, const ReplayOptions& opt) {
   return replay_step_time(replay_timeline(rows, order), time_us, opt);
 }
@@ -175,16 +173,16 @@ double replay_step_time(const ReplayTimeline& timeline, const std::vector<double
   return (span_end - t0) + untimed;
 }
 
-double measured_step_time(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order) {
+double measured_step_time(const KernelRows& rows, const std::vector<uint32_t>& order) {
   double untimed = 0;
-  for (const Kernel& k : rows) {
-    if (!known(k.duration_us)) return kUnknown;
-    if (!known(k.start_us)) untimed += k.count * k.duration_us;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (!known(rows.duration_us(r))) return kUnknown;
+    if (!known(rows.start_us(r))) untimed += rows.count(r) * rows.duration_us(r);
   }
   if (order.empty()) return untimed;
-  const double t0 = rows[order[0]].start_us;
+  const double t0 = rows.start_us(order[0]);
   double end = t0;
-  for (uint32_t r : order) end = std::max(end, rows[r].start_us + rows[r].count * rows[r].duration_us);
+  for (uint32_t r : order) end = std::max(end, rows.start_us(r) + rows.count(r) * rows.duration_us(r));
   return (end - t0) + untimed;
 }
 

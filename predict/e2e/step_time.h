@@ -23,12 +23,12 @@
 #include <utility>
 #include <vector>
 
-#include "model/kernel.h"
+#include "model/kernel_rows.h"
 
 namespace kcast {
 
 // Rows with a known start_us, in start order (ties by row order).
-std::vector<uint32_t> timeline_order(const std::vector<Kernel>& rows);
+std::vector<uint32_t> timeline_order(const KernelRows& rows);
 
 struct ReplayOptions {
   bool cuda_graph = false;
@@ -53,18 +53,18 @@ struct ReplayTimeline {
   // and the previous entry on its stream (-1: none). Empty otherwise (replayed event by event).
   std::vector<int32_t> last_end, stream_prev;
 };
-ReplayTimeline replay_timeline(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order);
+ReplayTimeline replay_timeline(const KernelRows& rows, const std::vector<uint32_t>& order);
 
 // `time_us[r]`: the target time of one invocation of row r. Measured busy time of a row is
 // count * duration_us where measured, else count * time_us[r] (no better estimate of where it ended).
 // Returns the step time: replayed span of the timeline plus the untimed rows' count * time.
-double replay_step_time(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order,
+double replay_step_time(const KernelRows& rows, const std::vector<uint32_t>& order,
                         const std::vector<double>& time_us, const ReplayOptions& opt = {});
 double replay_step_time(const ReplayTimeline& timeline, const std::vector<double>& time_us,
                         const ReplayOptions& opt = {});
 
 // The measured step: span of the trace (first start to last end) plus the untimed rows' measured
 // count * duration_us. NaN when some row lacks duration_us.
-double measured_step_time(const std::vector<Kernel>& rows, const std::vector<uint32_t>& order);
+double measured_step_time(const KernelRows& rows, const std::vector<uint32_t>& order);
 
 }  // namespace kcast

@@ -20,7 +20,7 @@ void put_double(std::string& buf, double v) {
 
 void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPrediction>& preds,
                           const std::vector<GpuCaps>& caps, std::ostream& out) {
-  const std::vector<Kernel>& rows = *w.rows;
+  const KernelRows& rows = w.rows;
   for (const auto& p : preds)
     if (p.row_us.size() != rows.size()) throw std::logic_error("per-kernel output needs keep_rows predictions");
   if (caps.size() != preds.size()) throw std::logic_error("per-kernel output needs each target's caps");
@@ -35,8 +35,8 @@ void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPredic
       "model_compute_us,model_memory_us,model_latency_us,floor_us,extra_us,tile,split_k,waves\n";
   std::string name_cell;
   for (size_t r = 0; r < rows.size(); ++r) {
-    const Kernel& k = rows[r];
-    name_cell = report::csv_cell(k.name);
+    const Kernel& k = rows.kind(r);
+    if (r == 0 || rows.kind_of(r) != rows.kind_of(r - 1)) name_cell = report::csv_cell(k.name);
     const int s = w.source_of_row[r];
     for (size_t g = 0; g < preds.size(); ++g) {
       const GpuPrediction& p = preds[g];
@@ -54,7 +54,7 @@ void write_per_kernel_csv(const PreparedWorkload& w, const std::vector<GpuPredic
       buf += ',';
       buf += to_string(Bound(p.row_bound[r]));
       buf += ',';
-      put_double(buf, k.duration_us);
+      put_double(buf, rows.duration_us(r));
       buf += p.row_transferred[r] ? ",transfer," : ",absolute,";
       if (p.row_transferred[r]) buf += report::csv_cell(w.sources[s]);
       const KernelTerms& t = terms[g][w.uniq.of_row[r]];

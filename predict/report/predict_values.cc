@@ -11,9 +11,9 @@ namespace {
 // flops count as one FLOP so a list without any still has an answer (its most common dtype).
 DType dominant_dtype(const PreparedWorkload& w) {
   PerDType<double> flops{};
-  for (size_t r = 0; r < w.rows->size(); ++r) {
+  for (size_t r = 0; r < w.rows.size(); ++r) {
     const Kernel& k = w.kernels[w.uniq.of_row[r]];
-    flops[int(k.dtype)] += (*w.rows)[r].count * (known(k.flops) ? k.flops : 1.0);
+    flops[int(k.dtype)] += w.rows.count(r) * (known(k.flops) ? k.flops : 1.0);
   }
   int best = int(DType::fp32);
   for (int i = 0; i < kNumDTypes; ++i)
@@ -76,21 +76,25 @@ PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<G
 }
 
 void add_prefix_breakdown(PredictValues& v, const PreparedWorkload& w, const std::vector<GpuPrediction>& preds) {
-  const std::vector<Kernel>& rows = *w.rows;
-  std::vector<size_t> of_row(rows.size());
+  const KernelRows& rows = w.rows;
+  // The prefix of each kind's name, then of each row.
+  std::vector<size_t> of_kind(rows.kind_count());
   std::unordered_map<std::string, size_t> index;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const size_t dot = rows[r].name.find('.');
-    const std::string p = dot == std::string::npos || dot == 0 ? "-" : rows[r].name.substr(0, dot);
+  for (size_t i = 0; i < rows.kind_count(); ++i) {
+    const std::string& name = rows.kind_at(i).name;
+    const size_t dot = name.find('.');
+    const std::string p = dot == std::string::npos || dot == 0 ? "-" : name.substr(0, dot);
     auto [it, added] = index.emplace(p, v.prefixes.size());
     if (added) v.prefixes.push_back(p);
-    of_row[r] = it->second;
+    of_kind[i] = it->second;
   }
+  std::vector<size_t> of_row(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) of_row[r] = of_kind[rows.kind_of(r)];
   for (size_t i = 0; i < preds.size() && i < v.gpus.size(); ++i) {
     if (preds[i].row_us.size() != rows.size()) throw std::logic_error("prefix breakdown needs keep_rows predictions");
     std::vector<double>& us = v.gpus[i].prefix_us;
     us.assign(v.prefixes.size(), 0.0);
-    for (size_t r = 0; r < rows.size(); ++r) us[of_row[r]] += rows[r].count * preds[i].row_us[r];
+    for (size_t r = 0; r < rows.size(); ++r) us[of_row[r]] += rows.count(r) * preds[i].row_us[r];
   }
 }
 

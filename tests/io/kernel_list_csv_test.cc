@@ -183,6 +183,47 @@ TEST(KernelListCsv, LargeFilesReadInParallelChunksGiveTheRowsOneReaderGives) {
   std::remove(path.c_str());
 }
 
+// The table (what predict reads a trace as) holds the same rows: each row's count, duration, start and
+// stream its own, every other field its kind's; kinds come in the order of their first rows. A large
+// file (read in chunks) shares one kind among the rows that launched the same kernel; a small one
+// keeps each row its own.
+void expect_table_matches_rows(const KernelTable& t, const std::vector<Kernel>& rows) {
+  ASSERT_EQ(t.rows.size(), rows.size());
+  const KernelRows view(t);
+  std::vector<std::string> seen;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Kernel k = view.row(r);
+    ASSERT_EQ(k.name, rows[r].name) << "row " << r;
+    ASSERT_EQ(k.cls, rows[r].cls) << "row " << r;
+    ASSERT_EQ(k.gpu, rows[r].gpu) << "row " << r;
+    ASSERT_EQ(k.k, rows[r].k) << "row " << r;
+    ASSERT_EQ(k.bytes, rows[r].bytes) << "row " << r;  // NaN where not given: compare known-ness too
+    ASSERT_EQ(known(k.duration_us), known(rows[r].duration_us)) << "row " << r;
+    if (known(k.duration_us)) ASSERT_EQ(k.duration_us, rows[r].duration_us) << "row " << r;
+    ASSERT_EQ(k.start_us, rows[r].start_us) << "row " << r;
+    ASSERT_EQ(k.stream, rows[r].stream) << "row " << r;
+    if (view.kind_of(r) == seen.size()) seen.push_back(k.name);  // a new kind: the next in order
+    ASSERT_LT(view.kind_of(r), seen.size()) << "row " << r;
+  }
+  EXPECT_EQ(t.kinds.size(), seen.size());
+}
+
+TEST(KernelListCsv, TablesHoldEachDistinctKernelOnceAndEveryRowsOwnTimes) {
+  const std::string text = big_list(220000);
+  const std::string path = write_temp("kcast_big_table_list.csv", text);
+  const KernelTable chunked = read_kernel_table(path, {});
+  expect_table_matches_rows(chunked, parse_kernel_list(text, path, {}));
+  // big_list launches 7 GEMM names x 5 shapes (i % 3 == 0 rows) and 11 element-wise names with a
+  // distinct byte count per row: 35 GEMM kinds, and the element-wise rows are each their own kind.
+  EXPECT_EQ(chunked.kinds.size(), 35u + (220000u - 73334u));
+  std::remove(path.c_str());
+  const std::string small = big_list(300);
+  const std::string small_path = write_temp("kcast_small_table_list.csv", small);
+  const KernelTable whole = read_kernel_table(small_path, {});
+  expect_table_matches_rows(whole, parse_kernel_list(small, small_path, {}));
+  std::remove(small_path.c_str());
+}
+
 std::string read_error(const std::string& path) {
   try {
     read_kernel_list(path, {});

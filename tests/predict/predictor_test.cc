@@ -254,7 +254,7 @@ TEST(Predictor, IdenticalKernelsAreDeduplicated) {
   Kernel a = gemm(1024, 1024, 1024), b = a, c = gemm(1024, 1024, 512);
   b.name = "another_name";
   b.duration_us = 12.0;  // measurements do not enter the model
-  const UniqueKernels u = dedupe_kernels({a, b, c, a});
+  const UniqueKernels u = dedupe_kernels(std::vector<Kernel>{a, b, c, a});
   EXPECT_EQ(u.rep.size(), 2u);
   EXPECT_EQ(u.of_row, (std::vector<uint32_t>{0, 0, 1, 0}));
   Kernel d = a;
