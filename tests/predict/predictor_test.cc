@@ -300,5 +300,49 @@ TEST(Predictor, ManyGpusInParallelMatchOneThread) {
   }
 }
 
+// A trace read as a table (model/kernel_rows.h: rows sharing the kernel they launched) predicts what
+// the same rows as Kernels predict, bit for bit: measured and unmeasured rows, two source GPUs, a
+// context floor, rows without work (inferred from their measurement), a timeline on two streams.
+TEST(Predictor, ATableOfSharedKindsPredictsWhatItsRowsPredict) {
+  KernelTable t;
+  t.kinds.push_back(measured(gemm(2048, 1024, 768), 0, "A100-SXM4-80GB"));
+  t.kinds.push_back(measured(streaming(4e7), 0, "V100-SXM2-32GB"));
+  Kernel ctx = gemm(256, 512, 128);
+  ctx.context = "neusight:linear";
+  t.kinds.push_back(ctx);
+  Kernel workless;
+  workless.name = "void some_kernel<128>";
+  workless.cls = KernelClass::elementwise;
+  workless.gpu = "A100-SXM4-80GB";
+  t.kinds.push_back(workless);
+  double at = 10;
+  for (uint32_t i = 0; i < 400; ++i) {
+    const uint32_t kind = i % 7 == 0 ? 2 : i % 5 == 0 ? 3 : i % 2;
+    const double us = kind == 2 ? kUnknown : 5.0 + 0.37 * double(i % 13);
+    t.rows.push_back({double(1 + i % 3), us, at, int64_t(i % 4 == 0), kind});
+    at += 7.5 + double(i % 5);
+  }
+  std::vector<Kernel> rows;
+  const KernelRows view(t);
+  for (size_t r = 0; r < t.rows.size(); ++r) rows.push_back(view.row(r));
+  for (PredictMode mode : {PredictMode::automatic, PredictMode::absolute}) {
+    E2eOptions o = opts(mode, true);
+    o.with_context = true;
+    const PreparedWorkload wt = prepare_workload(t, model(), db(), o, "t.csv");
+    const PreparedWorkload wr = prepare_workload(rows, model(), db(), o, "t.csv");
+    EXPECT_EQ(wt.kernels.size(), wr.kernels.size());
+    EXPECT_EQ(wt.inferred_work_rows, wr.inferred_work_rows);
+    const std::vector<Target> targets = {target("H100-SXM"), target("T4")};
+    const auto pt = predict_targets(wt, targets), pr = predict_targets(wr, targets);
+    for (size_t g = 0; g < targets.size(); ++g) {
+      EXPECT_EQ(pt[g].kernel_us, pr[g].kernel_us) << targets[g].name;
+      EXPECT_EQ(pt[g].step_us, pr[g].step_us) << targets[g].name;
+      EXPECT_EQ(pt[g].transferred_rows, pr[g].transferred_rows) << targets[g].name;
+      EXPECT_EQ(pt[g].row_us, pr[g].row_us) << targets[g].name;
+    }
+    if (mode == PredictMode::automatic) EXPECT_GT(pt[0].transferred_rows, 0u), EXPECT_GT(wt.inferred_work_rows, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace kcast
