@@ -340,7 +340,10 @@ TEST(Predictor, ATableOfSharedKindsPredictsWhatItsRowsPredict) {
       EXPECT_EQ(pt[g].transferred_rows, pr[g].transferred_rows) << targets[g].name;
       EXPECT_EQ(pt[g].row_us, pr[g].row_us) << targets[g].name;
     }
-    if (mode == PredictMode::automatic) EXPECT_GT(pt[0].transferred_rows, 0u), EXPECT_GT(wt.inferred_work_rows, 0u);
+    if (mode == PredictMode::automatic) {
+      EXPECT_GT(pt[0].transferred_rows, 0u);
+      EXPECT_GT(wt.inferred_work_rows, 0u);
+    }
   }
 }
 
