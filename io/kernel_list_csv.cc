@@ -85,80 +85,108 @@ class GpuCells {
   std::string last_in_, last_out_;
 };
 
-// Each row is parsed into the Kernel `slot()` returns, a default-constructed one per row; returns
-// the rows read.
-// `done(k)` is called on each row once it is complete.
-template <class Slot, class Done>
-size_t read_rows(Reader& in, const std::string& file, const KernelListOptions& opt, unsigned first_line, Slot&& slot,
-                 Done&& done) {
+// Columns of a row that are the row's own rather than the kernel's it launched (KernelTable::Row).
+constexpr int kCountCol = 17, kDurationCol = 18, kStartCol = 20, kStreamCol = 21;
+constexpr bool is_row_column(int col) {
+  return col == kCountCol || col == kDurationCol || col == kStartCol || col == kStreamCol;
+}
+
+using Cells = char* [kNumColumns];
+
+// The reader past its header, its next row numbered `first_line`.
+void start_rows(Reader& in, const std::string& file, unsigned first_line) {
   in.read_header(io::ignore_extra_column | io::ignore_missing_column, "name", "class", "dtype",
                  "batch", "m", "n", "k", "flops", "bytes", "grid_x", "grid_y", "grid_z", "block_x",
                  "block_y", "block_z", "registers", "shared_bytes", "count", "duration_us", "gpu",
                  "start_us", "stream", "context", "l2", "net_bytes");
   if (!in.has_column("name")) throw InputError(file + ":1: missing required column 'name'");
   in.set_file_line(first_line - 1);
-  char* c[kNumColumns] = {};
+}
+
+bool next_cells(Reader& in, Cells& c) {
+  return in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13],
+                     c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23], c[24]);
+}
+
+// The row's own cells, checked as the full parse checks them (parse_row calls these in column order).
+template <class At>
+void parse_count_duration(const Cells& c, const At& at, Kernel& k) {
+  if (parse_double_cell(c[kCountCol], at(kCountCol), k.count) && k.count <= 0)
+    throw InputError(at(kCountCol).where() + ": count must be positive");
+  if (parse_double_cell(c[kDurationCol], at(kDurationCol), k.duration_us) && k.duration_us < 0)
+    throw InputError(at(kDurationCol).where() + ": duration must not be negative");
+}
+template <class At>
+void parse_start_stream(const Cells& c, const At& at, Kernel& k) {
+  parse_double_cell(c[kStartCol], at(kStartCol), k.start_us);
+  parse_int_cell(c[kStreamCol], at(kStreamCol), k.stream);
+}
+
+// Every cell of a row into `k` (default-constructed), in column order: the first bad cell is the one
+// named.
+template <class At>
+void parse_row(const Cells& c, const At& at, const KernelListOptions& opt, GpuCells& gpus, Kernel& k) {
+  k.name = c[0] ? c[0] : "";
+  if (k.name.empty()) throw InputError(at(0).where() + ": kernel name is empty");
+  classify(k, c[1], at(1), opt);
+  if (c[2] && *c[2]) {
+    auto dt = parse_dtype(c[2]);
+    if (!dt) throw InputError(at(2).where() + ": unknown dtype '" + c[2] + "'");
+    k.dtype = *dt;
+  }
+  int64_t* ints[] = {&k.batch, &k.m, &k.n, &k.k};
+  for (int i = 0; i < 4; ++i) {
+    if (parse_int_cell(c[3 + i], at(3 + i), *ints[i]) && *ints[i] < 0)
+      throw InputError(at(3 + i).where() + ": must not be negative");
+  }
+  if (k.batch == 0) k.batch = 1;
+  for (int i : {7, 8}) {
+    double& v = i == 7 ? k.flops : k.bytes;
+    if (parse_double_cell(c[i], at(i), v) && v < 0)
+      throw InputError(at(i).where() + ": must not be negative");
+  }
+  int64_t* launch[] = {&k.grid[0], &k.grid[1], &k.grid[2], &k.block[0], &k.block[1],
+                       &k.block[2], &k.registers, &k.shared_bytes};
+  for (int i = 0; i < 8; ++i) {
+    if (parse_int_cell(c[9 + i], at(9 + i), *launch[i]) && *launch[i] < 0)
+      throw InputError(at(9 + i).where() + ": must not be negative");
+  }
+  parse_count_duration(c, at, k);
+  if (c[19] && *c[19]) k.gpu = gpus.name_of(c[19], at(19));
+  parse_start_stream(c, at, k);
+  if (c[22]) k.context = c[22];
+  if (c[23] && *c[23]) {
+    const std::string l2 = ascii_lower(c[23]);
+    if (l2 != "cold" && l2 != "warm")
+      throw InputError(at(23).where() + ": l2 must be 'cold' or 'warm' (got '" + std::string(c[23]) + "')");
+    k.l2_cold = l2 == "cold";
+  }
+  if (c[24] && *c[24]) {
+    parse_double_cell(c[24], at(24), k.net_bytes);
+    if (!(k.net_bytes >= 0) || (known(k.bytes) && k.net_bytes > k.bytes))
+      throw InputError(at(24).where() + ": net_bytes must be between 0 and the row's bytes (got '" +
+                       std::string(c[24]) + "')");
+  }
+  k.derive_from_shape();
+}
+
+// Each row is parsed into the Kernel `slot()` returns, a default-constructed one per row; returns
+// the rows read.
+template <class Slot>
+size_t read_rows(Reader& in, const std::string& file, const KernelListOptions& opt, unsigned first_line, Slot&& slot) {
+  start_rows(in, file, first_line);
+  Cells c = {};
   size_t rows = 0;
   GpuCells gpus(opt.gpus);
-  while (in.read_row(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12],
-                     c[13], c[14], c[15], c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23], c[24])) {
+  while (next_cells(in, c)) {
     const unsigned line = in.get_file_line();
     auto at = [&](int col) { return CellRef{file, line, kKernelListColumns[col]}; };
     // Built in place: a million-row list would otherwise move each row's 288 bytes once more.
-    Kernel& k = slot();
+    parse_row(c, at, opt, gpus, slot());
     ++rows;
-    k.name = c[0] ? c[0] : "";
-    if (k.name.empty()) throw InputError(at(0).where() + ": kernel name is empty");
-    classify(k, c[1], at(1), opt);
-    if (c[2] && *c[2]) {
-      auto dt = parse_dtype(c[2]);
-      if (!dt) throw InputError(at(2).where() + ": unknown dtype '" + c[2] + "'");
-      k.dtype = *dt;
-    }
-    int64_t* ints[] = {&k.batch, &k.m, &k.n, &k.k};
-    for (int i = 0; i < 4; ++i) {
-      if (parse_int_cell(c[3 + i], at(3 + i), *ints[i]) && *ints[i] < 0)
-        throw InputError(at(3 + i).where() + ": must not be negative");
-    }
-    if (k.batch == 0) k.batch = 1;
-    for (int i : {7, 8}) {
-      double& v = i == 7 ? k.flops : k.bytes;
-      if (parse_double_cell(c[i], at(i), v) && v < 0)
-        throw InputError(at(i).where() + ": must not be negative");
-    }
-    int64_t* launch[] = {&k.grid[0], &k.grid[1], &k.grid[2], &k.block[0], &k.block[1],
-                         &k.block[2], &k.registers, &k.shared_bytes};
-    for (int i = 0; i < 8; ++i) {
-      if (parse_int_cell(c[9 + i], at(9 + i), *launch[i]) && *launch[i] < 0)
-        throw InputError(at(9 + i).where() + ": must not be negative");
-    }
-    if (parse_double_cell(c[17], at(17), k.count) && k.count <= 0)
-      throw InputError(at(17).where() + ": count must be positive");
-    if (parse_double_cell(c[18], at(18), k.duration_us) && k.duration_us < 0)
-      throw InputError(at(18).where() + ": duration must not be negative");
-    if (c[19] && *c[19]) k.gpu = gpus.name_of(c[19], at(19));
-    parse_double_cell(c[20], at(20), k.start_us);
-    parse_int_cell(c[21], at(21), k.stream);
-    if (c[22]) k.context = c[22];
-    if (c[23] && *c[23]) {
-      const std::string l2 = ascii_lower(c[23]);
-      if (l2 != "cold" && l2 != "warm")
-        throw InputError(at(23).where() + ": l2 must be 'cold' or 'warm' (got '" + std::string(c[23]) + "')");
-      k.l2_cold = l2 == "cold";
-    }
-    if (c[24] && *c[24]) {
-      parse_double_cell(c[24], at(24), k.net_bytes);
-      if (!(k.net_bytes >= 0) || (known(k.bytes) && k.net_bytes > k.bytes))
-        throw InputError(at(24).where() + ": net_bytes must be between 0 and the row's bytes (got '" +
-                         std::string(c[24]) + "')");
-    }
-    k.derive_from_shape();
-    done(k);
   }
   return rows;
 }
-
-void row_done(Kernel&) {}
 
 // `expected_rows`: an estimate of the rows to come, reserved up front (0: none). A million-row trace
 // otherwise grows its vector by doubling, and touching each new block costs a page fault per page:
@@ -173,7 +201,7 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
     advise_huge_pages(out.data(), out.capacity() * sizeof(Kernel));
   } catch (const std::bad_alloc&) {  // an estimate too large for the address space: grow as read
   }
-  read_rows(in, file, opt, first_line, [&]() -> Kernel& { return out.emplace_back(); }, row_done);
+  read_rows(in, file, opt, first_line, [&]() -> Kernel& { return out.emplace_back(); });
   return out;
 }
 
@@ -341,18 +369,19 @@ auto slots(std::vector<T>& out, size_t begin, size_t end) {
   };
 }
 
-template <class Slot, class Done>
-size_t parse_part(const std::string& path, const KernelListOptions& opt, const Chunks& c, size_t i, unsigned first_line,
-                  Slot&& slot, Done&& done) {
-  return read_guarded([&](Reader& in) { return read_rows(in, path, opt, first_line, slot, done); }, path,
-                      std::make_unique<CsvChunkSource>(c.header, c.parts[i]));
+// `read(reader)` on a reader of part i of `c`.
+template <class Read>
+size_t read_part(const std::string& path, const Chunks& c, size_t i, Read&& read) {
+  return read_guarded(read, path, std::make_unique<CsvChunkSource>(c.header, c.parts[i]));
 }
 
 // Part i parsed again for its error's line, into scratch rows.
 auto reparse_for_line(const std::string& path, const KernelListOptions& opt, const Chunks& c) {
   return [&](size_t i, unsigned first_line) {
     std::vector<Kernel> scratch;
-    parse_part(path, opt, c, i, first_line, [&]() -> Kernel& { return scratch.emplace_back(); }, row_done);
+    read_part(path, c, i, [&](Reader& in) {
+      return read_rows(in, path, opt, first_line, [&]() -> Kernel& { return scratch.emplace_back(); });
+    });
   };
 }
 
@@ -363,57 +392,64 @@ std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOpti
   const std::vector<size_t> rows = parse_chunks(
       c,
       [&](size_t i, unsigned first_line) {
-        return parse_part(path, opt, c, i, first_line, slots(out, c.begin[i], c.begin[i + 1]), row_done);
+        return read_part(path, c, i, [&](Reader& in) {
+          return read_rows(in, path, opt, first_line, slots(out, c.begin[i], c.begin[i + 1]));
+        });
       },
       reparse_for_line(path, opt, c));
   close_gaps(out, c, rows);
   return out;
 }
 
-// The fields that make a row's kernel (KernelTable::kinds) as one byte string: the strings, then the
-// numbers as written (the rest of a Kernel follows from its name and class). Rows whose keys are
-// equal launched the same kernel.
-void kind_key(const Kernel& k, std::string& key) {
-#if defined(__GLIBCXX__) && defined(__x86_64__)
-  static_assert(sizeof(Kernel) == 288, "a field added to Kernel must join kind_key (or be one of the per-row ones)");
-#endif
-  key.assign(k.name);
-  key += '\0';
-  key += k.gpu;
-  key += '\0';
-  key += k.context;
-  key += '\0';
-  auto put = [&](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  put(k.cls), put(k.cls_given), put(k.dtype), put(k.l2_cold);
-  for (int64_t v : {k.batch, k.m, k.n, k.k, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
-                    k.registers, k.shared_bytes})
-    put(v);
-  for (double v : {k.flops, k.bytes, k.net_bytes}) put(std::isnan(v) ? kUnknown : v);
-}
-
-// The kernels one part's rows launched, each kept once with its key.
+// The kernels one part's rows launched, each once, found by the text of the row's cells other than
+// its own (is_row_column): rows whose texts agree launched the same kernel, so a kernel seen before
+// is not parsed or classified again (its cells passed every check the first time).
 struct PartKinds {
   std::vector<Kernel> kinds;
   std::unordered_map<std::string, uint32_t> index;
   std::vector<const std::string*> keys;  // by kind: its key in `index`
-  std::string key;                       // scratch
-  uint32_t intern(const Kernel& k) {
-    kind_key(k, key);
-    if (auto it = index.find(key); it != index.end()) return it->second;
-    auto [it, added] = index.emplace(key, uint32_t(kinds.size()));
-    keys.push_back(&it->first);
-    kinds.push_back(k);
-    return it->second;
-  }
 };
 
-// A fresh row for the parser in the same Kernel every time, its name's buffer kept.
-Kernel& reset(Kernel& k) {
-  std::string name = std::move(k.name);
-  k = Kernel();
-  name.clear();
-  k.name = std::move(name);
-  return k;
+// The key of a row: its kernel's cells, each ended by a NUL (cells are C strings), an absent one a
+// lone \x01.
+void kind_text(const Cells& c, std::string& key) {
+  key.clear();
+  for (int col = 0; col < kNumColumns; ++col) {
+    if (is_row_column(col)) continue;
+    if (c[col]) key += c[col];
+    else key += '\x01';
+    key += '\0';
+  }
+}
+
+// A part's rows into `out[begin, end)`, their kinds into `pk` (kind numbers local to the part).
+size_t read_table_rows(Reader& in, const std::string& file, const KernelListOptions& opt, unsigned first_line,
+                       PartKinds& pk, KernelTable::Row* out, size_t capacity) {
+  start_rows(in, file, first_line);
+  Cells c = {};
+  size_t rows = 0;
+  GpuCells gpus(opt.gpus);
+  std::string key;
+  while (next_cells(in, c)) {
+    if (rows == capacity) throw std::logic_error("kernel list: more rows than lines in a chunk");
+    const unsigned line = in.get_file_line();
+    auto at = [&](int col) { return CellRef{file, line, kKernelListColumns[col]}; };
+    kind_text(c, key);
+    Kernel k;  // the row's own fields, and its kernel's when the kernel is new
+    uint32_t kind;
+    if (auto it = pk.index.find(key); it != pk.index.end()) {
+      kind = it->second;
+      parse_count_duration(c, at, k);
+      parse_start_stream(c, at, k);
+    } else {
+      parse_row(c, at, opt, gpus, k);
+      kind = uint32_t(pk.kinds.size());
+      pk.keys.push_back(&pk.index.emplace(key, kind).first->first);
+      pk.kinds.push_back(k);
+    }
+    out[rows++] = {k.count, k.duration_us, k.start_us, k.stream, kind};
+  }
+  return rows;
 }
 
 KernelTable read_table_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes) {
@@ -425,16 +461,10 @@ KernelTable read_table_in_chunks(const std::string& path, const KernelListOption
   const std::vector<size_t> rows = parse_chunks(
       c,
       [&](size_t i, unsigned first_line) {
-        Kernel scratch;
-        size_t at = c.begin[i];
-        PartKinds& pk = kinds[i];
-        return parse_part(
-            path, opt, c, i, first_line,
-            [&]() -> Kernel& {
-              if (at == c.begin[i + 1]) throw std::logic_error("kernel list: more rows than lines in a chunk");
-              return reset(scratch);
-            },
-            [&](const Kernel& k) { t.rows[at++] = {k.count, k.duration_us, k.start_us, k.stream, pk.intern(k)}; });
+        return read_part(path, c, i, [&](Reader& in) {
+          return read_table_rows(in, path, opt, first_line, kinds[i], t.rows.data() + c.begin[i],
+                                 c.begin[i + 1] - c.begin[i]);
+        });
       },
       reparse_for_line(path, opt, c));
   // The parts' kinds merged in file order, so kinds come in the order of their first rows.
