@@ -312,7 +312,12 @@ Chunks split_into_chunks(std::string_view bytes) {
   std::vector<size_t> lines(n);
   parallel_for(n, unsigned(c.threads), [&](size_t i) {
     const std::string_view p = c.parts[i];
-    lines[i] = size_t(std::count(p.begin(), p.end(), '\n')) + (!p.empty() && p.back() != '\n');
+    // memchr from line end to line end: std::count compared byte by byte, 5% of a predict.
+    size_t n_lines = 0;
+    for (const char *at = p.data(), *end = p.data() + p.size();
+         (at = static_cast<const char*>(std::memchr(at, '\n', size_t(end - at)))) != nullptr; ++at)
+      ++n_lines;
+    lines[i] = n_lines + (!p.empty() && p.back() != '\n');
   });
   c.begin.assign(n + 1, 0);
   for (size_t i = 0; i < n; ++i) c.begin[i + 1] = c.begin[i] + lines[i];

@@ -26,7 +26,12 @@ double bias_persistence(KernelClass c, const GpuCaps& source, const GpuCaps& tar
 
 double persistent_measurement(double d, double predicted_us, double persistence) {
   if (persistence >= 1 || !(predicted_us > 0) || !(d > 0)) return d;
-  return std::exp(persistence * std::log(d) + (1 - persistence) * std::log(predicted_us));
+  return persistent_measurement(d, predicted_us, std::log(d), std::log(predicted_us), persistence);
+}
+
+double persistent_measurement(double d, double predicted_us, double log_d, double log_predicted, double persistence) {
+  if (persistence >= 1 || !(predicted_us > 0) || !(d > 0)) return d;
+  return std::exp(persistence * log_d + (1 - persistence) * log_predicted);
 }
 
 double transfer_ratio(double context_source_us, double context_target_us, double model_source_us,

@@ -58,6 +58,9 @@ double bias_persistence(KernelClass c, const GpuCaps& source, const GpuCaps& tar
 // log deviation: d^persistence * predicted^(1 - persistence). `d` itself at persistence 1 or without
 // a prediction, so a kernel moved within its compute capability is untouched.
 double persistent_measurement(double d, double predicted_us, double persistence);
+// The same from std::log(d) and std::log(predicted_us), bit for bit: a trace's rows are moved to many
+// targets, and their logs do not depend on the target.
+double persistent_measurement(double d, double predicted_us, double log_d, double log_predicted, double persistence);
 
 // The ratio a measurement scales by: (model(target) + ctx_t) / (model(source) + ctx_s); 1 when the
 // source prediction is missing (model_source_us <= 0).

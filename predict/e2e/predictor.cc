@@ -178,6 +178,26 @@ void predict_on_sources(PreparedWorkload& w, const KernelRows& rows, const Loade
   });
 }
 
+// The source's share of a row's time that is its context: its rig's floor and its op's extra pass.
+double source_context_us(const PreparedWorkload& w, size_t r, int s) {
+  const double ctx_base = w.context_us.empty() ? 0.0 : w.context_us[r];
+  const double pass_bytes = w.context_pass_bytes.empty() ? 0.0 : w.context_pass_bytes[r];
+  return ctx_base * w.source_caps[s].context_scale + w.model->operand_pass_us(pass_bytes, w.source_caps[s]);
+}
+
+// The logs persistent_measurement takes, once per measured GEMM and convolution (RowFacts).
+void add_persistence_logs(PreparedWorkload& w) {
+  for (size_t r = 0; r < w.row_facts.size(); ++r) {
+    PreparedWorkload::RowFacts& f = w.row_facts[r];
+    const int s = w.source_of_row[r];
+    if (s < 0 || !persistence_param(f.cls)) continue;
+    const double predicted = w.source_pred[size_t(s)][w.uniq.of_row[r]].time_us + source_context_us(w, r, s);
+    if (!(predicted > 0) || !(f.duration_us > 0)) continue;
+    f.log_duration = std::log(f.duration_us);
+    f.log_source_us = std::log(predicted);
+  }
+}
+
 // The measured kernel time and step time, when every row is measured.
 void add_measured_totals(PreparedWorkload& w, const KernelRows& rows) {
   double measured = 0;
@@ -212,6 +232,7 @@ PreparedWorkload prepare_workload(const KernelRows& rows, const LoadedModel& lm,
   assign_sources(w, rows, lm, db, opt, file);
   find_distinct_kernels(w, rows, lm, opt);
   predict_on_sources(w, rows, lm, opt);
+  add_persistence_logs(w);
   add_measured_totals(w, rows);
   return w;
 }
@@ -286,10 +307,11 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
     Bound b = p.bound;
     if (s >= 0) {
       const KernelPrediction& ps = w.source_pred[s][u];
-      const double ctx_s = ctx_base * w.source_caps[s].context_scale + w.model->operand_pass_us(pass_bytes, w.source_caps[s]);
+      const double ctx_s = source_context_us(w, r, s);
       // Across compute capabilities a GEMM or a convolution keeps only the share of its deviation from
       // the model that persists there (model/transfer.h); anything else, the measurement itself.
-      const double d = persistent_measurement(k.duration_us, ps.time_us + ctx_s, persistence[size_t(s)][size_t(k.cls)]);
+      const double d = persistent_measurement(k.duration_us, ps.time_us + ctx_s, k.log_duration, k.log_source_us,
+                                              persistence[size_t(s)][size_t(k.cls)]);
       const double m_t = transfer_measurement(d, ctx_s, ctx, ps.time_us, p.time_us, floor_t);
       if (m_t > d * transfer_ratio(ctx_s, ctx, ps.time_us, p.time_us)) b = Bound::launch;  // held at the floor
       const double gpu = measured_gpu_time(m_t, ctx, floor_t);

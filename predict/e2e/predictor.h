@@ -52,6 +52,10 @@ struct PreparedWorkload {
   struct RowFacts {
     double count, duration_us;
     KernelClass cls;
+    // A measured GEMM or convolution, which a target of another compute capability moves by a share of
+    // its deviation from the model (model/transfer.h): std::log of its duration and of its source's
+    // prediction (context included), the same for every target. NaN otherwise.
+    double log_duration = kUnknown, log_source_us = kUnknown;
   };
   std::vector<RowFacts> row_facts;
   double measured_kernel_us = kUnknown;  // sum of count * duration_us when every row is measured
