@@ -365,6 +365,15 @@ void close_gaps(std::vector<T>& out, const Chunks& c, const std::vector<size_t>&
   out.resize(kept);
 }
 
+// `out` resized to n, its memory advised onto huge pages before it is first touched (the advice
+// after the elements are constructed came too late: the pages were faulted in 4 KiB at a time).
+template <class T>
+void sized_on_huge_pages(std::vector<T>& out, size_t n) {
+  out.reserve(n);
+  advise_huge_pages(out.data(), out.capacity() * sizeof(T));
+  out.resize(n);
+}
+
 // A slot source over `out[begin, end)`: more rows than lines cannot happen (each row is a line).
 template <class T>
 auto slots(std::vector<T>& out, size_t begin, size_t end) {
@@ -392,8 +401,8 @@ auto reparse_for_line(const std::string& path, const KernelListOptions& opt, con
 
 std::vector<Kernel> read_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes) {
   const Chunks c = split_into_chunks(bytes);
-  std::vector<Kernel> out(c.begin.back());
-  advise_huge_pages(out.data(), out.size() * sizeof(Kernel));
+  std::vector<Kernel> out;
+  sized_on_huge_pages(out, c.begin.back());
   const std::vector<size_t> rows = parse_chunks(
       c,
       [&](size_t i, unsigned first_line) {
@@ -460,7 +469,7 @@ size_t read_table_rows(Reader& in, const std::string& file, const KernelListOpti
 KernelTable read_table_in_chunks(const std::string& path, const KernelListOptions& opt, std::string_view bytes) {
   const Chunks c = split_into_chunks(bytes);
   KernelTable t;
-  t.rows.resize(c.begin.back());
+  sized_on_huge_pages(t.rows, c.begin.back());
   const size_t n = c.parts.size();
   std::vector<PartKinds> kinds(n);
   const std::vector<size_t> rows = parse_chunks(

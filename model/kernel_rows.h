@@ -44,6 +44,8 @@ class KernelRows {
       : kinds_(t.kinds.data()), rows_(t.rows.data()), n_(t.rows.size()), kinds_n_(t.kinds.size()) {}
 
   size_t size() const { return n_; }
+  // Over a table's rows (40 bytes each, the fields of each row together), else over full Kernels.
+  bool is_table() const { return full_ == nullptr; }
   bool empty() const { return n_ == 0; }
   // The kernel row r launched: every field but count, duration_us, start_us and stream is the row's.
   const Kernel& kind(size_t r) const { return full_ ? full_[r] : kinds_[rows_[r].kind]; }

@@ -110,7 +110,7 @@ void assign_sources(PreparedWorkload& w, const KernelRows& rows, const LoadedMod
 void find_distinct_kernels(PreparedWorkload& w, const KernelRows& rows, const LoadedModel& lm,
                            const E2eOptions& opt) {
   const UniqueKernels same = dedupe_kernels(rows);
-  std::vector<int64_t> bucket_of(rows.size(), -1);
+  std::vector<int32_t> bucket_of;  // per row, -1: none; empty while no row has one
   struct Bucket {
     size_t rep;
     double gpu_us;
@@ -128,7 +128,8 @@ void find_distinct_kernels(PreparedWorkload& w, const KernelRows& rows, const Lo
       const int64_t b = std::llround(std::log2(gpu_us) * 1024.0);
       auto [it, fresh] = index.try_emplace({same.of_row[r], s, infers_flops(rows.kind(r)), b}, uint32_t(buckets.size()));
       if (fresh) buckets.push_back({r, std::exp2(double(b) / 1024.0), {}});
-      bucket_of[r] = it->second;
+      if (bucket_of.empty()) bucket_of.assign(rows.size(), -1);
+      bucket_of[r] = int32_t(it->second);
     }
   }
   constexpr size_t kChunk = 256;
@@ -143,12 +144,13 @@ void find_distinct_kernels(PreparedWorkload& w, const KernelRows& rows, const Lo
     std::vector<int64_t> group_id(same.rep.size() + buckets.size(), -1);
     w.uniq.of_row.resize(rows.size());
     for (size_t r = 0; r < rows.size(); ++r) {
-      const bool inferred = bucket_of[r] >= 0 && !lacks_work(buckets[size_t(bucket_of[r])].inferred);
-      const size_t g = inferred ? same.rep.size() + size_t(bucket_of[r]) : same.of_row[r];
+      const int32_t bucket = bucket_of.empty() ? -1 : bucket_of[r];
+      const bool inferred = bucket >= 0 && !lacks_work(buckets[size_t(bucket)].inferred);
+      const size_t g = inferred ? same.rep.size() + size_t(bucket) : same.of_row[r];
       if (group_id[g] < 0) {
         group_id[g] = int64_t(w.uniq.rep.size());
         w.uniq.rep.push_back(uint32_t(r));
-        w.kernels.push_back(inferred ? buckets[size_t(bucket_of[r])].inferred : rows.row(r));
+        w.kernels.push_back(inferred ? buckets[size_t(bucket)].inferred : rows.row(r));
       }
       w.uniq.of_row[r] = uint32_t(group_id[g]);
       const Kernel& k = rows.kind(r);
@@ -182,19 +184,20 @@ void predict_on_sources(PreparedWorkload& w, const KernelRows& rows, const Loade
 double source_context_us(const PreparedWorkload& w, size_t r, int s) {
   const double ctx_base = w.context_us.empty() ? 0.0 : w.context_us[r];
   const double pass_bytes = w.context_pass_bytes.empty() ? 0.0 : w.context_pass_bytes[r];
-  return ctx_base * w.source_caps[s].context_scale + w.model->operand_pass_us(pass_bytes, w.source_caps[s]);
+  return ctx_base * w.source_caps[s].context_scale +
+         (pass_bytes > 0 ? w.model->operand_pass_us(pass_bytes, w.source_caps[s]) : 0.0);
 }
 
 // The logs persistent_measurement takes, once per measured GEMM and convolution (RowFacts).
 void add_persistence_logs(PreparedWorkload& w) {
-  for (size_t r = 0; r < w.row_facts.size(); ++r) {
-    PreparedWorkload::RowFacts& f = w.row_facts[r];
+  for (size_t r = 0; r < w.rows.size(); ++r) {
+    const PreparedWorkload::RowFacts f = w.facts(r);
     const int s = w.source_of_row[r];
     if (s < 0 || !persistence_param(f.cls)) continue;
     const double predicted = w.source_pred[size_t(s)][w.uniq.of_row[r]].time_us + source_context_us(w, r, s);
     if (!(predicted > 0) || !(f.duration_us > 0)) continue;
-    f.log_duration = std::log(f.duration_us);
-    f.log_source_us = std::log(predicted);
+    if (w.row_logs.empty()) w.row_logs.assign(w.rows.size(), {kUnknown, kUnknown});
+    w.row_logs[r] = {std::log(f.duration_us), std::log(predicted)};
   }
 }
 
@@ -226,8 +229,10 @@ PreparedWorkload prepare_workload(const KernelRows& rows, const LoadedModel& lm,
   w.opt = opt;
   w.timeline = timeline_order(rows);
   w.replay = replay_timeline(rows, w.timeline);
-  w.row_facts.reserve(rows.size());
-  for (size_t r = 0; r < rows.size(); ++r) w.row_facts.push_back({rows.count(r), rows.duration_us(r), rows.kind(r).cls});
+  if (!rows.is_table()) {
+    w.row_facts.reserve(rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) w.row_facts.push_back({rows.count(r), rows.duration_us(r), rows.kind(r).cls});
+  }
   add_context_floors(w, rows, lm);
   assign_sources(w, rows, lm, db, opt, file);
   find_distinct_kernels(w, rows, lm, opt);
@@ -294,14 +299,14 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
       persistence[s][size_t(c)] = bias_persistence(c, w.source_caps[s], caps, w.model->params());
 
   for (size_t r = 0; r < rows.size(); ++r) {
-    const PreparedWorkload::RowFacts& k = w.row_facts[r];
+    const PreparedWorkload::RowFacts k = w.facts(r);
     const uint32_t u = w.uniq.of_row[r];
     const KernelPrediction& p = target_pred[u];
     // The row's context floor on the target's rig (and, for a measured row, on the source's), plus
     // the extra kernel its context's op runs on that GPU, if any.
     const double ctx_base = w.context_us.empty() ? 0.0 : w.context_us[r];
     const double pass_bytes = w.context_pass_bytes.empty() ? 0.0 : w.context_pass_bytes[r];
-    const double ctx = ctx_base * caps.context_scale + w.model->operand_pass_us(pass_bytes, caps);
+    const double ctx = ctx_base * caps.context_scale + (pass_bytes > 0 ? w.model->operand_pass_us(pass_bytes, caps) : 0.0);
     const int s = w.source_of_row[r];
     double t;
     Bound b = p.bound;
@@ -310,8 +315,10 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
       const double ctx_s = source_context_us(w, r, s);
       // Across compute capabilities a GEMM or a convolution keeps only the share of its deviation from
       // the model that persists there (model/transfer.h); anything else, the measurement itself.
-      const double d = persistent_measurement(k.duration_us, ps.time_us + ctx_s, k.log_duration, k.log_source_us,
-                                              persistence[size_t(s)][size_t(k.cls)]);
+      const double pers = persistence[size_t(s)][size_t(k.cls)];
+      const double d = w.row_logs.empty()
+                           ? persistent_measurement(k.duration_us, ps.time_us + ctx_s, pers)
+                           : persistent_measurement(k.duration_us, ps.time_us + ctx_s, w.row_logs[r][0], w.row_logs[r][1], pers);
       const double m_t = transfer_measurement(d, ctx_s, ctx, ps.time_us, p.time_us, floor_t);
       if (m_t > d * transfer_ratio(ctx_s, ctx, ps.time_us, p.time_us)) b = Bound::launch;  // held at the floor
       const double gpu = measured_gpu_time(m_t, ctx, floor_t);

@@ -48,16 +48,21 @@ struct PreparedWorkload {
   std::vector<double> context_pass_bytes;  // per row (CostModel::context_pass_bytes); empty when none has one
   std::vector<uint32_t> timeline;                            // rows with start_us, in start order
   ReplayTimeline replay;                                     // the same, packed for the step-time replay
-  // What each target reads of every row, packed (evaluate_target walks all rows once per GPU).
+  // What each target reads of every row, packed (evaluate_target walks all rows once per GPU): for a
+  // view of full Kernels only (a table's rows are packed already; empty then). facts() reads either.
   struct RowFacts {
     double count, duration_us;
     KernelClass cls;
-    // A measured GEMM or convolution, which a target of another compute capability moves by a share of
-    // its deviation from the model (model/transfer.h): std::log of its duration and of its source's
-    // prediction (context included), the same for every target. NaN otherwise.
-    double log_duration = kUnknown, log_source_us = kUnknown;
   };
   std::vector<RowFacts> row_facts;
+  RowFacts facts(size_t r) const {
+    return row_facts.empty() ? RowFacts{rows.count(r), rows.duration_us(r), rows.kind(r).cls} : row_facts[r];
+  }
+  // Per row, where some row is a measured GEMM or convolution (which a target of another compute
+  // capability moves by a share of its deviation from the model, model/transfer.h): std::log of its
+  // duration and of its source's prediction (context included), the same for every target; NaN for
+  // the other rows. Empty when no row is such.
+  std::vector<std::array<double, 2>> row_logs;
   double measured_kernel_us = kUnknown;  // sum of count * duration_us when every row is measured
   double measured_step_us = kUnknown;    // the trace's own step (step_time.h)
   // Rows predicted without any work (no shape, FLOPs or bytes, and no measurement to infer it from):
