@@ -33,6 +33,8 @@
 // published measurements put at about half of it (te42kyfo/gpu-benches gpu-small-kernels:
 // A100 1.34 vs 2.6 µs, A40 1.09 vs 2.05, L40 0.94 vs 1.64, H200 1.26 vs 2.43).
 #pragma once
+#include <algorithm>
+#include <cmath>
 
 #include <optional>
 
@@ -60,21 +62,37 @@ double bias_persistence(KernelClass c, const GpuCaps& source, const GpuCaps& tar
 double persistent_measurement(double d, double predicted_us, double persistence);
 // The same from std::log(d) and std::log(predicted_us), bit for bit: a trace's rows are moved to many
 // targets, and their logs do not depend on the target.
-double persistent_measurement(double d, double predicted_us, double log_d, double log_predicted, double persistence);
+// (Inline, as the other per-row arithmetic here: evaluate_target runs it for every row and target.)
+inline double persistent_measurement(double d, double predicted_us, double log_d, double log_predicted,
+                                     double persistence) {
+  if (persistence >= 1 || !(predicted_us > 0) || !(d > 0)) return d;
+  return std::exp(persistence * log_d + (1 - persistence) * log_predicted);
+}
 
 // The ratio a measurement scales by: (model(target) + ctx_t) / (model(source) + ctx_s); 1 when the
 // source prediction is missing (model_source_us <= 0).
-double transfer_ratio(double context_source_us, double context_target_us, double model_source_us,
-                      double model_target_us);
+inline double transfer_ratio(double context_source_us, double context_target_us, double model_source_us,
+                             double model_target_us) {
+  const double cs = context_source_us > 0 ? context_source_us : 0.0;
+  const double ct = context_target_us > 0 ? context_target_us : 0.0;
+  return model_source_us > 0 ? (model_target_us + ct) / (model_source_us + cs) : 1.0;
+}
 
 // The target's measurement (same context as the source's, the target rig's floor context_target_us
 // included) of a kernel measured as `d` on the source, whose rig's floor is context_source_us.
 // model_*_us are GPU-only predictions; model_source_us <= 0 gives ratio 1.
-double transfer_measurement(double d, double context_source_us, double context_target_us, double model_source_us,
-                            double model_target_us, double floor_target_us);
+inline double transfer_measurement(double d, double context_source_us, double context_target_us,
+                                   double model_source_us, double model_target_us, double floor_target_us) {
+  const double r = transfer_ratio(context_source_us, context_target_us, model_source_us, model_target_us);
+  const double ct = context_target_us > 0 ? context_target_us : 0.0;
+  return std::max(d * r, std::min(d, floor_target_us + ct));
+}
 
 // GPU-only part of a measured duration `d` taken in a context with floor `context_us`.
-double measured_gpu_time(double d, double context_us, double floor_us);
+inline double measured_gpu_time(double d, double context_us, double floor_us) {
+  if (!(context_us > 0)) return d;
+  return std::max(d - context_us, std::min(d, floor_us));
+}
 
 // A kernel time under CUDA-graph replay: the launch floor replaced by the graph launch interval in
 // the cost model's blend of floor and work (`blend_q`, ModelParams kFloorBlend; with_floor): a

@@ -51,7 +51,7 @@ double measured_end(const ReplayTimeline::Entry& e, double time_us) {
 // Where a launch starts in the replay, from the events the trace shows before it (see the header):
 // the latest kernel end, the previous launch's start and the end of its stream's previous kernel
 // (null: the first on its stream).
-double replayed_start(double s, const Event& last_end, const Event& prev_start, const Event* stream_end,
+inline double replayed_start(double s, const Event& last_end, const Event& prev_start, const Event* stream_end,
                       const ReplayOptions& opt) {
   const Event* anchor = last_end.measured > prev_start.measured ? &last_end : &prev_start;
   if (stream_end && stream_end->measured > anchor->measured) anchor = stream_end;  // queued behind its predecessor
