@@ -214,7 +214,7 @@ void add_measured_totals(PreparedWorkload& w, const KernelRows& rows) {
   }
   if (all_measured) {
     w.measured_kernel_us = measured;
-    w.measured_step_us = w.timeline.empty() ? measured : measured_step_time(rows, w.timeline);
+    w.measured_step_us = w.has_timeline() ? measured_step_time(w.replay, rows) : measured;
   }
 }
 
@@ -227,8 +227,7 @@ PreparedWorkload prepare_workload(const KernelRows& rows, const LoadedModel& lm,
   w.rows = rows;
   w.model = &lm.model;
   w.opt = opt;
-  w.timeline = timeline_order(rows);
-  w.replay = replay_timeline(rows, w.timeline);
+  w.replay = replay_timeline(rows);
   if (!rows.is_table()) {
     w.row_facts.reserve(rows.size());
     for (size_t r = 0; r < rows.size(); ++r) w.row_facts.push_back({rows.count(r), rows.duration_us(r), rows.kind(r).cls});
@@ -280,7 +279,7 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
   g.gpu = gpu;
   g.mode = opt.mode;
   g.rows = rows.size();
-  g.timeline = !w.timeline.empty();
+  g.timeline = w.has_timeline();
   const bool keep_times = opt.keep_rows || g.timeline;
   // Row times the replay alone reads go to this thread's scratch, used again for its next target:
   // fresh per target they were 8 MB of new pages a GPU on a million rows, which cost more than

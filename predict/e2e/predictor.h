@@ -46,8 +46,8 @@ struct PreparedWorkload {
   std::vector<int16_t> source_of_row;                        // -1: predicted absolutely
   std::vector<double> context_us;                            // per row; empty when no row has one
   std::vector<double> context_pass_bytes;  // per row (CostModel::context_pass_bytes); empty when none has one
-  std::vector<uint32_t> timeline;                            // rows with start_us, in start order
-  ReplayTimeline replay;                                     // the same, packed for the step-time replay
+  ReplayTimeline replay;  // the rows with start_us, in start order, packed for the step-time replay
+  bool has_timeline() const { return !replay.timed.empty(); }
   // What each target reads of every row, packed (evaluate_target walks all rows once per GPU): for a
   // view of full Kernels only (a table's rows are packed already; empty then). facts() reads either.
   struct RowFacts {

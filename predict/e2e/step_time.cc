@@ -11,6 +11,7 @@ namespace kcast {
 
 std::vector<uint32_t> timeline_order(const KernelRows& rows) {
   std::vector<uint32_t> order;
+  order.reserve(rows.size());  // grown by doubling, a million rows moved and faulted in 24 MB
   for (size_t r = 0; r < rows.size(); ++r)
     if (known(rows.start_us(r))) order.push_back(uint32_t(r));
   // Traces are usually already sorted; check before paying for a sort.
@@ -26,17 +27,11 @@ struct Event {
   double measured = 0, replay = 0;
 };
 
+// The last kernel end on a stream, by its dense number (ReplayTimeline::Entry::stream).
 struct StreamState {
-  int64_t id;
+  bool seen = false;
   Event end;
 };
-
-// Few streams per trace: a linear scan over a small vector beats a map.
-StreamState* find_stream(std::vector<StreamState>& s, int64_t id) {
-  for (auto& x : s)
-    if (x.id == id) return &x;
-  return nullptr;
-}
 
 // `ref` shifted by the trace's distance from `ref` to `s`; when the replay has not moved `ref`,
 // exactly `s` (so an identity replay is exact whatever the rounding).
@@ -81,7 +76,7 @@ void plan_anchors(ReplayTimeline& t) {
   };
   auto later = [](const Pending& a, const Pending& b) { return a.measured > b.measured; };
   std::priority_queue<Pending, std::vector<Pending>, decltype(later)> pending(later);
-  std::vector<std::pair<int64_t, int32_t>> streams;  // stream -> its latest entry; few per trace
+  std::vector<int32_t> stream_last(size_t(t.streams), -1);  // per stream, its latest entry
   int32_t last = -1;
   for (size_t i = 0; i < n; ++i) {
     const ReplayTimeline::Entry& k = t.timed[i];
@@ -90,9 +85,7 @@ void plan_anchors(ReplayTimeline& t) {
       pending.pop();
     }
     t.last_end[i] = last;
-    auto st = std::find_if(streams.begin(), streams.end(), [&](const auto& x) { return x.first == k.stream; });
-    if (st == streams.end()) streams.emplace_back(k.stream, int32_t(i));
-    else t.stream_prev[i] = std::exchange(st->second, int32_t(i));
+    t.stream_prev[i] = std::exchange(stream_last[size_t(k.stream)], int32_t(i));
     pending.push({measured_end(k, 0.0), int32_t(i)});
   }
 }
@@ -122,10 +115,25 @@ double replay_planned(const ReplayTimeline& tl, const std::vector<double>& time_
 
 }  // namespace
 
+ReplayTimeline replay_timeline(const KernelRows& rows) { return replay_timeline(rows, timeline_order(rows)); }
+
 ReplayTimeline replay_timeline(const KernelRows& rows, const std::vector<uint32_t>& order) {
   ReplayTimeline t;
   t.timed.reserve(order.size());
-  for (uint32_t r : order) t.timed.push_back({rows.start_us(r), rows.count(r), rows.duration_us(r), rows.stream(r), r});
+  // Streams are only ever compared: numbered densely they pack into 4 bytes. Few per trace.
+  std::vector<int64_t> streams;
+  int64_t last_stream = 0;
+  int32_t last_id = -1;
+  for (uint32_t r : order) {
+    const int64_t stream = rows.stream(r);
+    if (last_id < 0 || stream != last_stream) {
+      auto it = std::find(streams.begin(), streams.end(), stream);
+      if (it == streams.end()) it = streams.insert(it, stream);
+      last_stream = stream, last_id = int32_t(it - streams.begin());
+    }
+    t.timed.push_back({rows.start_us(r), rows.count(r), rows.duration_us(r), last_id, r});
+  }
+  t.streams = int32_t(streams.size());
   for (size_t r = 0; r < rows.size(); ++r)
     if (!known(rows.start_us(r))) t.untimed.emplace_back(uint32_t(r), rows.count(r));
   plan_anchors(t);
@@ -143,7 +151,7 @@ double replay_step_time(const ReplayTimeline& timeline, const std::vector<double
   if (timeline.timed.empty()) return untimed;
   if (!timeline.last_end.empty()) return replay_planned(timeline, time_us, opt) + untimed;
 
-  std::vector<StreamState> streams;
+  std::vector<StreamState> streams(size_t(timeline.streams));
   // Kernel ends not yet passed by the sweep, earliest measured end on top.
   auto later = [](const Event& a, const Event& b) { return a.measured > b.measured; };
   std::priority_queue<Event, std::vector<Event>, decltype(later)> pending(later);
@@ -160,17 +168,30 @@ double replay_step_time(const ReplayTimeline& timeline, const std::vector<double
       last_end = pending.top();
       pending.pop();
     }
-    StreamState* st = find_stream(streams, k.stream);
-    const double start = replayed_start(s, last_end, prev_start, st ? &st->end : nullptr, opt);
+    StreamState& st = streams[size_t(k.stream)];
+    const double start = replayed_start(s, last_end, prev_start, st.seen ? &st.end : nullptr, opt);
     const double t = time_us[k.row];
     const Event end{measured_end(k, t), start + k.count * t};
-    if (st) st->end = end;
-    else streams.push_back({k.stream, end});
+    st = {true, end};
     pending.push(end);
     prev_start = {s, start};
     span_end = std::max(span_end, end.replay);
   }
   return (span_end - t0) + untimed;
+}
+
+double measured_step_time(const ReplayTimeline& timeline, const KernelRows& rows) {
+  // The same sums in the same order as the overload below: the untimed rows in row order, the ends in
+  // start order.
+  double untimed = 0;
+  for (size_t r = 0; r < rows.size(); ++r)
+    if (!known(rows.duration_us(r))) return kUnknown;
+  for (const auto& [r, count] : timeline.untimed) untimed += rows.count(r) * rows.duration_us(r);
+  if (timeline.timed.empty()) return untimed;
+  const double t0 = timeline.timed.front().start_us;
+  double end = t0;
+  for (const auto& e : timeline.timed) end = std::max(end, e.start_us + e.count * e.duration_us);
+  return (end - t0) + untimed;
 }
 
 double measured_step_time(const KernelRows& rows, const std::vector<uint32_t>& order) {

@@ -43,10 +43,11 @@ struct ReplayOptions {
 struct ReplayTimeline {
   struct Entry {
     double start_us, count, duration_us;  // duration_us: NaN where not measured
-    int64_t stream;
+    int32_t stream;                       // the row's stream, numbered densely in order of appearance
     uint32_t row;
   };
   std::vector<Entry> timed;                           // rows with start_us, in start order
+  int32_t streams = 0;                                // distinct streams among them
   std::vector<std::pair<uint32_t, double>> untimed;   // rows without: (row, count)
   // Where every timed row is measured, the events each launch is anchored to are the trace's, not
   // the target's: per timed entry, the entry whose end is the latest measured end before its start
@@ -54,6 +55,8 @@ struct ReplayTimeline {
   std::vector<int32_t> last_end, stream_prev;
 };
 ReplayTimeline replay_timeline(const KernelRows& rows, const std::vector<uint32_t>& order);
+// The rows in start order, packed (the same as replay_timeline(rows, timeline_order(rows))).
+ReplayTimeline replay_timeline(const KernelRows& rows);
 
 // `time_us[r]`: the target time of one invocation of row r. Measured busy time of a row is
 // count * duration_us where measured, else count * time_us[r] (no better estimate of where it ended).
@@ -66,5 +69,7 @@ double replay_step_time(const ReplayTimeline& timeline, const std::vector<double
 // The measured step: span of the trace (first start to last end) plus the untimed rows' measured
 // count * duration_us. NaN when some row lacks duration_us.
 double measured_step_time(const KernelRows& rows, const std::vector<uint32_t>& order);
+// The same from the packed timeline of `rows`.
+double measured_step_time(const ReplayTimeline& timeline, const KernelRows& rows);
 
 }  // namespace kcast

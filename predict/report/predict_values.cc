@@ -31,7 +31,7 @@ PredictValues make_predict_values(const PreparedWorkload& w, const std::vector<G
   v.model = model;
   v.cuda_graph = w.opt.cuda_graph;
   v.with_context = w.opt.with_context;
-  v.timeline = !w.timeline.empty();
+  v.timeline = w.has_timeline();
   const DType dt = dominant_dtype(w);
   v.dominant_dtype = std::string(to_string(dt));
   v.measured_kernel_us = w.measured_kernel_us;

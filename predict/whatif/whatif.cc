@@ -110,7 +110,7 @@ void run_walls(const PreparedWorkload& w, WhatifResult& r) {
   }
   // A trace with a timeline: the host wall, the time between kernels (launch gaps, host work,
   // synchronization) halved, the GPU unchanged. A step that is mostly idle GPU is held by it.
-  if (!w.timeline.empty()) {
+  if (w.has_timeline()) {
     r.walls.push_back({"host_half", "time between kernels halved (launch gaps, host work, synchronization)", {}});
     r.walls.back().pred = evaluate_target(w, r.gpu, base, p0, 0.5);
   }
