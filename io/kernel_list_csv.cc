@@ -353,8 +353,8 @@ std::vector<size_t> parse_chunks(const Chunks& c, Parse&& parse, Reparse&& repar
 }
 
 // The slots each part left unfilled closed up, `out` cut to the rows read.
-template <class T>
-void close_gaps(std::vector<T>& out, const Chunks& c, const std::vector<size_t>& rows) {
+template <class Vector>
+void close_gaps(Vector& out, const Chunks& c, const std::vector<size_t>& rows) {
   size_t kept = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (kept != c.begin[i])
@@ -367,10 +367,10 @@ void close_gaps(std::vector<T>& out, const Chunks& c, const std::vector<size_t>&
 
 // `out` resized to n, its memory advised onto huge pages before it is first touched (the advice
 // after the elements are constructed came too late: the pages were faulted in 4 KiB at a time).
-template <class T>
-void sized_on_huge_pages(std::vector<T>& out, size_t n) {
+template <class Vector>
+void sized_on_huge_pages(Vector& out, size_t n) {
   out.reserve(n);
-  advise_huge_pages(out.data(), out.capacity() * sizeof(T));
+  advise_huge_pages(out.data(), out.capacity() * sizeof(typename Vector::value_type));
   out.resize(n);
 }
 

@@ -13,6 +13,8 @@
 // must outlive it.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -20,16 +22,38 @@
 
 namespace kcast {
 
+// An allocator whose value-less construct() leaves a trivial T uninitialized: a reader resizes its
+// rows once and each thread then writes (and first touches) its own, instead of one thread zeroing
+// every page up front.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}  // NOLINT: as std::allocator
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 struct KernelTable {
-  struct Row {
-    double count = 1, duration_us = kUnknown, start_us = kUnknown;
-    int64_t stream = -1;
-    uint32_t kind = 0;
+  struct Row {  // trivial: rows.resize() leaves them for the reader to fill
+    double count, duration_us, start_us;
+    int64_t stream;
+    uint32_t kind;
   };
   // The distinct kernels, in the order of their first row. Their own count, duration_us, start_us and
   // stream are not read: each row's are in `rows`.
   std::vector<Kernel> kinds;
-  std::vector<Row> rows;
+  std::vector<Row, UninitializedAllocator<Row>> rows;
 
   // Each row its own kind, the rows moved in (a list read whole, small).
   static KernelTable of_rows(std::vector<Kernel>&& rows);
