@@ -2,6 +2,7 @@
 // (docs/cli-contract.md): converts a trace to the native kernel list; stdout without -o, else written atomically.
 #include <functional>
 #include <iostream>
+#include <mutex>
 
 #include "io/atomic_file.h"
 #include "io/console.h"
@@ -73,15 +74,38 @@ int cmd_import(int argc, char** argv) {
   // Every row kept from a file: formatted as read, and written as is when the trace lists its rows in
   // start order (as Nsight Systems does); otherwise read again, collected and sorted. Standard
   // input cannot be read twice: it is collected.
+  // Into a file the text streams out as it is read (KernelListText): a trace out of start order is
+  // found out on the way, its partial file discarded, the existing output untouched.
   bool read_once = false;
   if (!aggregate && input != "-") {
-    KernelListText text;
-    read_trace(input, *format, opt, text);
-    if (text.in_start_order()) {
-      emit([&](std::ostream& o) { text.write(o); });
-      return 0;
+    if (!out.empty() && out != "-") {
+      // Its warnings held until the read completes: a read cut short says them on the second.
+      std::vector<std::string> said;
+      std::mutex said_mu;
+      ImportOptions first = opt;
+      first.warn = [&](const std::string& m) {
+        std::lock_guard<std::mutex> lock(said_mu);
+        said.push_back(m);
+      };
+      try {
+        write_file_atomically(out, [&](std::ostream& o) {
+          KernelListText text(&o);
+          read_trace(input, *format, first, text);
+          text.finish();
+        });
+        for (const std::string& m : said) console_err() << "kcast: warning: " << m << "\n";
+        return 0;
+      } catch (const KernelListText::OutOfStartOrder&) {
+      }
+    } else {
+      KernelListText text;
+      read_trace(input, *format, opt, text);
+      if (text.in_start_order()) {
+        emit([&](std::ostream& o) { text.write(o); });
+        return 0;
+      }
+      read_once = true;
     }
-    read_once = true;
   }
   ImportOptions again = opt;
   if (read_once) again.warn = [](const std::string&) {};  // said on the first read

@@ -100,14 +100,37 @@ void KernelCollector::merge(KernelSink&& part) {
   other.size_ = 0;
 }
 
+void KernelListText::note_order(bool in_order) {
+  if (in_order) return;
+  in_order_ = false;
+  if (stream_) throw OutOfStartOrder{};  // what was written is discarded: no use writing more
+}
+
+void KernelListText::write_out(const std::string& text) {
+  if (!header_written_) {
+    std::string header;
+    append_kernel_list_header(header);
+    stream_->write(header.data(), std::streamsize(header.size()));
+    header_written_ = true;
+  }
+  stream_->write(text.data(), std::streamsize(text.size()));
+}
+
 void KernelListText::add(Kernel&& k) {
   constexpr size_t kBlockBytes = size_t(1) << 20;
   if (blocks_.empty() || blocks_.back().size() + 4096 > kBlockBytes) {  // rows of up to 4 KiB fit
-    blocks_.emplace_back();
+    if (stream_ && !blocks_.empty()) {  // the full block out, its memory the next one's
+      write_out(blocks_.back());
+      spare_ = std::move(blocks_.back());
+      blocks_.pop_back();
+    }
+    blocks_.emplace_back(std::move(spare_));
+    spare_ = {};
+    blocks_.back().clear();
     blocks_.back().reserve(kBlockBytes - 64);  // a string's capacity + 1 within jemalloc's 1 MiB class
   }
   append_kernel_row(blocks_.back(), k);
-  if (rows_ > 0 && start_before(k.start_us, last_start_)) in_order_ = false;
+  note_order(rows_ == 0 || !start_before(k.start_us, last_start_));
   if (rows_ == 0) first_start_ = k.start_us;
   last_start_ = k.start_us;
   ++rows_;
@@ -116,11 +139,17 @@ void KernelListText::add(Kernel&& k) {
 void KernelListText::merge(KernelSink&& part) {
   auto& other = dynamic_cast<KernelListText&>(part);
   if (other.rows_ == 0) return;
-  in_order_ = in_order_ && other.in_order_ && !(rows_ > 0 && start_before(other.first_start_, last_start_));
+  note_order(in_order_ && other.in_order_ && !(rows_ > 0 && start_before(other.first_start_, last_start_)));
   if (rows_ == 0) first_start_ = other.first_start_;
   last_start_ = other.last_start_;
   rows_ += other.rows_;
-  for (std::string& b : other.blocks_) blocks_.push_back(std::move(b));
+  if (stream_) {
+    for (const std::string& b : blocks_) write_out(b);
+    blocks_.clear();
+    for (const std::string& b : other.blocks_) write_out(b);
+  } else {
+    for (std::string& b : other.blocks_) blocks_.push_back(std::move(b));
+  }
   other.blocks_.clear();
   other.rows_ = 0;
 }
@@ -130,6 +159,13 @@ void KernelListText::write(std::ostream& out) const {
   append_kernel_list_header(header);
   out.write(header.data(), std::streamsize(header.size()));
   for (const std::string& b : blocks_) out.write(b.data(), std::streamsize(b.size()));
+}
+
+void KernelListText::finish() {
+  if (!stream_) return;
+  for (const std::string& b : blocks_) write_out(b);
+  blocks_.clear();
+  if (!header_written_) write_out("");
 }
 
 struct KernelAggregator::Impl {

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -221,13 +223,16 @@ bool read_parallel(const std::string& path, const std::string& head, unsigned he
       split_at_line_ends(rows, opt.threads ? threads : std::max(threads, rows.size() / kMinChunkBytes));
   const size_t parts = chunks.size();
 
-  // Each chunk parses into its own part. Line numbers inside a chunk are only known relative to
-  // it, so on any error the parts are dropped and the caller reads the file sequentially, which
-  // reports the first error in file order with its true line number (errors are rare; no pass
-  // over the file just to count lines).
+  // Each chunk parses into its own part, and the parts go into the sink in file order as soon as the
+  // parts before them are in (a streaming sink writes them out then, and their memory serves the
+  // next chunks). Line numbers inside a chunk are only known relative to it, so on an error the file
+  // is read again sequentially, which reports the first error in file order with its true line
+  // number (errors are rare; no pass over the file just to count lines).
   std::vector<std::unique_ptr<KernelSink>> out(parts);
   for (auto& part : out) part = sink.make_part();
-  std::vector<char> failed(parts, 0);
+  std::vector<char> failed(parts, 0), done(parts, 0);
+  std::mutex mu;
+  size_t next = 0;  // the first part not yet in the sink
   parallel_for(parts, unsigned(threads), [&](size_t k) {
     try {
       Reader in(path, std::make_unique<CsvChunkSource>(header, chunks[k]));
@@ -235,11 +240,26 @@ bool read_parallel(const std::string& path, const std::string& head, unsigned he
     } catch (...) {
       failed[k] = 1;
     }
+    std::lock_guard<std::mutex> lock(mu);
+    done[k] = 1;
+    for (; next < parts && done[next] && !failed[next]; ++next) {
+      sink.merge(std::move(*out[next]));
+      out[next].reset();
+    }
   });
-  for (char f : failed)
-    if (f) return false;
-  for (auto& part : out) sink.merge(std::move(*part));
-  return true;
+  if (next == parts) return true;
+  if (next == 0) return false;  // nothing in the sink yet: the caller's sequential read reports it
+  // Parts before the failed one are in the sink already: the error from a read that keeps nothing.
+  struct Discard : KernelSink {
+    void add(Kernel&&) override {}
+  } discard;
+  try {
+    Reader in(path);
+    read_rows(in, header_line, std::nullopt, path, opt, devices, discard);
+  } catch (const io::error::base& e) {
+    throw InputError(e.what());
+  }
+  throw std::logic_error(path + ": a chunk failed that the whole file reads without error");
 }
 
 }  // namespace

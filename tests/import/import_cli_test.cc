@@ -75,6 +75,31 @@ TEST_F(ImportCli, RowsOutOfStartOrderAreWrittenSorted) {
   EXPECT_EQ(r.out, kcast("import " + fixture("nsys_cuda_gpu_trace.csv"), dir_).out);
 }
 
+// Into a file the text streams out while read; a trace found out of start order on the way is read
+// again and sorted, the partial text discarded (no temporary left), its warnings said once.
+TEST_F(ImportCli, RowsOutOfStartOrderIntoAFileAreWrittenSorted) {
+  std::string text = read_file(fixture("nsys_cuda_gpu_trace.csv"));
+  const size_t third = text.find("507010000,"), fourth = text.find("507120000,");
+  const std::string row3 = text.substr(third, fourth - third);
+  text.erase(third, row3.size());
+  text += row3;
+  const std::string in = dir_ + "/shuffled.csv", out = dir_ + "/k.csv", sorted = dir_ + "/sorted.csv";
+  std::ofstream(in, std::ios::binary) << text;
+  { std::ofstream(out) << "sentinel\n"; }
+  CliResult r = kcast("import " + in + " --from nsys-csv -o " + out, dir_);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(kcast("import " + fixture("nsys_cuda_gpu_trace.csv") + " -o " + sorted, dir_).rc, 0);
+  EXPECT_EQ(read_file(out), read_file(sorted));
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) files += e.path().filename().string().starts_with("k.csv");
+  EXPECT_EQ(files, 1u);
+  r = kcast("import " + fixture("kineto_legacy.json") + " -o " + out, dir_);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err.rfind("kcast: warning: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("kcast: warning: ", 1), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(out), kcast("import " + fixture("kineto_legacy.json"), dir_).out);
+}
+
 TEST_F(ImportCli, FailureLeavesExistingOutputUntouched) {
   const std::string out = dir_ + "/k.csv";
   { std::ofstream(out) << "sentinel\n"; }
@@ -149,6 +174,43 @@ TEST(KernelListText, RowsInStartOrderGiveTheTextOfTheCollectedList) {
   std::ostringstream expected;
   write_kernel_list(all.take(), expected);
   EXPECT_EQ(text_of(text), expected.str());
+}
+
+// Streaming, the same text goes out as it completes (blocks of 1 MiB, parts as merged), and a row out of
+// start order stops the read at once.
+TEST(KernelListText, StreamingWritesTheSameTextAndStopsAtARowOutOfOrder) {
+  KernelListText held;
+  std::ostringstream streamed;
+  KernelListText stream(&streamed);
+  auto held_part = held.make_part(), stream_part = stream.make_part();
+  for (int i = 0; i < 40000; ++i) {  // ~3 MB of rows: several blocks
+    Kernel k = timed(std::string(40, char('a' + i % 26)), i * 10.0);
+    if (i < 25000) {
+      held.add(Kernel(k));
+      stream.add(std::move(k));
+    } else {
+      held_part->add(Kernel(k));
+      stream_part->add(std::move(k));
+    }
+  }
+  held.merge(std::move(*held_part));
+  stream.merge(std::move(*stream_part));
+  stream.finish();
+  EXPECT_EQ(streamed.str(), text_of(held));
+  std::ostringstream empty_out;
+  KernelListText empty(&empty_out);
+  empty.finish();
+  EXPECT_EQ(empty_out.str(), text_of(KernelListText()));  // the header alone
+
+  std::ostringstream cut;
+  KernelListText late(&cut);
+  late.add(timed("a", 10));
+  EXPECT_THROW(late.add(timed("b", 5)), KernelListText::OutOfStartOrder);
+  KernelListText across(&cut);
+  across.add(timed("a", 10));
+  auto part = across.make_part();
+  part->add(timed("b", 7));
+  EXPECT_THROW(across.merge(std::move(*part)), KernelListText::OutOfStartOrder);
 }
 
 TEST(KernelListText, RowsOutOfStartOrderAreFlaggedWithinAndAcrossParts) {

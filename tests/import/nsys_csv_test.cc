@@ -1,6 +1,10 @@
 // Tests of the nsys cuda_gpu_trace CSV reader (predict/import/nsys_csv.cc).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
 #include "io/atomic_file.h"
 #include "tests/import/import_test_util.h"
 
@@ -136,6 +140,31 @@ TEST(NsysCsv, ParallelChunksGiveTheSameListAndLineNumbers) {
     expect_input_error([&] { read("nsys_bad_number.csv", c.opt); },
                        {fixture("nsys_bad_number.csv") + ":3: column 'Duration (ns)'"});
   }
+}
+
+// Parts go into the sink as soon as the parts before them are in: a bad row in a later chunk, after
+// earlier parts were merged (and a streaming sink wrote them), is still reported with its true line,
+// and the rows merged before it are not added again.
+TEST(NsysCsv, AnErrorAfterMergedChunksNamesItsLine) {
+  const std::string text = read_file(fixture("nsys_cuda_gpu_trace.csv"));
+  const size_t header_end = text.find('\n', text.find("Start (ns)")) + 1;
+  std::string big = text.substr(0, header_end);
+  const unsigned header_line = unsigned(std::count(big.begin(), big.end(), '\n'));
+  for (int i = 0; i < 300; ++i)
+    big += std::to_string(600000000 + i * 1000) + (i == 280 ? ",12x4" : ",2336") +
+           ",125,80,1,1,128,1,1,16,0.000,0.000,,,,,NVIDIA A100-SXM4-40GB (0),1,,7,kernel_" + std::to_string(i) + "\n";
+  const std::string path = ::testing::TempDir() + "kcast_nsys_late_error.csv";
+  std::ofstream(path, std::ios::binary) << big;
+  Captured c;
+  c.opt.threads = 3;
+  KernelListText sink;
+  expect_input_error([&] { read_trace(path, TraceFormat::nsys_csv, c.opt, sink); },
+                     {path + ":" + std::to_string(header_line + 281) + ": column 'Duration (ns)'"});
+  // The chunks before the failed one were merged (so the error came from the read that keeps nothing),
+  // each once.
+  EXPECT_GT(sink.rows(), 0u);
+  EXPECT_LE(sink.rows(), 280u);
+  std::remove(path.c_str());
 }
 
 TEST(NsysCsv, NvtxSelectionIsAnErrorForCsv) {
