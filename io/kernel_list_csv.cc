@@ -265,7 +265,6 @@ auto read_guarded(Read&& read, Src&&... src) {
   }
 }
 
-
 // Appenders for the writer, which builds each row in a string: a million rows through ostream's
 // per-character sentries and printf took 1.5x the time Python needs to read the file it wrote from.
 // to_chars with a precision prints what printf's %.10g prints.
@@ -375,9 +374,9 @@ void sized_on_huge_pages(Vector& out, size_t n) {
 }
 
 // A slot source over `out[begin, end)`: more rows than lines cannot happen (each row is a line).
-template <class T>
-auto slots(std::vector<T>& out, size_t begin, size_t end) {
-  return [&out, at = begin, end]() mutable -> T& {
+template <class Vector>
+auto slots(Vector& out, size_t begin, size_t end) {
+  return [&out, at = begin, end]() mutable -> typename Vector::value_type& {
     if (at == end) throw std::logic_error("kernel list: more rows than lines in a chunk");
     return out[at++];
   };
@@ -436,16 +435,16 @@ void kind_text(const Cells& c, std::string& key) {
   }
 }
 
-// A part's rows into `out[begin, end)`, their kinds into `pk` (kind numbers local to the part).
+// A part's rows into the slots `slot()` gives, their kinds into `pk` (kind numbers local to the part).
+template <class Slot>
 size_t read_table_rows(Reader& in, const std::string& file, const KernelListOptions& opt, unsigned first_line,
-                       PartKinds& pk, KernelTable::Row* out, size_t capacity) {
+                       PartKinds& pk, Slot&& slot) {
   start_rows(in, file, first_line);
   Cells c = {};
   size_t rows = 0;
   GpuCells gpus(opt.gpus);
   std::string key;
   while (next_cells(in, c)) {
-    if (rows == capacity) throw std::logic_error("kernel list: more rows than lines in a chunk");
     const unsigned line = in.get_file_line();
     auto at = [&](int col) { return CellRef{file, line, kKernelListColumns[col]}; };
     kind_text(c, key);
@@ -461,7 +460,8 @@ size_t read_table_rows(Reader& in, const std::string& file, const KernelListOpti
       pk.keys.push_back(&pk.index.emplace(key, kind).first->first);
       pk.kinds.push_back(k);
     }
-    out[rows++] = {k.count, k.duration_us, k.start_us, k.stream, kind};
+    slot() = {k.count, k.duration_us, k.start_us, k.stream, kind};
+    ++rows;
   }
   return rows;
 }
@@ -476,8 +476,7 @@ KernelTable read_table_in_chunks(const std::string& path, const KernelListOption
       c,
       [&](size_t i, unsigned first_line) {
         return read_part(path, c, i, [&](Reader& in) {
-          return read_table_rows(in, path, opt, first_line, kinds[i], t.rows.data() + c.begin[i],
-                                 c.begin[i + 1] - c.begin[i]);
+          return read_table_rows(in, path, opt, first_line, kinds[i], slots(t.rows, c.begin[i], c.begin[i + 1]));
         });
       },
       reparse_for_line(path, opt, c));

@@ -7,7 +7,6 @@
 
 namespace kcast {
 
-
 std::optional<Param> persistence_param(KernelClass c) {
   if (c == KernelClass::gemm) return kGemmBiasPersistence;
   if (c == KernelClass::conv) return kConvBiasPersistence;
@@ -24,9 +23,6 @@ double persistent_measurement(double d, double predicted_us, double persistence)
   if (persistence >= 1 || !(predicted_us > 0) || !(d > 0)) return d;
   return persistent_measurement(d, predicted_us, std::log(d), std::log(predicted_us), persistence);
 }
-
-
-
 
 double graph_time(double t, double floor_us, double blend_q) {
   const double graph = kGraphLaunchFraction * floor_us;

@@ -72,10 +72,10 @@ int cmd_import(int argc, char** argv) {
     }
   };
   // Every row kept from a file: formatted as read, and written as is when the trace lists its rows in
-  // start order (as Nsight Systems does); otherwise read again, collected and sorted. Standard
-  // input cannot be read twice: it is collected.
-  // Into a file the text streams out as it is read (KernelListText): a trace out of start order is
-  // found out on the way, its partial file discarded, the existing output untouched.
+  // start order (as Nsight Systems does); otherwise read again, collected and sorted. Into a file the
+  // text streams out as it is read (KernelListText): a trace out of start order is found out on the
+  // way, its partial file discarded, the existing output untouched. Standard input cannot be read
+  // twice: it is collected.
   bool read_once = false;
   if (!aggregate && input != "-") {
     if (!out.empty() && out != "-") {

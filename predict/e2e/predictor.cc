@@ -180,12 +180,12 @@ void predict_on_sources(PreparedWorkload& w, const KernelRows& rows, const Loade
   });
 }
 
-// The source's share of a row's time that is its context: its rig's floor and its op's extra pass.
-double source_context_us(const PreparedWorkload& w, size_t r, int s) {
+// The share of row r's time on `gpu` that is its measurement context: the rig's floor and the extra
+// kernel its context's op runs there, if any.
+double context_on(const PreparedWorkload& w, size_t r, const GpuCaps& gpu) {
   const double ctx_base = w.context_us.empty() ? 0.0 : w.context_us[r];
   const double pass_bytes = w.context_pass_bytes.empty() ? 0.0 : w.context_pass_bytes[r];
-  return ctx_base * w.source_caps[s].context_scale +
-         (pass_bytes > 0 ? w.model->operand_pass_us(pass_bytes, w.source_caps[s]) : 0.0);
+  return ctx_base * gpu.context_scale + (pass_bytes > 0 ? w.model->operand_pass_us(pass_bytes, gpu) : 0.0);
 }
 
 // The logs persistent_measurement takes, once per measured GEMM and convolution (RowFacts).
@@ -194,7 +194,7 @@ void add_persistence_logs(PreparedWorkload& w) {
     const PreparedWorkload::RowFacts f = w.facts(r);
     const int s = w.source_of_row[r];
     if (s < 0 || !persistence_param(f.cls)) continue;
-    const double predicted = w.source_pred[size_t(s)][w.uniq.of_row[r]].time_us + source_context_us(w, r, s);
+    const double predicted = w.source_pred[size_t(s)][w.uniq.of_row[r]].time_us + context_on(w, r, w.source_caps[s]);
     if (!(predicted > 0) || !(f.duration_us > 0)) continue;
     if (w.row_logs.empty()) w.row_logs.assign(w.rows.size(), {kUnknown, kUnknown});
     w.row_logs[r] = {std::log(f.duration_us), std::log(predicted)};
@@ -315,17 +315,14 @@ GpuPrediction evaluate_target(const PreparedWorkload& w, const std::string& gpu,
     const PreparedWorkload::RowFacts k = w.facts(r);
     const uint32_t u = w.uniq.of_row[r];
     const KernelPrediction& p = target_pred[u];
-    // The row's context floor on the target's rig (and, for a measured row, on the source's), plus
-    // the extra kernel its context's op runs on that GPU, if any.
-    const double ctx_base = w.context_us.empty() ? 0.0 : w.context_us[r];
-    const double pass_bytes = w.context_pass_bytes.empty() ? 0.0 : w.context_pass_bytes[r];
-    const double ctx = ctx_base * caps.context_scale + (pass_bytes > 0 ? w.model->operand_pass_us(pass_bytes, caps) : 0.0);
+    // The row's context on the target's rig (and, for a measured row, on the source's).
+    const double ctx = context_on(w, r, caps);
     const int s = w.source_of_row[r];
     double t;
     Bound b = p.bound;
     if (s >= 0) {
       const KernelPrediction& ps = w.source_pred[s][u];
-      const double ctx_s = source_context_us(w, r, s);
+      const double ctx_s = context_on(w, r, w.source_caps[s]);
       // Across compute capabilities a GEMM or a convolution keeps only the share of its deviation from
       // the model that persists there (model/transfer.h); anything else, the measurement itself.
       const double pers = persistence[size_t(s)][size_t(k.cls)];

@@ -47,7 +47,7 @@ double measured_end(const ReplayTimeline::Entry& e, double time_us) {
 // the latest kernel end, the previous launch's start and the end of its stream's previous kernel
 // (null: the first on its stream).
 inline double replayed_start(double s, const Event& last_end, const Event& prev_start, const Event* stream_end,
-                      const ReplayOptions& opt) {
+                             const ReplayOptions& opt) {
   const Event* anchor = last_end.measured > prev_start.measured ? &last_end : &prev_start;
   if (stream_end && stream_end->measured > anchor->measured) anchor = stream_end;  // queued behind its predecessor
   const double gap = s - anchor->measured;
@@ -181,8 +181,7 @@ double replay_step_time(const ReplayTimeline& timeline, const std::vector<double
 }
 
 double measured_step_time(const ReplayTimeline& timeline, const KernelRows& rows) {
-  // The same sums in the same order as the overload below: the untimed rows in row order, the ends in
-  // start order.
+  // The untimed rows in row order, the ends in start order.
   double untimed = 0;
   for (size_t r = 0; r < rows.size(); ++r)
     if (!known(rows.duration_us(r))) return kUnknown;
@@ -195,16 +194,7 @@ double measured_step_time(const ReplayTimeline& timeline, const KernelRows& rows
 }
 
 double measured_step_time(const KernelRows& rows, const std::vector<uint32_t>& order) {
-  double untimed = 0;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    if (!known(rows.duration_us(r))) return kUnknown;
-    if (!known(rows.start_us(r))) untimed += rows.count(r) * rows.duration_us(r);
-  }
-  if (order.empty()) return untimed;
-  const double t0 = rows.start_us(order[0]);
-  double end = t0;
-  for (uint32_t r : order) end = std::max(end, rows.start_us(r) + rows.count(r) * rows.duration_us(r));
-  return (end - t0) + untimed;
+  return measured_step_time(replay_timeline(rows, order), rows);
 }
 
 }  // namespace kcast

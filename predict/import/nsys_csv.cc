@@ -194,31 +194,34 @@ void read_rows(Reader& in, unsigned header_line, std::optional<unsigned> line_ba
 constexpr size_t kMinChunkBytes = size_t(16) << 20;
 constexpr unsigned kMaxThreads = 4;  // each reader holds fccp's 48 MiB buffer
 
+// How a parallel read ended: every part in the sink; not attempted (small, not a regular file, a sink
+// that cannot be split); or a chunk failed, some earlier parts perhaps already in the sink.
+enum class ParallelRead { done, not_split, failed };
+
 // Large captures are split at line boundaries and parsed on several threads, each into its own
-// part of the sink, merged in file order. Returns false when the file is better read sequentially
-// (small, not a regular file, a sink that cannot be split) or when a chunk failed: the sequential
-// read then gives the error with its true line number.
-bool read_parallel(const std::string& path, const std::string& head, unsigned header_line,
+// part of the sink, merged in file order. When a chunk fails, the caller's sequential read gives
+// the error with its true line number.
+ParallelRead read_parallel(const std::string& path, const std::string& head, unsigned header_line,
                    const ImportOptions& opt, DeviceResolver& devices, KernelSink& sink) {
-  if (opt.threads == 1 || !sink.make_part()) return false;
+  if (opt.threads == 1 || !sink.make_part()) return ParallelRead::not_split;
   // Where the header line starts and the data begins (the header is within the head).
   size_t header_at = 0;
   for (unsigned i = 0; i < header_line; ++i) {
     header_at = head.find('\n', header_at);
-    if (header_at == std::string::npos) return false;
+    if (header_at == std::string::npos) return ParallelRead::not_split;
     ++header_at;
   }
   const size_t header_end = head.find('\n', header_at);
-  if (header_end == std::string::npos) return false;
+  if (header_end == std::string::npos) return ParallelRead::not_split;
   const MappedFile mapped(path);
-  if (!mapped.valid() || mapped.bytes().size() <= header_end + 1) return false;
+  if (!mapped.valid() || mapped.bytes().size() <= header_end + 1) return ParallelRead::not_split;
   const std::string_view bytes = mapped.bytes();
   const std::string_view header = bytes.substr(header_at, header_end + 1 - header_at);
   const std::string_view rows = bytes.substr(header_end + 1);
   // One thread per core, each reading chunks of about kMinChunkBytes in turn: a reader's 48 MiB buffer
   // is touched only as far as its chunk, and the next reader on the thread takes the same memory.
   const size_t threads = opt.threads ? opt.threads : csv_chunk_count(rows.size(), kMinChunkBytes, kMaxThreads);
-  if (threads <= 1) return false;
+  if (threads <= 1) return ParallelRead::not_split;
   const std::vector<std::string_view> chunks =
       split_at_line_ends(rows, opt.threads ? threads : std::max(threads, rows.size() / kMinChunkBytes));
   const size_t parts = chunks.size();
@@ -247,19 +250,7 @@ bool read_parallel(const std::string& path, const std::string& head, unsigned he
       out[next].reset();
     }
   });
-  if (next == parts) return true;
-  if (next == 0) return false;  // nothing in the sink yet: the caller's sequential read reports it
-  // Parts before the failed one are in the sink already: the error from a read that keeps nothing.
-  struct Discard : KernelSink {
-    void add(Kernel&&) override {}
-  } discard;
-  try {
-    Reader in(path);
-    read_rows(in, header_line, std::nullopt, path, opt, devices, discard);
-  } catch (const io::error::base& e) {
-    throw InputError(e.what());
-  }
-  throw std::logic_error(path + ": a chunk failed that the whole file reads without error");
+  return next == parts ? ParallelRead::done : ParallelRead::failed;
 }
 
 }  // namespace
@@ -269,13 +260,25 @@ void read_nsys_csv(const std::string& path, const ImportOptions& opt, KernelSink
   const unsigned header = find_header(head, path);
   check_step_selection(path, opt);
   DeviceResolver devices(opt, path);
-  if (read_parallel(path, head, header, opt, devices, sink)) return;
-  try {
-    Reader in(path);
-    read_rows(in, header, std::nullopt, path, opt, devices, sink);
-  } catch (const io::error::base& e) {
-    throw InputError(e.what());
+  auto read_whole = [&](KernelSink& into) {
+    try {
+      Reader in(path);
+      read_rows(in, header, std::nullopt, path, opt, devices, into);
+    } catch (const io::error::base& e) {
+      throw InputError(e.what());
+    }
+  };
+  switch (read_parallel(path, head, header, opt, devices, sink)) {
+    case ParallelRead::done: return;
+    case ParallelRead::not_split: read_whole(sink); return;
+    case ParallelRead::failed: break;
   }
+  // Parts before the failed chunk may be in the sink already: the error from a read that keeps nothing.
+  struct Discard : KernelSink {
+    void add(Kernel&&) override {}
+  } discard;
+  read_whole(discard);
+  throw std::logic_error(path + ": a chunk failed that the whole file reads without error");
 }
 
 void parse_nsys_csv(const std::string& bytes, const std::string& name, const ImportOptions& opt,
