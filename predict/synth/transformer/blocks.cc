@@ -61,7 +61,7 @@ void TransformerSynth::recipe_linear(Section& s, const std::string& name, double
   recipe_weight_elems_ += s.weights * n * double(in) * double(out);
   auto quantize = [&](const char* what, double elems) {
     return times(work(name + " " + q.quantize + what, EW, DType::bf16, q.flops_per_elem * elems,
-                      q.bytes_per_elem * elems),
+                      q.bytes_per_elem() * elems),
                  n);
   };
   s.op(quantize(" (input)", rows * double(in)));
@@ -79,7 +79,7 @@ void TransformerSynth::recipe_weights() {
   w.weights = 0;
   const double e = recipe_weight_elems_;
   w.op(work(std::string("weights ") + recipe_->quantize + " (cached across micro-batches)", EW, DType::bf16,
-            recipe_->flops_per_elem * e, recipe_->bytes_per_elem * e));
+            recipe_->flops_per_elem * e, recipe_->bytes_per_elem() * e));
 }
 
 Kernel TransformerSynth::accumulate(const std::string& name, double elems, double n) {

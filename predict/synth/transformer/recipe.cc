@@ -12,22 +12,19 @@ namespace kcast::synth::transformer {
 
 namespace {
 
-// Writing the row-wise and the column-wise copy; quantizing reads BF16 (2 bytes) first.
+// The row-wise and the column-wise copy.
 constexpr double kFp8Copies = 1 + 1;
-constexpr double kBf16 = 2;
 constexpr RecipeKernels kRecipes[] = {
-    {Recipe::delayed, "delayed", DType::fp8, "te::cast_transpose (fp8, delayed scaling)", kBf16 + kFp8Copies,
-     kFp8Copies, 3, false},
+    {Recipe::delayed, "delayed", DType::fp8, "te::cast_transpose (fp8, delayed scaling)", 1, kFp8Copies, 3, false},
     // Current scaling reads the BF16 tensor twice: its amax first.
-    {Recipe::current, "current", DType::fp8, "te::amax|cast_transpose (fp8, current scaling)",
-     2 * kBf16 + kFp8Copies, kFp8Copies, 4, false},
-    {Recipe::mxfp8, "mxfp8", DType::fp8, "te::quantize_mxfp8 (rowwise|columnwise)", kBf16 + kFp8Copies + 2.0 / 32,
-     kFp8Copies + 2.0 / 32, 4, true},
-    {Recipe::block, "block", DType::fp8, "te::quantize_fp8_block (1x128|128x128)", kBf16 + kFp8Copies + 2 * 4.0 / 128,
-     kFp8Copies + 2 * 4.0 / 128, 4, false},
+    {Recipe::current, "current", DType::fp8, "te::amax|cast_transpose (fp8, current scaling)", 2, kFp8Copies, 4,
+     false},
+    {Recipe::mxfp8, "mxfp8", DType::fp8, "te::quantize_mxfp8 (rowwise|columnwise)", 1, kFp8Copies + 2.0 / 32, 4, true},
+    {Recipe::block, "block", DType::fp8, "te::quantize_fp8_block (1x128|128x128)", 1, kFp8Copies + 2 * 4.0 / 128, 4,
+     false},
     // FP4 values are half a byte; the column-wise copy is Hadamard-transformed (16 x 16: 16 FMAs a value).
-    {Recipe::nvfp4, "nvfp4", DType::fp4, "te::quantize_nvfp4 (rowwise|columnwise RHT)", kBf16 + 0.5 + 0.5 + 2.0 / 16,
-     0.5 + 0.5 + 2.0 / 16, 36, true},
+    {Recipe::nvfp4, "nvfp4", DType::fp4, "te::quantize_nvfp4 (rowwise|columnwise RHT)", 1, 0.5 + 0.5 + 2.0 / 16, 36,
+     true},
 };
 
 }  // namespace

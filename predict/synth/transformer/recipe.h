@@ -17,16 +17,17 @@ struct RecipeKernels {
   const char* name;      // as the options spell it
   DType gemm_dtype;      // the GEMMs' operands
   const char* quantize;  // TE's kernel that quantizes a BF16 tensor
-  // Bytes per element that quantizing a BF16 tensor moves: the BF16 read (twice with current scaling:
-  // its amax first), the row-wise copy the forward / data-gradient GEMM reads and the column-wise one
-  // the weight-gradient GEMM reads (a transpose on Hopper, a second scaling direction with block
-  // scales), and their scales (E8M0 per 32 values, E4M3 per 16, FP32 per 128).
-  double bytes_per_elem;
-  // Bytes per element of the narrow copies TE keeps of a weight between micro-batches: the row-wise
-  // and column-wise copies and their scales (what quantizing writes).
+  // Times quantizing reads the BF16 tensor: once, twice with current scaling (its amax first).
+  double bf16_reads;
+  // Bytes per element that quantizing writes, which TE also keeps of a weight between micro-batches:
+  // the row-wise copy the forward / data-gradient GEMM reads and the column-wise one the
+  // weight-gradient GEMM reads (a transpose on Hopper, a second scaling direction with block scales),
+  // and their scales (E8M0 per 32 values, E4M3 per 16, FP32 per 128).
   double stored_bytes_per_elem;
   double flops_per_elem;  // amax, scale and cast; nvfp4 adds the 16-point Hadamard transform
   bool needs_fp4_units;   // block-scaled formats run on Blackwell's tensor cores (the FP4 / MX generation)
+  // Bytes per element that quantizing a BF16 tensor moves: its reads and what it writes.
+  double bytes_per_elem() const { return 2 * bf16_reads + stored_bytes_per_elem; }
 };
 
 // The recipe's kernels; nullptr for Recipe::none.
