@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`kcast.predict` from Python against the `kcast predict` binary on the same 1M-row kernel list
-(docs/speed.md; goal: Python within 1.1x of the CLI; each the best of 5 runs, interleaved). Both run the same code; the Python call passes
-the list's path, so the difference is the process start-up and the JSON parse.
+(docs/speed.md; goal: Python within 1.1x of the CLI; each the best of 5 runs, interleaved). Both run
+the same code and the Python call passes the list's path: the difference is the process start-up,
+the JSON parse and the interpreter's malloc (the binary links jemalloc).
 
 usage: PYTHONPATH=build/python bench/python_predict_bench.py [ROWS] [--kcast build/kcast]
 """

@@ -88,13 +88,11 @@ void add_prefix_breakdown(PredictValues& v, const PreparedWorkload& w, const std
     if (added) v.prefixes.push_back(p);
     of_kind[i] = it->second;
   }
-  std::vector<size_t> of_row(rows.size());
-  for (size_t r = 0; r < rows.size(); ++r) of_row[r] = of_kind[rows.kind_of(r)];
   for (size_t i = 0; i < preds.size() && i < v.gpus.size(); ++i) {
     if (preds[i].row_us.size() != rows.size()) throw std::logic_error("prefix breakdown needs keep_rows predictions");
     std::vector<double>& us = v.gpus[i].prefix_us;
     us.assign(v.prefixes.size(), 0.0);
-    for (size_t r = 0; r < rows.size(); ++r) us[of_row[r]] += rows.count(r) * preds[i].row_us[r];
+    for (size_t r = 0; r < rows.size(); ++r) us[of_kind[rows.kind_of(r)]] += rows.count(r) * preds[i].row_us[r];
   }
 }
 
