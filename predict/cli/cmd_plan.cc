@@ -281,8 +281,12 @@ int plan_train_cmd(int argc, char** argv) {
 
 struct ServePlanArgs {
   std::string model, config, gpu, dtype = "bf16", kv_cache_dtype, engine = "vllm", format = "table", cost_model_file,
-      budgets;
+      budgets, load = "concurrency";
 };
+
+// A rate as the JSON and the command give it: requests/s, or "inf" (every request at once).
+nlohmann::json rate_json(double rate) { return std::isinf(rate) ? nlohmann::json("inf") : nlohmann::json(rate); }
+std::string rate_text(double rate) { return std::isinf(rate) ? "inf" : report::fmt(rate); }
 
 nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePlanArgs& a, const plan::ServeGoal& g) {
   const auto& l = c.layout;
@@ -294,10 +298,17 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
   cmd << " --dtype " << a.dtype;
   if (!a.kv_cache_dtype.empty()) cmd << " --kv-cache-dtype " << a.kv_cache_dtype;
   cmd << " --engine " << a.engine << " --max-batched-tokens " << l.max_batched_tokens << " --input-tokens " << g.input
-      << " --output-tokens " << g.output << " --concurrency " << c.concurrency << " --format json";
+      << " --output-tokens " << g.output;
+  if (g.request_rate) cmd << " --request-rate " << rate_text(c.request_rate) << " --requests " << g.requests;
+  else cmd << " --concurrency " << c.concurrency;
+  cmd << " --format json";
+  const nlohmann::json none;  // the other kind of load's keys: null
   return {{"gpus_per_replica", l.gpus_per_replica}, {"replicas", l.replicas}, {"tp", l.tp()}, {"pp", l.pp},
           {"ep", l.ep}, {"attention_dp", l.attention_dp}, {"max_batched_tokens", l.max_batched_tokens},
-          {"concurrency_per_replica", c.concurrency}, {"concurrency", c.concurrency * l.replicas},
+          {"concurrency_per_replica", g.request_rate ? none : nlohmann::json(c.concurrency)},
+          {"concurrency", g.request_rate ? none : nlohmann::json(c.concurrency * l.replicas)},
+          {"request_rate_per_replica", g.request_rate ? rate_json(c.request_rate) : none},
+          {"request_rate", g.request_rate ? rate_json(c.request_rate * double(l.replicas)) : none},
           {"output_tokens_per_s_per_gpu", c.output_tokens_per_s_per_gpu()},
           {"output_tokens_per_s", c.point.output_tokens_per_s * double(l.replicas)},
           {"requests_per_s", c.point.requests_per_s * double(l.replicas)}, {"ttft_ms", serve::stat_json(c.point.ttft_ms)},
@@ -321,6 +332,10 @@ int plan_serve_cmd(int argc, char** argv) {
       "max-batched-tokens", po::value(&a.budgets), "token budgets per iteration to try, B1,B2,... (default: the "
       "engine's and 2048)")("gpus-per-node", po::value<int64_t>(), "GPUs per node (default: the GPU's scale-up domain): a replica stays in one")(
       "max-concurrency", po::value<int64_t>(), "clients per replica the search stops at (default 4096)")(
+      "load", po::value(&a.load)->default_value("concurrency"),
+      "the load searched per replica: concurrency (a closed loop of clients) or request-rate (Poisson "
+      "arrivals, as QPS sweeps send them)")(
+      "requests", po::value<int64_t>(), "requests per --load request-rate run (default 500)")(
       "top", po::value<int64_t>(), "candidates shown (default 10)")("threads", po::value<unsigned>(), "worker threads")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with");
@@ -330,8 +345,8 @@ int plan_serve_cmd(int argc, char** argv) {
   if (!parse_options(argc, argv,
                      "kcast plan serve MODEL|--config HF.json --gpu G --gpus N --input-tokens I --output-tokens O\n"
                      "       [--slo-ttft MS] [--slo-itl MS] [--percentile 50|90|99] [--engine vllm|sglang|trtllm]\n"
-                     "       [--dtype DT] [--kv-cache-dtype DT] [--max-batched-tokens B1,B2,...] [--top K]\n"
-                     "       [--format table|csv|json]",
+                     "       [--dtype DT] [--kv-cache-dtype DT] [--max-batched-tokens B1,B2,...]\n"
+                     "       [--load concurrency|request-rate] [--requests N] [--top K] [--format table|csv|json]",
                      opts, pos, vm))
     return 0;
   const PlanBasics basics = plan_basics(vm, a.model, a.config, a.gpu, a.format, a.cost_model_file,
@@ -353,6 +368,15 @@ int plan_serve_cmd(int argc, char** argv) {
       throw InputError("option '--percentile': 50, 90 or 99");
   }
   if (vm.count("max-concurrency")) goal.max_concurrency = positive("max-concurrency");
+  if (a.load != "concurrency" && a.load != "request-rate")
+    throw InputError("option '--load': concurrency or request-rate, not '" + a.load + "'");
+  goal.request_rate = a.load == "request-rate";
+  if (vm.count("requests")) {
+    if (!goal.request_rate) throw InputError("option '--requests': only with --load request-rate");
+    goal.requests = positive("requests");
+  }
+  if (vm.count("max-concurrency") && goal.request_rate)
+    throw InputError("option '--max-concurrency': only with --load concurrency");
   plan::ServeSpace space;
   space.gpus = positive("gpus");
   space.gpus_per_node = vm.count("gpus-per-node") ? positive("gpus-per-node") : domain_gpus_per_node({&gpu}, space.gpus);
@@ -423,9 +447,10 @@ int plan_serve_cmd(int argc, char** argv) {
   }
   const bool csv = fmt == Format::csv;
   console_out() << (csv ? "rank,gpus_per_replica,replicas,attention_dp,ep,max_batched_tokens,concurrency_per_replica,"
-                          "output_tokens_per_s_per_gpu,ttft_ms,itl_ms,command\n"
-                        : "rank  GPUs/replica  replicas  attn-DP  EP  tokens/iter  clients/replica  out tok/s/GPU  "
-                          "TTFT (ms)  ITL (ms)\n");
+                          "output_tokens_per_s_per_gpu,ttft_ms,itl_ms,command,request_rate_per_replica\n"
+                        : std::string("rank  GPUs/replica  replicas  attn-DP  EP  tokens/iter  ") +
+                              (goal.request_rate ? "  req/s/replica" : "clients/replica") +
+                              "  out tok/s/GPU  TTFT (ms)  ITL (ms)\n");
   int rank = 1;
   for (size_t i = 0; i < shown.size(); ++i) {
     const nlohmann::json& j = list[i];
@@ -435,15 +460,18 @@ int plan_serve_cmd(int argc, char** argv) {
                            : serve::at_percentile(shown[i]->point.itl_ms, goal.percentile);
     if (csv) {
       console_out() << rank++ << "," << j["gpus_per_replica"] << "," << j["replicas"] << "," << j["attention_dp"] << ","
-                    << j["ep"] << "," << j["max_batched_tokens"] << "," << j["concurrency_per_replica"] << ","
+                    << j["ep"] << "," << j["max_batched_tokens"] << ","
+                    << (goal.request_rate ? "" : std::to_string(shown[i]->concurrency)) << ","
                     << report::fmt(j["output_tokens_per_s_per_gpu"].get<double>()) << "," << report::fmt(ttft) << ","
-                    << report::fmt(itl) << "," << report::csv_cell(j["command"].get<std::string>()) << "\n";
+                    << report::fmt(itl) << "," << report::csv_cell(j["command"].get<std::string>()) << ","
+                    << (goal.request_rate ? rate_text(shown[i]->request_rate) : "") << "\n";
     } else {
       char buf[256];
-      std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %16lld %14s %10s %9s\n", rank++,
+      const std::string load = goal.request_rate ? rate_text(shown[i]->request_rate) : std::to_string(shown[i]->concurrency);
+      std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %16s %14s %10s %9s\n", rank++,
                     (long long)j["gpus_per_replica"].get<int64_t>(), (long long)j["replicas"].get<int64_t>(),
                     j["attention_dp"].get<bool>() ? "yes" : "no", (long long)j["ep"].get<int64_t>(),
-                    (long long)j["max_batched_tokens"].get<int64_t>(), (long long)j["concurrency_per_replica"].get<int64_t>(),
+                    (long long)j["max_batched_tokens"].get<int64_t>(), load.c_str(),
                     report::fixed(j["output_tokens_per_s_per_gpu"].get<double>(), 0).c_str(),
                     report::fixed(ttft, 1).c_str(), report::fixed(itl, 2).c_str());
       console_out() << buf;

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
 
 #include "model/error.h"
 #include "predict/e2e/predictor.h"
+#include "predict/report/text_util.h"
 #include "predict/serve/simulator.h"
 
 namespace kcast::plan {
@@ -28,6 +32,103 @@ serve::LoadPoint run_at(serve::Replica& r, const ServeGoal& g, int64_t c, const 
   serve::CostTimer timer(*r.cost);
   const serve::SimResult sim = serve::simulate(reqs, l, r.engine, r.blocks, timer);
   return serve::summarize(sim, gpu, l, g.slo, r.blocks, r.engine.block_size, c);
+}
+
+// One replica under Poisson arrivals of `g.requests` requests at `rate` per second (infinite: all at
+// once), seed 0 as kcast serve's default: the arrival times scale as 1 / rate, so latency grows with it.
+serve::LoadPoint run_at_rate(serve::Replica& r, const ServeGoal& g, double rate, const std::string& gpu) {
+  serve::Load l;
+  l.infinite_rate = std::isinf(rate);
+  l.rate = l.infinite_rate ? 0 : rate;
+  l.label = l.infinite_rate ? "inf" : report::fixed(rate, 3);
+  auto reqs = serve::fixed_requests(g.requests, g.input, g.output);
+  serve::check_fits_one_rank(r, reqs);
+  serve::assign_arrivals(reqs, l, 0);
+  serve::CostTimer timer(*r.cost);
+  const serve::SimResult sim = serve::simulate(reqs, l, r.engine, r.blocks, timer);
+  return serve::summarize(sim, gpu, l, g.slo, r.blocks, r.engine.block_size, 0);
+}
+
+// The highest closed-loop load meeting the SLOs, given that one client meets them: doubling, then
+// bisection (latency grows with the load).
+void closed_loop_search(serve::Replica& r, const ServeGoal& goal, const std::string& gpu, ServeCandidate& c,
+                        serve::LoadPoint best) {
+  const int64_t cap = std::min(goal.max_concurrency, r.engine.max_num_seqs * c.layout.pp);
+  int64_t lo = 1, hi = 0;
+  while (lo * 2 <= cap) {
+    serve::LoadPoint p = run_at(r, goal, lo * 2, gpu);
+    if (!meets(p, goal)) {
+      hi = lo * 2;
+      break;
+    }
+    lo *= 2;
+    best = std::move(p);
+  }
+  if (hi == 0 && lo < cap) {  // every doubling met them: the cap itself
+    serve::LoadPoint p = run_at(r, goal, cap, gpu);
+    if (meets(p, goal)) lo = cap, best = std::move(p);
+    else hi = cap;
+  }
+  while (hi > lo + 1) {
+    const int64_t mid = (lo + hi) / 2;
+    serve::LoadPoint p = run_at(r, goal, mid, gpu);
+    if (meets(p, goal)) lo = mid, best = std::move(p);
+    else hi = mid;
+  }
+  c.concurrency = lo;
+  c.point = std::move(best);
+}
+
+// A rate on a grid of three significant digits, read back from its text: the command a candidate
+// prints (`--request-rate`) then runs exactly the rate it was ranked at.
+double on_grid(double rate) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", rate);
+  return std::strtod(buf, nullptr);
+}
+
+// The highest Poisson request rate meeting the SLOs, given that one client alone meets them (a
+// vanishing rate: every request runs alone). Every request at once first (no TTFT objective: the
+// engine's full batch may meet an ITL one); else from one client's request rate, doubling and halving
+// to a meeting and a missing rate, then bisection to 2% (or the grid's step).
+void open_loop_search(serve::Replica& r, const ServeGoal& goal, const std::string& gpu, ServeCandidate& c,
+                      serve::LoadPoint one) {
+  const double inf = std::numeric_limits<double>::infinity();
+  serve::LoadPoint best = run_at_rate(r, goal, inf, gpu);
+  if (meets(best, goal)) {
+    c.request_rate = inf;
+    c.point = std::move(best);
+    return;
+  }
+  double lo = 0, hi = 0, rate = on_grid(one.requests_per_s);
+  bool found = false;
+  for (int i = 0; i < 40 && (!found || hi == 0); ++i) {
+    serve::LoadPoint p = run_at_rate(r, goal, rate, gpu);
+    if (meets(p, goal)) {
+      lo = rate, best = std::move(p), found = true;
+      if (hi > 0) break;
+      rate = on_grid(rate * 2);
+    } else {
+      hi = rate;
+      if (found) break;
+      rate = on_grid(rate / 2);
+    }
+  }
+  if (!found) {  // not even at 2^-40 of one client's rate: the SLOs sit at one client's latency
+    c.status = ServeCandidate::Status::slo_missed;
+    c.point = std::move(one);  // the closest-miss message quotes one client's latencies
+    c.why = "misses the SLOs at any request rate";
+    return;
+  }
+  while (hi > 0 && hi > lo * 1.02) {
+    const double mid = on_grid(std::sqrt(lo * hi));
+    if (mid <= lo || mid >= hi) break;  // the grid's resolution
+    serve::LoadPoint p = run_at_rate(r, goal, mid, gpu);
+    if (meets(p, goal)) lo = mid, best = std::move(p);
+    else hi = mid;
+  }
+  c.request_rate = lo;
+  c.point = std::move(best);
 }
 
 }  // namespace
@@ -71,38 +172,15 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
       if (c.layout.max_batched_tokens > 0) e.max_batched_tokens = c.layout.max_batched_tokens;
       c.layout.max_batched_tokens = e.max_batched_tokens;
       serve::Replica r = serve::make_replica(step, o, gpu, lm, db, e, what);
-      // The highest load meeting the SLOs: doubling, then bisection (latency grows with the load).
-      const int64_t cap = std::min(goal.max_concurrency, r.engine.max_num_seqs * c.layout.pp);
-      serve::LoadPoint best = run_at(r, goal, 1, gpu.name);
-      if (!meets(best, goal)) {
+      serve::LoadPoint one = run_at(r, goal, 1, gpu.name);
+      if (!meets(one, goal)) {
         c.status = ServeCandidate::Status::slo_missed;
-        c.point = best;
+        c.point = std::move(one);
         c.why = "misses the SLOs at one client";
         return;
       }
-      int64_t lo = 1, hi = 0;
-      while (lo * 2 <= cap) {
-        serve::LoadPoint p = run_at(r, goal, lo * 2, gpu.name);
-        if (!meets(p, goal)) {
-          hi = lo * 2;
-          break;
-        }
-        lo *= 2;
-        best = std::move(p);
-      }
-      if (hi == 0 && lo < cap) {  // every doubling met them: the cap itself
-        serve::LoadPoint p = run_at(r, goal, cap, gpu.name);
-        if (meets(p, goal)) lo = cap, best = std::move(p);
-        else hi = cap;
-      }
-      while (hi > lo + 1) {
-        const int64_t mid = (lo + hi) / 2;
-        serve::LoadPoint p = run_at(r, goal, mid, gpu.name);
-        if (meets(p, goal)) lo = mid, best = std::move(p);
-        else hi = mid;
-      }
-      c.concurrency = lo;
-      c.point = best;
+      if (goal.request_rate) open_loop_search(r, goal, gpu.name, c, std::move(one));
+      else closed_loop_search(r, goal, gpu.name, c, std::move(one));
     } catch (const InputError& e) {
       c.status = ServeCandidate::Status::refused;
       c.why = e.what();

@@ -2,8 +2,8 @@
 // parallel, or attention data parallel with the experts split over them for a mixture; pipeline stages
 // of whole nodes where a replica outgrows one, as the engines serve the largest models), the number of
 // replicas, the engine's token budget per iteration — each simulated with `kcast serve`'s code at the
-// highest closed-loop load per replica whose TTFT and ITL (at the chosen percentile) meet the SLOs,
-// ranked by output tokens/s per GPU.
+// highest load per replica (closed-loop clients, or a Poisson request rate) whose TTFT and ITL (at the
+// chosen percentile) meet the SLOs, ranked by output tokens/s per GPU.
 #pragma once
 #include <string>
 #include <vector>
@@ -35,13 +35,19 @@ struct ServeGoal {
   serve::Slo slo;
   int percentile = 99;  // 50, 90 or 99
   int64_t max_concurrency = 4096;  // per replica: the search stops here
+  // The load the search raises: a closed loop of clients (AIPerf, `vllm bench serve --max-concurrency`,
+  // whose clients with equal lengths move in step), or Poisson arrivals of `requests` requests at a rate
+  // (QPS sweeps), which spread the prefills out: the same SLO holds at a higher load.
+  bool request_rate = false;
+  int64_t requests = 500;  // per open-loop run, as `kcast serve --request-rate` sends by default
 };
 
 struct ServeCandidate {
   ServeLayout layout;
   enum class Status { ranked, slo_missed, refused } status = Status::ranked;
   std::string why;
-  int64_t concurrency = 0;  // per replica, the highest meeting the SLOs
+  int64_t concurrency = 0;  // per replica, the highest meeting the SLOs (closed loop)
+  double request_rate = 0;  // per replica, requests/s: the highest found meeting them (open loop)
   serve::LoadPoint point;   // one replica at that load
   double output_tokens_per_s_per_gpu() const {
     return point.output_tokens_per_s / double(layout.gpus_per_replica);

@@ -2,6 +2,8 @@
 // exit 2; a good one prints the ranked table with the best candidate's command.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/predict/predict_fixture.h"
 
 namespace kcast {
@@ -22,6 +24,31 @@ TEST(PlanCli, AnSloNoConfigurationMeetsNamesTheClosest) {
       "plan serve llama3-8b --gpu H100-SXM --gpus 2 --input-tokens 1024 --output-tokens 64 --slo-ttft 1", true);
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.out.find("kcast: plan serve: no configuration meets the SLOs; the closest"), std::string::npos) << r.out;
+}
+
+// `--load request-rate`: each candidate's command runs kcast serve at the rate found and gives back the
+// candidate's own figures; the closed loop's keys are null there, and a bad load is named.
+TEST(PlanCli, ARequestRateCandidatesCommandReproducesIt) {
+  const RunResult r = run_kcast(
+      "plan serve llama3-8b --gpu H100-SXM --gpus 1 --input-tokens 512 --output-tokens 64 --slo-ttft 60 --slo-itl 12 "
+      "--percentile 50 --load request-rate --requests 200 --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json best = nlohmann::json::parse(r.out).at(0);
+  EXPECT_TRUE(best["concurrency_per_replica"].is_null());
+  ASSERT_TRUE(best["request_rate_per_replica"].is_number());
+  std::string cmd = best["command"].get<std::string>();
+  ASSERT_EQ(cmd.rfind("kcast ", 0), 0u) << cmd;
+  const RunResult again = run_kcast(cmd.substr(6));
+  ASSERT_EQ(again.rc, 0) << again.out;
+  const nlohmann::json served = nlohmann::json::parse(again.out);
+  EXPECT_NEAR(served["ttft_ms"]["p50"].get<double>(), best["ttft_ms"]["p50"].get<double>(),
+              1e-6 * best["ttft_ms"]["p50"].get<double>());
+  EXPECT_NEAR(served["output_tokens_per_s"].get<double>(), best["output_tokens_per_s"].get<double>(),
+              1e-6 * best["output_tokens_per_s"].get<double>());
+  const RunResult bad = run_kcast(
+      "plan serve llama3-8b --gpu H100-SXM --gpus 1 --input-tokens 512 --output-tokens 64 --load poisson", true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("option '--load'"), std::string::npos) << bad.out;
 }
 
 TEST(PlanCli, TheTableEndsWithTheBestCommand) {

@@ -3,6 +3,8 @@
 // not fit are set aside with the reason.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "calibrate/model_file.h"
 #include "io/gpu_database_csv.h"
 #include "predict/plan/plan_serve.h"
@@ -18,12 +20,14 @@ synth::SynthOptions serving() {
   return o;
 }
 
-std::vector<ServeCandidate> run(const std::string& model, int64_t gpus, const char* gpu, double itl_ms) {
+std::vector<ServeCandidate> run(const std::string& model, int64_t gpus, const char* gpu, double itl_ms,
+                                bool request_rate = false, double ttft_ms = 400) {
   ServeSpace s;
   s.gpus = gpus;
   s.token_budgets = {2048, 8192};
   ServeGoal g;
-  g.input = 512, g.output = 64, g.slo.ttft_ms = 400, g.slo.itl_ms = itl_ms, g.max_concurrency = 256;
+  g.input = 512, g.output = 64, g.slo.ttft_ms = ttft_ms, g.slo.itl_ms = itl_ms, g.max_concurrency = 256;
+  g.request_rate = request_rate, g.requests = 200;
   const GpuDatabase& db = default_gpu_database();
   const serve::StepSynthesizer step = [model](const synth::SynthOptions& o, synth::Footprint* f) {
     return synth::synthesize(model, o, f);
@@ -49,6 +53,30 @@ TEST(PlanServe, RankedConfigurationsMeetTheSlosBestFirst) {
   const auto looser = run("llama3-8b", 2, "H100-SXM", 40);
   EXPECT_GE(looser.front().output_tokens_per_s_per_gpu(), all.front().output_tokens_per_s_per_gpu());
   EXPECT_GT(looser.front().concurrency, all.front().concurrency);
+}
+
+// Under Poisson arrivals the search raises the request rate: every ranked configuration meets the SLOs
+// at the rate it reports and a looser TTFT objective never lowers the rate found.
+TEST(PlanServe, AnOpenLoopSearchRaisesTheRequestRate) {
+  const auto all = run("llama3-8b", 2, "H100-SXM", 12, true, 60);
+  ASSERT_EQ(all.front().status, ServeCandidate::Status::ranked);
+  for (const ServeCandidate& c : all) {
+    if (c.status != ServeCandidate::Status::ranked) continue;
+    EXPECT_GT(c.request_rate, 0);
+    EXPECT_EQ(c.concurrency, 0);
+    EXPECT_LE(c.point.ttft_ms.p99, 60);
+    EXPECT_LE(c.point.itl_ms.p99, 12);
+    EXPECT_EQ(c.point.requests, 200);
+  }
+  const auto looser = run("llama3-8b", 2, "H100-SXM", 12, true, 200);
+  EXPECT_GE(looser.front().request_rate, all.front().request_rate);
+}
+
+// Without a TTFT objective every request may arrive at once (the engines' max-throughput runs).
+TEST(PlanServe, AnItlObjectiveAloneAdmitsEveryRequestAtOnce) {
+  const auto all = run("llama3-8b", 1, "H100-SXM", 1000, true, 0);
+  ASSERT_EQ(all.front().status, ServeCandidate::Status::ranked);
+  EXPECT_TRUE(std::isinf(all.front().request_rate));
 }
 
 TEST(PlanServe, AModelThatDoesNotFitIsSetAsideWithTheReason) {
