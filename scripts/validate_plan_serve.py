@@ -10,7 +10,8 @@ was run under (closed-loop clients for concurrency rows; `--load request-rate`, 
 row's request count, for request-rate rows), and prints, per row:
 
 - best: the output tokens/s per GPU of the planner's best configuration under those SLOs, and that
-  configuration (replicas x tensor parallel, or x attention data parallel over n GPUs, "depN");
+  configuration (replicas x tensor parallel, or x attention data parallel over n GPUs, "depN", or x a
+  disaggregated split, "XxP+YxD": X prefill workers of P GPUs and Y decode workers of D GPUs);
 - measured: the published configuration's measured output tokens/s per GPU;
 - config: the published configuration's own predicted output tokens/s per GPU in the same search
   (its best token budget) and its rank, or why it is not ranked (it misses the SLOs at one client in
@@ -77,7 +78,7 @@ def main():
             rows = list(csv.DictReader(f))
         print(f"# {os.path.basename(path)}: {len(rows)} rows")
         print(f"{'model':<16} {'gpus':>4} {'layout':<10} {'in/out':>11} {'load':>6} {'SLO ttft/itl ms':>17} "
-              f"{'best':>8} {'best layout':<11} {'measured':>9} {'config':>8} {'rank':>5} {'vs config':>9}  verdict")
+              f"{'best':>8} {'best layout':<13} {'measured':>9} {'config':>8} {'rank':>5} {'vs config':>9}  verdict")
         for r in rows:
             pub = published_config(r)
             lay = f"tp{pub['tp']}" + (f" pp{pub['pp']}" if pub["pp"] > 1 else "") + \
@@ -106,7 +107,9 @@ def main():
             b = cands[0]
             blay = f"{b['replicas']}x " + (f"dep{b['ep']}" if b["attention_dp"] else f"tp{b['tp']}") + \
                 (f" pp{b['pp']}" if b["pp"] > 1 else "")
-            print(f"{head} {best:>8.0f} {blay:<11} {measured:>9.0f} {config} {rank or '-':>5} {vs}  "
+            if b.get("disaggregated"):  # prefill workers x GPUs + decode workers x GPUs
+                blay = f"{b['replicas']}x {b['prefill_workers']}x{b['prefill_tp']}+{b['decode_workers']}x{b['tp']}"
+            print(f"{head} {best:>8.0f} {blay:<13} {measured:>9.0f} {config} {rank or '-':>5} {vs}  "
                   f"{'pass' if ok else 'miss'}{note}")
     print(f"\nrows: {passed + failed + unanswered}; pass {passed} (best >= measured), miss {failed}, "
           f"no answer {unanswered}")

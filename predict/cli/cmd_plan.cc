@@ -281,7 +281,7 @@ int plan_train_cmd(int argc, char** argv) {
 
 struct ServePlanArgs {
   std::string model, config, gpu, dtype = "bf16", kv_cache_dtype, engine = "vllm", format = "table", cost_model_file,
-      budgets, load = "concurrency";
+      budgets, load = "concurrency", disaggregated;
 };
 
 // A rate as the JSON and the command give it: requests/s, or "inf" (every request at once).
@@ -294,6 +294,9 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
   cmd << "kcast serve " << (a.config.empty() ? a.model : "--config " + a.config) << " --gpu " << a.gpu << " --tp "
       << (l.attention_dp ? l.gpus_per_replica : l.tp());
   if (l.pp > 1) cmd << " --pp " << l.pp;
+  if (l.disaggregated())
+    cmd << " --prefill-workers " << l.prefill_workers << " --prefill-tp " << l.prefill_tp << " --decode-workers "
+        << l.decode_workers;
   if (l.attention_dp) cmd << " --ep " << l.ep << " --attention-dp";
   cmd << " --dtype " << a.dtype;
   if (!a.kv_cache_dtype.empty()) cmd << " --kv-cache-dtype " << a.kv_cache_dtype;
@@ -305,6 +308,10 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
   const nlohmann::json none;  // the other kind of load's keys: null
   return {{"gpus_per_replica", l.gpus_per_replica}, {"replicas", l.replicas}, {"tp", l.tp()}, {"pp", l.pp},
           {"ep", l.ep}, {"attention_dp", l.attention_dp}, {"max_batched_tokens", l.max_batched_tokens},
+          {"disaggregated", l.disaggregated()},
+          {"prefill_workers", l.disaggregated() ? nlohmann::json(l.prefill_workers) : none},
+          {"prefill_tp", l.disaggregated() ? nlohmann::json(l.prefill_tp) : none},
+          {"decode_workers", l.disaggregated() ? nlohmann::json(l.decode_workers) : none},
           {"concurrency_per_replica", g.request_rate ? none : nlohmann::json(c.concurrency)},
           {"concurrency", g.request_rate ? none : nlohmann::json(c.concurrency * l.replicas)},
           {"request_rate_per_replica", g.request_rate ? rate_json(c.request_rate) : none},
@@ -336,6 +343,8 @@ int plan_serve_cmd(int argc, char** argv) {
       "the load searched per replica: concurrency (a closed loop of clients) or request-rate (Poisson "
       "arrivals, as QPS sweeps send them)")(
       "requests", po::value<int64_t>(), "requests per --load request-rate run (default 500)")(
+      "disaggregated", po::value(&a.disaggregated), "on or off: also the splits of a node's GPUs into prefill "
+      "and decode workers (default on with --load request-rate; simulated under an open loop only)")(
       "top", po::value<int64_t>(), "candidates shown (default 10)")("threads", po::value<unsigned>(), "worker threads")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with");
@@ -346,7 +355,8 @@ int plan_serve_cmd(int argc, char** argv) {
                      "kcast plan serve MODEL|--config HF.json --gpu G --gpus N --input-tokens I --output-tokens O\n"
                      "       [--slo-ttft MS] [--slo-itl MS] [--percentile 50|90|99] [--engine vllm|sglang|trtllm]\n"
                      "       [--dtype DT] [--kv-cache-dtype DT] [--max-batched-tokens B1,B2,...]\n"
-                     "       [--load concurrency|request-rate] [--requests N] [--top K] [--format table|csv|json]",
+                     "       [--load concurrency|request-rate] [--requests N] [--disaggregated on|off] [--top K]\n"
+                     "       [--format table|csv|json]",
                      opts, pos, vm))
     return 0;
   const PlanBasics basics = plan_basics(vm, a.model, a.config, a.gpu, a.format, a.cost_model_file,
@@ -379,6 +389,12 @@ int plan_serve_cmd(int argc, char** argv) {
     throw InputError("option '--max-concurrency': only with --load concurrency");
   plan::ServeSpace space;
   space.gpus = positive("gpus");
+  space.disaggregated = a.disaggregated.empty()
+                            ? goal.request_rate
+                            : pick<bool>("disaggregated", a.disaggregated, {{"on", true}, {"off", false}});
+  if (space.disaggregated && !goal.request_rate)
+    throw InputError("option '--disaggregated': on only with --load request-rate (disaggregated deployments are "
+                     "simulated under an open loop)");
   space.gpus_per_node = vm.count("gpus-per-node") ? positive("gpus-per-node") : domain_gpus_per_node({&gpu}, space.gpus);
   const serve::EngineConfig defaults = serve::engine_defaults(a.engine, gpu);
   space.token_budgets = a.budgets.empty() ? std::vector<int64_t>{defaults.max_batched_tokens, 2048}
@@ -447,10 +463,12 @@ int plan_serve_cmd(int argc, char** argv) {
   }
   const bool csv = fmt == Format::csv;
   console_out() << (csv ? "rank,gpus_per_replica,replicas,attention_dp,ep,max_batched_tokens,concurrency_per_replica,"
-                          "output_tokens_per_s_per_gpu,ttft_ms,itl_ms,command,request_rate_per_replica\n"
+                          "output_tokens_per_s_per_gpu,ttft_ms,itl_ms,command,request_rate_per_replica,prefill_workers,"
+                          "prefill_tp,decode_workers,decode_tp\n"
                         : std::string("rank  GPUs/replica  replicas  attn-DP  EP  tokens/iter  ") +
                               (goal.request_rate ? "  req/s/replica" : "clients/replica") +
-                              "  out tok/s/GPU  TTFT (ms)  ITL (ms)\n");
+                              "  out tok/s/GPU  TTFT (ms)  ITL (ms)" + (space.disaggregated ? "  prefill+decode" : "") +
+                              "\n");
   int rank = 1;
   for (size_t i = 0; i < shown.size(); ++i) {
     const nlohmann::json& j = list[i];
@@ -464,16 +482,26 @@ int plan_serve_cmd(int argc, char** argv) {
                     << (goal.request_rate ? "" : std::to_string(shown[i]->concurrency)) << ","
                     << report::fmt(j["output_tokens_per_s_per_gpu"].get<double>()) << "," << report::fmt(ttft) << ","
                     << report::fmt(itl) << "," << report::csv_cell(j["command"].get<std::string>()) << ","
-                    << (goal.request_rate ? rate_text(shown[i]->request_rate) : "") << "\n";
+                    << (goal.request_rate ? rate_text(shown[i]->request_rate) : "");
+      const plan::ServeLayout& l = shown[i]->layout;
+      for (int64_t v : {l.prefill_workers, l.prefill_tp, l.decode_workers, l.decode_tp})
+        console_out() << "," << (l.disaggregated() ? std::to_string(v) : "");
+      console_out() << "\n";
     } else {
       char buf[256];
       const std::string load = goal.request_rate ? rate_text(shown[i]->request_rate) : std::to_string(shown[i]->concurrency);
-      std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %16s %14s %10s %9s\n", rank++,
+      const plan::ServeLayout& l = shown[i]->layout;
+      const std::string split =
+          !space.disaggregated ? ""
+          : l.disaggregated()  ? "  " + std::to_string(l.prefill_workers) + "x" + std::to_string(l.prefill_tp) + "+" +
+                                    std::to_string(l.decode_workers) + "x" + std::to_string(l.decode_tp)
+                               : "  -";
+      std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %16s %14s %10s %9s%s\n", rank++,
                     (long long)j["gpus_per_replica"].get<int64_t>(), (long long)j["replicas"].get<int64_t>(),
                     j["attention_dp"].get<bool>() ? "yes" : "no", (long long)j["ep"].get<int64_t>(),
                     (long long)j["max_batched_tokens"].get<int64_t>(), load.c_str(),
                     report::fixed(j["output_tokens_per_s_per_gpu"].get<double>(), 0).c_str(),
-                    report::fixed(ttft, 1).c_str(), report::fixed(itl, 2).c_str());
+                    report::fixed(ttft, 1).c_str(), report::fixed(itl, 2).c_str(), split.c_str());
       console_out() << buf;
     }
   }

@@ -13,6 +13,7 @@
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
+#include "predict/serve/disaggregated.h"
 #include "predict/serve/engine.h"
 #include "predict/serve/iteration_cost.h"
 #include "predict/serve/metrics.h"
@@ -42,6 +43,11 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "micro-batches in flight, a sequence in one of them (default 1)")(
       "ep", po::value<int64_t>(), "with --attention-dp: the GPUs the experts are split over (dividing --tp; "
       "default --tp)")(
+      "prefill-workers", po::value<int64_t>(), "disaggregated prefill / decode: prefill workers of --prefill-tp "
+      "GPUs each, the replica's --tp GPUs being one decode worker (open loop only)")(
+      "prefill-tp", po::value<int64_t>(), "with --prefill-workers: tensor-parallel GPUs of each prefill worker "
+      "(default --tp)")(
+      "decode-workers", po::value<int64_t>(), "with --prefill-workers: decode workers of --tp GPUs each (default 1)")(
       "attention-dp", "attention data-parallel over the --tp GPUs (each runs its own sequences' attention; a "
       "mixture's experts split over --ep of them, tokens exchanged by all-to-all); the engine limits are per "
       "GPU, as the engines' are")(
@@ -152,7 +158,7 @@ int cmd_serve(int argc, char** argv) {
                      "kcast serve MODEL|--config HF.json --gpu G[,G...] [--tp N] [--dtype bf16|fp8|fp4]\n"
                      "       [--kv-cache-dtype DT] [--engine vllm|sglang|trtllm] [--max-num-seqs S]\n"
                      "       [--max-batched-tokens T] [--chunked-prefill on|off] [--block-size B]\n"
-                     "       [--gpu-memory-utilization F]\n"
+                     "       [--gpu-memory-utilization F] [--prefill-workers X [--prefill-tp P] [--decode-workers Y]]\n"
                      "       (--input-tokens I --output-tokens O | --dataset FILE)\n"
                      "       (--concurrency C[,C...] | --request-rate R[,R...] [--arrival poisson|constant])\n"
                      "       [--requests N] [--warmup-requests W] [--seed S] [--slo-ttft MS] [--slo-itl MS]\n"
@@ -172,6 +178,20 @@ int cmd_serve(int argc, char** argv) {
     throw InputError("option '--ep': only with --attention-dp (without it a mixture's experts are split by "
                      "tensor parallelism, --tp)");
   const Format fmt = parse_format(a.format);
+  const bool disaggregated = vm.count("prefill-workers") > 0;
+  if (!disaggregated)
+    for (const char* o : {"prefill-tp", "decode-workers"})
+      if (vm.count(o)) throw InputError(std::string("option '--") + o + "': only with --prefill-workers");
+  if (disaggregated && pp > 1) throw InputError("option '--prefill-workers': not simulated with --pp");
+  if (disaggregated && !a.concurrency.empty())
+    throw InputError("option '--concurrency': a disaggregated deployment (--prefill-workers) is simulated under an "
+                     "open loop: give --request-rate (or a dataset's arrivals)");
+  Disaggregation dis;
+  const int64_t prefill_tp = disaggregated ? positive_int(vm, "prefill-tp", positive_int(vm, "tp", 1)) : 0;
+  if (disaggregated) {
+    dis.prefill_workers = positive_int(vm, "prefill-workers", 1);
+    dis.decode_workers = positive_int(vm, "decode-workers", 1);
+  }
 
   // The requests.
   bool dataset_arrivals = false;
@@ -215,9 +235,19 @@ int cmd_serve(int argc, char** argv) {
   const std::vector<const GpuSpec*> gpus = resolve_gpu_list(db, a.gpus);
   const LoadedModel& lm = model_or_default(a.cost_model_file);
 
+  // Prefill workers: tensor parallel over their GPUs (a mixture's experts split by it too).
+  synth::SynthOptions prefill_base = base;
+  if (disaggregated) prefill_base.tp = prefill_tp, prefill_base.dp = 1, prefill_base.ep = 1;
+  const int64_t deployment_gpus =
+      disaggregated ? dis.prefill_workers * prefill_tp + dis.decode_workers * gpus_per_replica : gpus_per_replica * pp;
   nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"pp", pp}, {"ep", base.ep},
                            {"attention_dp", attention_dp}, {"dtype", a.dtype},
                            {"kv_cache_dtype", a.kv_cache_dtype.empty() ? nlohmann::json() : nlohmann::json(a.kv_cache_dtype)}};
+  inputs["disaggregated"] =
+      disaggregated ? nlohmann::json{{"prefill_workers", dis.prefill_workers}, {"prefill_tp", prefill_tp},
+                                     {"decode_workers", dis.decode_workers}, {"decode_tp", gpus_per_replica},
+                                     {"gpus", deployment_gpus}}
+                    : nlohmann::json();
   if (fixed) {
     inputs["input_tokens"] = input_tokens;
     inputs["output_tokens"] = output_tokens;
@@ -228,11 +258,15 @@ int cmd_serve(int argc, char** argv) {
   nlohmann::json list = nlohmann::json::array();
   std::string first_refusal;
   for (const GpuSpec* g : gpus) {
-    Replica replica;
+    Replica replica, prefill;
     try {
       EngineConfig per_rank = engine_from(vm, a, *g);
       per_rank.pipeline_stages = pp;
       replica = make_replica(step, base, *g, lm, db, per_rank, what);
+      if (disaggregated) {
+        prefill = make_replica(step, prefill_base, *g, lm, db, engine_from(vm, a, *g), what);
+        dis.link_gbps = kv_link_gbps(*g, deployment_gpus);
+      }
     } catch (const InputError& e) {
       // With several GPUs (--gpu all), one the model does not fit is skipped with its reason; with
       // one, or when none is left, the run fails with it.
@@ -255,7 +289,7 @@ int cmd_serve(int argc, char** argv) {
       }
       check_fits_one_rank(replica, reqs);
       assign_arrivals(reqs, l, seed);
-      SimResult r = simulate(reqs, l, e, blocks, timer);
+      SimResult r = disaggregated ? simulate_disaggregated(reqs, l, prefill, replica, dis) : simulate(reqs, l, e, blocks, timer);
       int64_t warmup = l.concurrency;
       if (vm.count("warmup-requests")) {
         warmup = vm["warmup-requests"].as<int64_t>();

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 
 #include "model/error.h"
 #include "predict/e2e/predictor.h"
 #include "predict/report/text_util.h"
+#include "predict/serve/disaggregated.h"
 #include "predict/serve/simulator.h"
 
 namespace kcast::plan {
@@ -34,20 +36,42 @@ serve::LoadPoint run_at(serve::Replica& r, const ServeGoal& g, int64_t c, const 
   return serve::summarize(sim, gpu, l, g.slo, r.blocks, r.engine.block_size, c);
 }
 
-// One replica under Poisson arrivals of `g.requests` requests at `rate` per second (infinite: all at
-// once), seed 0 as kcast serve's default: the arrival times scale as 1 / rate, so latency grows with it.
-serve::LoadPoint run_at_rate(serve::Replica& r, const ServeGoal& g, double rate, const std::string& gpu) {
+// Poisson arrivals of `n` requests at `rate` per second (infinite: all at once), seed 0 as kcast
+// serve's default: the arrival times scale as 1 / rate, so latency grows with it.
+serve::Load rate_load(double rate) {
   serve::Load l;
   l.infinite_rate = std::isinf(rate);
   l.rate = l.infinite_rate ? 0 : rate;
   l.label = l.infinite_rate ? "inf" : report::fixed(rate, 3);
-  auto reqs = serve::fixed_requests(g.requests, g.input, g.output);
-  serve::check_fits_one_rank(r, reqs);
+  return l;
+}
+
+std::vector<serve::Request> arriving(int64_t n, const ServeGoal& g, const serve::Load& l) {
+  auto reqs = serve::fixed_requests(n, g.input, g.output);
   serve::assign_arrivals(reqs, l, 0);
+  return reqs;
+}
+
+// One replica under such a load.
+serve::LoadPoint run_at_rate(serve::Replica& r, const ServeGoal& g, double rate, const std::string& gpu) {
+  const serve::Load l = rate_load(rate);
+  const auto reqs = arriving(g.requests, g, l);
+  serve::check_fits_one_rank(r, reqs);
   serve::CostTimer timer(*r.cost);
   const serve::SimResult sim = serve::simulate(reqs, l, r.engine, r.blocks, timer);
   return serve::summarize(sim, gpu, l, g.slo, r.blocks, r.engine.block_size, 0);
 }
+
+// A disaggregated deployment under such a load (n requests: one gives a request alone).
+struct Deployment {
+  serve::Replica prefill, decode;
+  serve::Disaggregation d;
+  serve::LoadPoint at_rate(const ServeGoal& g, double rate, const std::string& gpu, int64_t n) {
+    const serve::Load l = rate_load(rate);
+    const serve::SimResult sim = serve::simulate_disaggregated(arriving(n, g, l), l, prefill, decode, d);
+    return serve::summarize(sim, gpu, l, g.slo, decode.blocks, decode.engine.block_size, 0);
+  }
+};
 
 // The highest closed-loop load meeting the SLOs, given that one client meets them: doubling, then
 // bisection (latency grows with the load).
@@ -91,10 +115,10 @@ double on_grid(double rate) {
 // vanishing rate: every request runs alone). Every request at once first (no TTFT objective: the
 // engine's full batch may meet an ITL one); else from one client's request rate, doubling and halving
 // to a meeting and a missing rate, then bisection to 2% (or the grid's step).
-void open_loop_search(serve::Replica& r, const ServeGoal& goal, const std::string& gpu, ServeCandidate& c,
-                      serve::LoadPoint one) {
+using RateRun = std::function<serve::LoadPoint(double rate)>;
+void open_loop_search(const RateRun& run, const ServeGoal& goal, ServeCandidate& c, serve::LoadPoint one) {
   const double inf = std::numeric_limits<double>::infinity();
-  serve::LoadPoint best = run_at_rate(r, goal, inf, gpu);
+  serve::LoadPoint best = run(inf);
   if (meets(best, goal)) {
     c.request_rate = inf;
     c.point = std::move(best);
@@ -103,7 +127,7 @@ void open_loop_search(serve::Replica& r, const ServeGoal& goal, const std::strin
   double lo = 0, hi = 0, rate = on_grid(one.requests_per_s);
   bool found = false;
   for (int i = 0; i < 40 && (!found || hi == 0); ++i) {
-    serve::LoadPoint p = run_at_rate(r, goal, rate, gpu);
+    serve::LoadPoint p = run(rate);
     if (meets(p, goal)) {
       lo = rate, best = std::move(p), found = true;
       if (hi > 0) break;
@@ -123,12 +147,36 @@ void open_loop_search(serve::Replica& r, const ServeGoal& goal, const std::strin
   while (hi > 0 && hi > lo * 1.02) {
     const double mid = on_grid(std::sqrt(lo * hi));
     if (mid <= lo || mid >= hi) break;  // the grid's resolution
-    serve::LoadPoint p = run_at_rate(r, goal, mid, gpu);
+    serve::LoadPoint p = run(mid);
     if (meets(p, goal)) lo = mid, best = std::move(p);
     else hi = mid;
   }
   c.request_rate = lo;
   c.point = std::move(best);
+}
+
+// A disaggregated layout: its prefill and decode workers' replicas, a request alone against the SLOs
+// (as one client is for an engine), then the highest request rate meeting them.
+void evaluate_disaggregated(const serve::StepSynthesizer& step, const synth::SynthOptions& base,
+                            const serve::EngineConfig& e, const ServeGoal& goal, const GpuSpec& gpu,
+                            const LoadedModel& lm, const GpuDatabase& db, const std::string& what, ServeCandidate& c) {
+  const ServeLayout& l = c.layout;
+  synth::SynthOptions o = base;
+  Deployment dep;
+  o.tp = l.prefill_tp;
+  dep.prefill = serve::make_replica(step, o, gpu, lm, db, e, what);
+  o.tp = l.decode_tp;
+  dep.decode = serve::make_replica(step, o, gpu, lm, db, e, what);
+  dep.d = {l.prefill_workers, l.decode_workers, serve::kv_link_gbps(gpu, l.gpus_per_replica)};
+  serve::LoadPoint one = dep.at_rate(goal, 1, gpu.name, 1);
+  if (!meets(one, goal)) {
+    c.status = ServeCandidate::Status::slo_missed;
+    c.point = std::move(one);
+    c.why = "misses the SLOs with one request";
+    return;
+  }
+  open_loop_search([&](double rate) { return dep.at_rate(goal, rate, gpu.name, goal.requests); }, goal, c,
+                   std::move(one));
 }
 
 }  // namespace
@@ -142,6 +190,21 @@ std::vector<ServeLayout> enumerate_serve_layouts(const ServeSpace& s) {
       if (adp && (!s.moe || g == 1)) continue;
       for (int64_t b : budgets) out.push_back({g, s.gpus / g, adp, adp ? g : 1, b});
     }
+  }
+  // Disaggregated: X prefill workers of P GPUs and Y decode workers of D GPUs filling a group of 2 to a
+  // node's GPUs, the group replicated over the rest.
+  for (int64_t g : kReplicaSizes) {
+    if (!s.disaggregated || g < 2 || g > s.gpus_per_node || s.gpus % g) continue;
+    for (int64_t p : {1, 2, 4, 8})
+      for (int64_t d : {1, 2, 4, 8})
+        for (int64_t x = 1; x * p < g; ++x) {
+          if ((g - x * p) % d) continue;
+          for (int64_t b : budgets) {
+            ServeLayout l{g, s.gpus / g, false, 1, b};
+            l.prefill_workers = x, l.prefill_tp = p, l.decode_workers = (g - x * p) / d, l.decode_tp = d;
+            out.push_back(l);
+          }
+        }
   }
   // Replicas beyond a node: a node's GPUs tensor-parallel, 2 to 8 such stages in a pipeline.
   for (int64_t pp : {2, 4, 8}) {
@@ -161,16 +224,20 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
     ServeCandidate& c = all[i];
     c.layout = layouts[i];
     try {
+      serve::EngineConfig e = serve::engine_defaults(engine, gpu);
+      e.pipeline_stages = c.layout.pp;
+      if (c.layout.max_batched_tokens > 0) e.max_batched_tokens = c.layout.max_batched_tokens;
+      c.layout.max_batched_tokens = e.max_batched_tokens;
+      if (c.layout.disaggregated()) {
+        evaluate_disaggregated(step, base, e, goal, gpu, lm, db, what, c);
+        return;
+      }
       synth::SynthOptions o = base;
       if (c.layout.attention_dp) {
         o.tp = 1, o.dp = c.layout.gpus_per_replica, o.ep = c.layout.ep;
       } else {
         o.tp = c.layout.tp();
       }
-      serve::EngineConfig e = serve::engine_defaults(engine, gpu);
-      e.pipeline_stages = c.layout.pp;
-      if (c.layout.max_batched_tokens > 0) e.max_batched_tokens = c.layout.max_batched_tokens;
-      c.layout.max_batched_tokens = e.max_batched_tokens;
       serve::Replica r = serve::make_replica(step, o, gpu, lm, db, e, what);
       serve::LoadPoint one = run_at(r, goal, 1, gpu.name);
       if (!meets(one, goal)) {
@@ -179,8 +246,10 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
         c.why = "misses the SLOs at one client";
         return;
       }
-      if (goal.request_rate) open_loop_search(r, goal, gpu.name, c, std::move(one));
-      else closed_loop_search(r, goal, gpu.name, c, std::move(one));
+      if (goal.request_rate)
+        open_loop_search([&](double rate) { return run_at_rate(r, goal, rate, gpu.name); }, goal, c, std::move(one));
+      else
+        closed_loop_search(r, goal, gpu.name, c, std::move(one));
     } catch (const InputError& e) {
       c.status = ServeCandidate::Status::refused;
       c.why = e.what();

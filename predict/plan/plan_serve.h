@@ -19,13 +19,18 @@ struct ServeLayout {
   int64_t ep = 1;
   int64_t max_batched_tokens = 0;  // per GPU (0: the engine's default)
   int64_t pp = 1;  // pipeline stages: gpus_per_replica = tensor-parallel GPUs x pp
-  int64_t tp() const { return attention_dp ? 1 : gpus_per_replica / pp; }
+  // Disaggregated prefill / decode (prefill_workers > 0): prefill workers of prefill_tp GPUs and decode
+  // workers of decode_tp GPUs, tensor parallel, in one node; gpus_per_replica is their sum.
+  int64_t prefill_workers = 0, prefill_tp = 0, decode_workers = 0, decode_tp = 0;
+  bool disaggregated() const { return prefill_workers > 0; }
+  int64_t tp() const { return disaggregated() ? decode_tp : attention_dp ? 1 : gpus_per_replica / pp; }
 };
 
 struct ServeSpace {
   int64_t gpus = 0, gpus_per_node = 8;
   bool moe = false;
   std::vector<int64_t> token_budgets;  // empty: the engine's default only
+  bool disaggregated = false;  // also the splits of a node's GPUs into prefill and decode workers
 };
 
 std::vector<ServeLayout> enumerate_serve_layouts(const ServeSpace& s);

@@ -38,6 +38,7 @@ class Engine {
     for (size_t i = 0; i < reqs.size(); ++i) {
       live_[i].input = reqs[i].input;
       live_[i].output = reqs[i].output;
+      prefilled_.push_back(reqs[i].prefilled);
       out_.requests[i].input = reqs[i].input;
       out_.requests[i].output = reqs[i].output;
     }
@@ -45,6 +46,12 @@ class Engine {
 
   void arrive(size_t i, double t) {
     out_.requests[i].arrival_s = t;
+    if (prefilled_[i]) {
+      // Its cache is whole and its first token out: blocks for the prompt come with admission.
+      live_[i].computed = live_[i].input;
+      live_[i].generated = 1;
+      out_.requests[i].first_token_s = t;
+    }
     waiting_.push_back(i);
     ++in_system_;
   }
@@ -74,6 +81,7 @@ class Engine {
   IterationTimer& timer_;
   SimResult& out_;
   std::vector<Live> live_;
+  std::vector<bool> prefilled_;
   std::deque<size_t> waiting_;
   std::vector<size_t> running_;  // in admission order
   size_t in_system_ = 0;
@@ -247,6 +255,8 @@ std::vector<size_t> Engine::step(double& now, double horizon) {
 SimResult simulate(const std::vector<Request>& reqs, const Load& load, const EngineConfig& engine, int64_t kv_blocks,
                    IterationTimer& timer) {
   for (const Request& r : reqs) {
+    if (r.prefilled && r.output < 2)
+      throw std::logic_error("serve: a prefilled request has nothing to decode");  // the caller routes those
     const int64_t blocks = (r.input + r.output + engine.block_size - 1) / engine.block_size;
     if (blocks > kv_blocks)
       throw InputError("serve: a request of " + std::to_string(r.input) + " + " + std::to_string(r.output) +

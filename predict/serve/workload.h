@@ -10,6 +10,9 @@ namespace kcast::serve {
 struct Request {
   int64_t input = 0, output = 0;
   double arrival_s = 0;  // open loop: when it is sent; closed loop: set by the simulation
+  // Its prompt's keys and values arrive with it and its first token is already sampled (a decode
+  // worker of a disaggregated deployment, predict/serve/disaggregated.h): it only decodes.
+  bool prefilled = false;
 };
 
 // How the requests are sent.

@@ -45,6 +45,28 @@ TEST(PlanCli, ARequestRateCandidatesCommandReproducesIt) {
               1e-6 * best["ttft_ms"]["p50"].get<double>());
   EXPECT_NEAR(served["output_tokens_per_s"].get<double>(), best["output_tokens_per_s"].get<double>(),
               1e-6 * best["output_tokens_per_s"].get<double>());
+  // A disaggregated candidate's command reproduces it too.
+  const RunResult d = run_kcast(
+      "plan serve llama3-8b --gpu H100-SXM --gpus 4 --input-tokens 2048 --output-tokens 64 --slo-ttft 400 "
+      "--slo-itl 15 --load request-rate --requests 100 --top 100 --format json");
+  ASSERT_EQ(d.rc, 0) << d.out;
+  bool seen = false;
+  for (const nlohmann::json& c : nlohmann::json::parse(d.out)) {
+    if (!c["disaggregated"].get<bool>()) continue;
+    seen = true;
+    cmd = c["command"].get<std::string>();
+    EXPECT_NE(cmd.find("--prefill-workers"), std::string::npos) << cmd;
+    const RunResult s = run_kcast(cmd.substr(6));
+    ASSERT_EQ(s.rc, 0) << s.out;
+    const nlohmann::json j = nlohmann::json::parse(s.out);
+    EXPECT_NEAR(j["ttft_ms"]["p50"].get<double>(), c["ttft_ms"]["p50"].get<double>(), 1e-6 * c["ttft_ms"]["p50"].get<double>());
+    // Tokens/s of the whole deployment, which is one replica of the plan.
+    EXPECT_NEAR(j["output_tokens_per_s"].get<double>(), c["output_tokens_per_s"].get<double>() / c["replicas"].get<double>(),
+                1e-6 * j["output_tokens_per_s"].get<double>());
+    EXPECT_EQ(j["disaggregated"]["gpus"], c["gpus_per_replica"]);
+    break;
+  }
+  EXPECT_TRUE(seen);
   const RunResult bad = run_kcast(
       "plan serve llama3-8b --gpu H100-SXM --gpus 1 --input-tokens 512 --output-tokens 64 --load poisson", true);
   EXPECT_EQ(bad.rc, 2);

@@ -102,6 +102,26 @@ TEST(PlanServe, MixturesAlsoTryAttentionDataParallel) {
   EXPECT_EQ(adp, 3);  // 2, 4 and 8 GPUs a replica
 }
 
+// Disaggregated splits (open loop only): X prefill workers of P GPUs and Y decode workers of D GPUs
+// fill a group of at most a node, the groups fill the GPUs; none unless asked for.
+TEST(PlanServe, DisaggregatedSplitsFillTheirGroup) {
+  ServeSpace s;
+  s.gpus = 16, s.disaggregated = true;
+  int splits = 0;
+  for (const ServeLayout& l : enumerate_serve_layouts(s)) {
+    EXPECT_EQ(l.gpus_per_replica * l.replicas, 16);
+    if (!l.disaggregated()) continue;
+    ++splits;
+    EXPECT_EQ(l.prefill_workers * l.prefill_tp + l.decode_workers * l.tp(), l.gpus_per_replica);
+    EXPECT_LE(l.gpus_per_replica, 8);
+    EXPECT_GE(l.decode_workers, 1);
+    EXPECT_FALSE(l.attention_dp);
+  }
+  EXPECT_EQ(splits, 28);  // 1 split of 2 GPUs, 6 of 4, 21 of 8 (P, D in 1, 2, 4, 8)
+  s.disaggregated = false;
+  for (const ServeLayout& l : enumerate_serve_layouts(s)) EXPECT_FALSE(l.disaggregated());
+}
+
 // On 32 GPUs of 8-GPU nodes, replicas of 2 and 4 nodes run as pipeline stages of one node each.
 TEST(PlanServe, ReplicasBeyondANodeArePipelinesOfWholeNodes) {
   ServeSpace s;

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/predict/predict_fixture.h"
 
 namespace kcast {
@@ -35,6 +37,27 @@ TEST(ServeCli, BadInputIsOneLineNamingItAndKeepsTheOutputFile) {
   r = run_kcast(std::string("serve llama3-70b --gpu L4") + kLoad, true);
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.out.find("does not fit on L4"), std::string::npos) << r.out;
+}
+
+// Disaggregated prefill / decode: the deployment's workers and GPUs in the JSON; the worker options
+// without --prefill-workers, and a closed loop with it, are one line naming the option.
+TEST(ServeCli, ADisaggregatedDeploymentNamesItsWorkers) {
+  const RunResult r = run_kcast("serve llama3-8b --gpu H100-SXM --tp 2 --prefill-workers 3 --prefill-tp 1 "
+                                "--input-tokens 1024 --output-tokens 32 --request-rate 4 --requests 40 --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json d = nlohmann::json::parse(r.out).at("disaggregated");
+  EXPECT_EQ(d.at("prefill_workers"), 3);
+  EXPECT_EQ(d.at("prefill_tp"), 1);
+  EXPECT_EQ(d.at("decode_workers"), 1);
+  EXPECT_EQ(d.at("decode_tp"), 2);
+  EXPECT_EQ(d.at("gpus"), 5);
+  RunResult bad = run_kcast(std::string("serve llama3-8b --gpu H100-SXM --decode-workers 2 --input-tokens 256 "
+                                        "--output-tokens 16 --request-rate 2"), true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("option '--decode-workers': only with --prefill-workers"), std::string::npos) << bad.out;
+  bad = run_kcast(std::string("serve llama3-8b --gpu H100-SXM --prefill-workers 1") + kLoad, true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("option '--concurrency'"), std::string::npos) << bad.out;
 }
 
 TEST(ServeCli, AGpuTheModelDoesNotFitIsSkippedAmongSeveral) {
