@@ -26,7 +26,6 @@ Mapping as scripts/validate_serving.py: engine trtllm, fp8 rows with an FP8 KV c
 
 usage: scripts/validate_plan_serve.py [--kcast build/kcast] [--csv FILE ...]
 """
-import argparse
 import csv
 import json
 import os
@@ -34,7 +33,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from validate_serving import DATA, ROOT  # noqa: E402  (one place for the data's location)
+from validate_serving import parse_args  # noqa: E402  (one place for the data's location)
 
 
 def plan_command(kcast, r):
@@ -67,11 +66,7 @@ def measured_per_gpu(r):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--kcast", default=os.path.join(ROOT, "build", "kcast"))
-    ap.add_argument("--csv", nargs="*", default=[os.path.join(DATA, "serving.csv"),
-                                                 os.path.join(DATA, "serving-engines.csv")])
-    a = ap.parse_args()
+    a = parse_args(__doc__)
     passed = failed = unanswered = 0
     for path in a.csv:
         with open(path, newline="") as f:

@@ -60,12 +60,17 @@ def pct(values, q):
     return v[min(len(v) - 1, int(round(q * (len(v) - 1))))]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(doc):
+    """--kcast and --csv (default: both published serving tables), for the scripts scoring them."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--kcast", default=os.path.join(ROOT, "build", "kcast"))
     ap.add_argument("--csv", nargs="*", default=[os.path.join(DATA, "serving.csv"),
                                                  os.path.join(DATA, "serving-engines.csv")])
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    a = parse_args(__doc__)
     errors = {}  # (source file, metric) -> [|error| %]
     refused = []
     for path in a.csv:
