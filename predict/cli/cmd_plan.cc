@@ -344,7 +344,7 @@ int plan_serve_cmd(int argc, char** argv) {
       "arrivals, as QPS sweeps send them)")(
       "requests", po::value<int64_t>(), "requests per --load request-rate run (default 500)")(
       "disaggregated", po::value(&a.disaggregated), "on or off: also the splits of a node's GPUs into prefill "
-      "and decode workers (default on with --load request-rate; simulated under an open loop only)")(
+      "and decode workers (default on)")(
       "top", po::value<int64_t>(), "candidates shown (default 10)")("threads", po::value<unsigned>(), "worker threads")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with");
@@ -389,12 +389,8 @@ int plan_serve_cmd(int argc, char** argv) {
     throw InputError("option '--max-concurrency': only with --load concurrency");
   plan::ServeSpace space;
   space.gpus = positive("gpus");
-  space.disaggregated = a.disaggregated.empty()
-                            ? goal.request_rate
-                            : pick<bool>("disaggregated", a.disaggregated, {{"on", true}, {"off", false}});
-  if (space.disaggregated && !goal.request_rate)
-    throw InputError("option '--disaggregated': on only with --load request-rate (disaggregated deployments are "
-                     "simulated under an open loop)");
+  space.disaggregated =
+      a.disaggregated.empty() || pick<bool>("disaggregated", a.disaggregated, {{"on", true}, {"off", false}});
   space.gpus_per_node = vm.count("gpus-per-node") ? positive("gpus-per-node") : domain_gpus_per_node({&gpu}, space.gpus);
   const serve::EngineConfig defaults = serve::engine_defaults(a.engine, gpu);
   space.token_budgets = a.budgets.empty() ? std::vector<int64_t>{defaults.max_batched_tokens, 2048}

@@ -44,7 +44,7 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "ep", po::value<int64_t>(), "with --attention-dp: the GPUs the experts are split over (dividing --tp; "
       "default --tp)")(
       "prefill-workers", po::value<int64_t>(), "disaggregated prefill / decode: prefill workers of --prefill-tp "
-      "GPUs each, the replica's --tp GPUs being one decode worker (open loop only)")(
+      "GPUs each, the replica's --tp GPUs being one decode worker")(
       "prefill-tp", po::value<int64_t>(), "with --prefill-workers: tensor-parallel GPUs of each prefill worker "
       "(default --tp)")(
       "decode-workers", po::value<int64_t>(), "with --prefill-workers: decode workers of --tp GPUs each (default 1)")(
@@ -183,9 +183,6 @@ int cmd_serve(int argc, char** argv) {
     for (const char* o : {"prefill-tp", "decode-workers"})
       if (vm.count(o)) throw InputError(std::string("option '--") + o + "': only with --prefill-workers");
   if (disaggregated && pp > 1) throw InputError("option '--prefill-workers': not simulated with --pp");
-  if (disaggregated && !a.concurrency.empty())
-    throw InputError("option '--concurrency': a disaggregated deployment (--prefill-workers) is simulated under an "
-                     "open loop: give --request-rate (or a dataset's arrivals)");
   Disaggregation dis;
   const int64_t prefill_tp = disaggregated ? positive_int(vm, "prefill-tp", positive_int(vm, "tp", 1)) : 0;
   if (disaggregated) {

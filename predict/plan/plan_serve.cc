@@ -71,16 +71,25 @@ struct Deployment {
     const serve::SimResult sim = serve::simulate_disaggregated(arriving(n, g, l), l, prefill, decode, d);
     return serve::summarize(sim, gpu, l, g.slo, decode.blocks, decode.engine.block_size, 0);
   }
+  // `clients` in a closed loop, as run_at (its first wave left out).
+  serve::LoadPoint at_clients(const ServeGoal& g, int64_t clients, const std::string& gpu) {
+    serve::Load l;
+    l.concurrency = clients;
+    l.label = std::to_string(clients);
+    const auto reqs = serve::fixed_requests(std::max<int64_t>(100, 10 * clients), g.input, g.output);
+    const serve::SimResult sim = serve::simulate_disaggregated(reqs, l, prefill, decode, d);
+    return serve::summarize(sim, gpu, l, g.slo, decode.blocks, decode.engine.block_size, clients);
+  }
 };
 
-// The highest closed-loop load meeting the SLOs, given that one client meets them: doubling, then
-// bisection (latency grows with the load).
-void closed_loop_search(serve::Replica& r, const ServeGoal& goal, const std::string& gpu, ServeCandidate& c,
+// The highest closed-loop load up to `cap` clients meeting the SLOs, given that one client meets them:
+// doubling, then bisection (latency grows with the load).
+using ClientsRun = std::function<serve::LoadPoint(int64_t clients)>;
+void closed_loop_search(const ClientsRun& run, int64_t cap, const ServeGoal& goal, ServeCandidate& c,
                         serve::LoadPoint best) {
-  const int64_t cap = std::min(goal.max_concurrency, r.engine.max_num_seqs * c.layout.pp);
   int64_t lo = 1, hi = 0;
   while (lo * 2 <= cap) {
-    serve::LoadPoint p = run_at(r, goal, lo * 2, gpu);
+    serve::LoadPoint p = run(lo * 2);
     if (!meets(p, goal)) {
       hi = lo * 2;
       break;
@@ -89,13 +98,13 @@ void closed_loop_search(serve::Replica& r, const ServeGoal& goal, const std::str
     best = std::move(p);
   }
   if (hi == 0 && lo < cap) {  // every doubling met them: the cap itself
-    serve::LoadPoint p = run_at(r, goal, cap, gpu);
+    serve::LoadPoint p = run(cap);
     if (meets(p, goal)) lo = cap, best = std::move(p);
     else hi = cap;
   }
   while (hi > lo + 1) {
     const int64_t mid = (lo + hi) / 2;
-    serve::LoadPoint p = run_at(r, goal, mid, gpu);
+    serve::LoadPoint p = run(mid);
     if (meets(p, goal)) lo = mid, best = std::move(p);
     else hi = mid;
   }
@@ -155,8 +164,8 @@ void open_loop_search(const RateRun& run, const ServeGoal& goal, ServeCandidate&
   c.point = std::move(best);
 }
 
-// A disaggregated layout: its prefill and decode workers' replicas, a request alone against the SLOs
-// (as one client is for an engine), then the highest request rate meeting them.
+// A disaggregated layout: its prefill and decode workers' replicas, one client against the SLOs, then
+// the highest load meeting them.
 void evaluate_disaggregated(const serve::StepSynthesizer& step, const synth::SynthOptions& base,
                             const serve::EngineConfig& e, const ServeGoal& goal, const GpuSpec& gpu,
                             const LoadedModel& lm, const GpuDatabase& db, const std::string& what, ServeCandidate& c) {
@@ -168,15 +177,20 @@ void evaluate_disaggregated(const serve::StepSynthesizer& step, const synth::Syn
   o.tp = l.decode_tp;
   dep.decode = serve::make_replica(step, o, gpu, lm, db, e, what);
   dep.d = {l.prefill_workers, l.decode_workers, serve::kv_link_gbps(gpu, l.gpus_per_replica)};
-  serve::LoadPoint one = dep.at_rate(goal, 1, gpu.name, 1);
+  serve::LoadPoint one = dep.at_clients(goal, 1, gpu.name);
   if (!meets(one, goal)) {
     c.status = ServeCandidate::Status::slo_missed;
     c.point = std::move(one);
-    c.why = "misses the SLOs with one request";
+    c.why = "misses the SLOs at one client";
     return;
   }
-  open_loop_search([&](double rate) { return dep.at_rate(goal, rate, gpu.name, goal.requests); }, goal, c,
-                   std::move(one));
+  if (goal.request_rate)
+    open_loop_search([&](double rate) { return dep.at_rate(goal, rate, gpu.name, goal.requests); }, goal, c,
+                     std::move(one));
+  else
+    closed_loop_search([&](int64_t n) { return dep.at_clients(goal, n, gpu.name); },
+                       std::min(goal.max_concurrency, dep.decode.engine.max_num_seqs * l.decode_workers), goal, c,
+                       std::move(one));
 }
 
 }  // namespace
@@ -249,7 +263,8 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
       if (goal.request_rate)
         open_loop_search([&](double rate) { return run_at_rate(r, goal, rate, gpu.name); }, goal, c, std::move(one));
       else
-        closed_loop_search(r, goal, gpu.name, c, std::move(one));
+        closed_loop_search([&](int64_t n) { return run_at(r, goal, n, gpu.name); },
+                           std::min(goal.max_concurrency, r.engine.max_num_seqs * c.layout.pp), goal, c, std::move(one));
     } catch (const InputError& e) {
       c.status = ServeCandidate::Status::refused;
       c.why = e.what();

@@ -4,12 +4,13 @@
 // decode-only iterations. Prompts no longer stall decodes (the inter-token latency is the decode
 // worker's alone), at the price of the transfer and of GPUs split between two pools.
 //
-// Simulated under an open loop: the requests go to the prefill workers in turn, in arrival order, each
-// worker's engine simulated on its share (its requests end at their first token); a request's cache
-// leaves when its prefill ends and lands after kv_transfer_s; the requests go to the decode workers in
-// turn, in the order their caches land, each worker simulated on its share. The client's first token
-// arrives with the cache (TTFT = queueing + prefill + transfer); the decode worker's queueing falls in
-// the first inter-token gap. Transfers are not contended (each GPU sends its own shard of the cache).
+// Simulated as one discrete-event run of every worker's engine, each on its own clock: requests are sent
+// (open loop: at their arrival times; closed loop: a client's next when its last ends) to the prefill
+// workers in turn, where they end at their first token; a request's cache leaves when its prefill ends
+// and lands after kv_transfer_s at the decode workers, in turn, in the order caches land. The client's
+// first token arrives with the cache (TTFT = queueing + prefill + transfer); the decode worker's
+// queueing falls in the first inter-token gap. Transfers are not contended (each GPU sends its own shard
+// of the cache).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -33,8 +34,8 @@ double kv_link_gbps(const GpuSpec& g, int64_t gpus);
 // the link (InputError without a link figure).
 double kv_transfer_s(const Replica& prefill, int64_t tokens, double link_gbps);
 
-// `reqs` with their open-loop arrival times set (assign_arrivals); InputError for a closed loop. The
-// result lists every request in the order of `reqs` (arrival, first token with its cache moved, last
+// `reqs` with their open-loop arrival times set (assign_arrivals), or sent by `load.concurrency` clients.
+// The result lists every request in the order of `reqs` (arrival, first token with its cache moved, last
 // token); the stats add the workers' iterations and busy time, and end when the last request does.
 SimResult simulate_disaggregated(const std::vector<Request>& reqs, const Load& load, Replica& prefill, Replica& decode,
                                  const Disaggregation& d);

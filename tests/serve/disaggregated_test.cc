@@ -1,6 +1,6 @@
 // Disaggregated prefill / decode: a request whose cache arrives with it only decodes; alone, a
 // request's first token comes its cache's transfer later than on one engine and its decode takes
-// exactly as long; the workers share the requests in turn; a closed loop is refused.
+// exactly as long; the workers share the requests in turn; one client's requests follow each other.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -99,14 +99,23 @@ TEST_F(ServeDisaggregatedLlama, TheWorkersShareTheRequestsAndEveryTokenComesInOr
   EXPECT_LE(b.stats.max_running, a.stats.max_running);
 }
 
-TEST_F(ServeDisaggregatedLlama, AClosedLoopIsRefused) {
+// A closed loop of one client: each request is sent when the last one ends, and runs as it would alone.
+TEST_F(ServeDisaggregatedLlama, OneClientSendsEachRequestWhenItsLastEnds) {
   Replica prefill = replica(), decode = replica();
-  Load closed;
-  closed.concurrency = 4;
-  const std::string why = input_error_of([&] {
-    simulate_disaggregated(fixed_requests(8, 100, 10), closed, prefill, decode, {1, 1, 100});
-  });
-  EXPECT_NE(why.find("option '--concurrency'"), std::string::npos) << why;
+  const Disaggregation d{2, 2, kv_link_gbps(h100, 4)};
+  Load one;
+  one.concurrency = 1;
+  const SimResult r = simulate_disaggregated(fixed_requests(6, 800, 40), one, prefill, decode, d);
+  std::vector<Request> alone = fixed_requests(1, 800, 40);
+  assign_arrivals(alone, rate(1), 0);
+  const RequestResult a = simulate_disaggregated(alone, rate(1), prefill, decode, d).requests[0];
+  for (size_t i = 0; i < r.requests.size(); ++i) {
+    const RequestResult& q = r.requests[i];
+    if (i > 0) EXPECT_DOUBLE_EQ(q.arrival_s, r.requests[i - 1].finish_s);
+    EXPECT_NEAR(q.first_token_s - q.arrival_s, a.first_token_s - a.arrival_s, 1e-9);
+    EXPECT_NEAR(q.finish_s - q.arrival_s, a.finish_s - a.arrival_s, 1e-9);
+  }
+  EXPECT_EQ(r.stats.max_running, 1);
 }
 
 }  // namespace

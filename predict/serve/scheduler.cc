@@ -1,0 +1,186 @@
+#include "predict/serve/scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "model/error.h"
+
+namespace kcast::serve::detail {
+
+void check_admissible(const std::vector<Request>& reqs, const EngineConfig& e, int64_t kv_blocks) {
+  for (const Request& r : reqs) {
+    if (r.prefilled && r.output < 2)
+      throw std::logic_error("serve: a prefilled request has nothing to decode");  // the caller routes those
+    const int64_t blocks = (r.input + r.output + e.block_size - 1) / e.block_size;
+    if (blocks > kv_blocks)
+      throw InputError("serve: a request of " + std::to_string(r.input) + " + " + std::to_string(r.output) +
+                       " tokens needs " + std::to_string(blocks) + " KV blocks of " + std::to_string(e.block_size) +
+                       " tokens; the GPUs' cache holds " + std::to_string(kv_blocks) +
+                       " (a larger --tp, --gpu-memory-utilization or --kv-cache-dtype fp8 makes room)");
+    if (!e.chunked_prefill && r.input > e.max_batched_tokens)
+      throw InputError("option '--max-batched-tokens': a prompt of " + std::to_string(r.input) +
+                       " tokens exceeds it (" + std::to_string(e.max_batched_tokens) +
+                       ") and --chunked-prefill is off");
+  }
+}
+
+std::vector<size_t>::iterator Scheduler::victim(size_t keep) {
+  for (auto it = running_.end(); it != running_.begin();) {
+    --it;
+    if (*it == keep) return running_.end();  // only sequences admitted after it
+    if (!live_[*it].in_flight) return it;
+  }
+  return running_.end();
+}
+
+void Scheduler::preempt(size_t idx) {
+  Live& s = live_[idx];
+  free_ += s.blocks;
+  s.blocks = 0;
+  s.computed = 0;  // recomputed as a prompt of everything it knows when readmitted
+  running_.erase(std::find(running_.begin(), running_.end(), idx));
+  waiting_.push_front(idx);
+  ++out_.requests[idx].preemptions;
+  ++out_.stats.preemptions;
+}
+
+bool Scheduler::schedule_running(std::vector<Scheduled>& sched, int64_t& budget, bool prefill_phase) {
+  for (size_t i = 0; i < running_.size() && budget > 0 && int64_t(sched.size()) < e_.max_num_seqs;) {
+    const size_t idx = running_[i];
+    Live& s = live_[idx];
+    if (s.in_flight || (!e_.mixed_batches && s.prefilling() != prefill_phase)) {
+      ++i;
+      continue;
+    }
+    const int64_t run = std::min(s.left(), budget);
+    if (!e_.chunked_prefill && run < s.left()) {
+      ++i;
+      continue;
+    }
+    const int64_t need = std::max<int64_t>(0, blocks_for(s.computed + run) - s.blocks);
+    for (auto v = victim(idx); need > free_ && v != running_.end(); v = victim(idx)) preempt(*v);
+    if (need > free_) {
+      preempt(idx);
+      return false;
+    }
+    free_ -= need;
+    s.blocks += need;
+    budget -= run;
+    sched.push_back({idx, run});
+    ++i;
+  }
+  return true;
+}
+
+void Scheduler::admit_waiting(std::vector<Scheduled>& sched, int64_t& budget) {
+  // With pipeline stages the limit is per micro-batch: pp of them in flight hold up to pp times it.
+  const int64_t pp = std::max<int64_t>(1, e_.pipeline_stages);
+  while (!waiting_.empty() && budget > 0 && int64_t(running_.size()) < pp * e_.max_num_seqs &&
+         int64_t(sched.size()) < e_.max_num_seqs) {
+    const size_t idx = waiting_.front();
+    Live& s = live_[idx];
+    const int64_t run = std::min(s.left(), budget);
+    if (!e_.chunked_prefill && run < s.left()) break;
+    const int64_t want = e_.reserve_whole_request ? blocks_for(s.input + s.output) : blocks_for(s.computed + run);
+    const int64_t need = std::max<int64_t>(0, want - s.blocks);
+    if (need > free_) break;
+    free_ -= need;
+    s.blocks += need;
+    budget -= run;
+    waiting_.pop_front();
+    running_.push_back(idx);
+    sched.push_back({idx, run});
+  }
+}
+
+std::vector<Scheduled> Scheduler::schedule() {
+  std::vector<Scheduled> sched;
+  int64_t budget = e_.max_batched_tokens;
+  if (e_.mixed_batches) {
+    if (schedule_running(sched, budget, false)) admit_waiting(sched, budget);
+    return sched;
+  }
+  // A prefill batch first (prompts being chunked, then admissions), a decode batch when it is empty.
+  if (schedule_running(sched, budget, true)) admit_waiting(sched, budget);
+  if (!sched.empty()) return sched;
+  budget = e_.max_batched_tokens;
+  schedule_running(sched, budget, false);
+  return sched;
+}
+
+void Scheduler::apply(const std::vector<Scheduled>& sched, double start, double t, std::vector<size_t>& finished) {
+  for (const Scheduled& x : sched) {
+    Live& s = live_[x.idx];
+    RequestResult& r = out_.requests[x.idx];
+    s.in_flight = false;
+    if (!s.scheduled) r.scheduled_s = start, s.scheduled = true;
+    s.computed += x.tokens;
+    if (s.computed < s.known()) continue;
+    if (s.generated == 0) r.first_token_s = t;
+    if (++s.generated < s.output) continue;
+    r.finish_s = t;
+    free_ += s.blocks;
+    s.blocks = 0;
+    running_.erase(std::find(running_.begin(), running_.end(), x.idx));
+    --in_system_;
+    finished.push_back(x.idx);
+  }
+}
+
+void Scheduler::land(double now, std::vector<size_t>& finished) {
+  while (!in_flight_.empty() && in_flight_.begin()->first <= now) {
+    const auto it = in_flight_.begin();
+    const size_t before = finished.size();
+    apply(it->second.sched, it->second.start, it->first, finished);
+    // The time average of requests in the system was counted up to `now`; these left at the pass's end.
+    out_.stats.in_system_area -= double(finished.size() - before) * (now - it->first);
+    in_flight_.erase(it);
+  }
+}
+
+std::vector<size_t> Scheduler::step(double& now, double horizon) {
+  std::vector<size_t> finished;
+  SimStats& st = out_.stats;
+  land(now, finished);
+  std::vector<Scheduled> sched = schedule();
+  if (sched.empty()) {
+    if (in_flight_.empty()) {
+      // Nothing can run: the first waiting request does not fit even an empty cache (checked up front,
+      // so this is a scheduler bug rather than bad input).
+      throw std::logic_error("serve: no request could be scheduled");
+    }
+    // Every schedulable sequence is in flight: wait for the first pass to end (or the next arrival).
+    const double until = std::max(now, std::min(in_flight_.begin()->first, horizon));
+    st.in_system_area += double(in_system_) * (until - now);
+    now = until;
+    land(now, finished);
+    return finished;
+  }
+  IterationWork w;
+  for (const Scheduled& x : sched) {
+    const Live& s = live_[x.idx];
+    timer_.add(w, SeqWork{x.tokens, s.computed});
+    if (s.computed + x.tokens == s.known()) ++w.sampled;
+  }
+  st.max_running = std::max(st.max_running, int64_t(running_.size()));
+  st.max_tokens = std::max(st.max_tokens, w.tokens);
+  st.max_blocks_used = std::max(st.max_blocks_used, total_ - free_);
+  ++st.iterations;
+  const IterationPass p = timer_.pass(w);
+  const double dt = p.interval_us * 1e-6;
+  st.busy_s += dt;
+  st.in_system_area += double(in_system_) * dt;
+  const double start = now;
+  now += dt;
+  if (e_.pipeline_stages <= 1) {
+    apply(sched, now - dt, now, finished);
+    return finished;
+  }
+  for (const Scheduled& x : sched) live_[x.idx].in_flight = true;
+  in_flight_.emplace(start + p.latency_us * 1e-6, InFlight{start, std::move(sched)});
+  land(now, finished);
+  return finished;
+}
+
+}  // namespace kcast::serve::detail
