@@ -103,7 +103,7 @@ def main():
             blay = f"{b['replicas']}x " + (f"dep{b['ep']}" if b["attention_dp"] else f"tp{b['tp']}") + \
                 (f" pp{b['pp']}" if b["pp"] > 1 else "")
             if b.get("disaggregated"):  # prefill workers x GPUs + decode workers x GPUs
-                blay = f"{b['replicas']}x {b['prefill_workers']}x{b['prefill_tp']}+{b['decode_workers']}x{b['tp']}"
+                blay = f"{b['replicas']}x {b['prefill_workers']}x{b['prefill_tp']}+{b['decode_workers']}x{b['decode_tp']}"
             print(f"{head} {best:>8.0f} {blay:<13} {measured:>9.0f} {config} {rank or '-':>5} {vs}  "
                   f"{'pass' if ok else 'miss'}{note}")
     print(f"\nrows: {passed + failed + unanswered}; pass {passed} (best >= measured), miss {failed}, "

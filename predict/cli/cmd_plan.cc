@@ -292,7 +292,7 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
   const auto& l = c.layout;
   std::ostringstream cmd;
   cmd << "kcast serve " << (a.config.empty() ? a.model : "--config " + a.config) << " --gpu " << a.gpu << " --tp "
-      << (l.attention_dp ? l.gpus_per_replica : l.tp());
+      << (l.attention_dp ? l.decode_gpus() : l.tp());
   if (l.pp > 1) cmd << " --pp " << l.pp;
   if (l.disaggregated())
     cmd << " --prefill-workers " << l.prefill_workers << " --prefill-tp " << l.prefill_tp << " --decode-workers "
@@ -312,6 +312,7 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
           {"prefill_workers", l.disaggregated() ? nlohmann::json(l.prefill_workers) : none},
           {"prefill_tp", l.disaggregated() ? nlohmann::json(l.prefill_tp) : none},
           {"decode_workers", l.disaggregated() ? nlohmann::json(l.decode_workers) : none},
+          {"decode_tp", l.disaggregated() ? nlohmann::json(l.decode_tp) : none},
           {"concurrency_per_replica", g.request_rate ? none : nlohmann::json(c.concurrency)},
           {"concurrency", g.request_rate ? none : nlohmann::json(c.concurrency * l.replicas)},
           {"request_rate_per_replica", g.request_rate ? rate_json(c.request_rate) : none},

@@ -174,7 +174,8 @@ void evaluate_disaggregated(const serve::StepSynthesizer& step, const synth::Syn
   Deployment dep;
   o.tp = l.prefill_tp;
   dep.prefill = serve::make_replica(step, o, gpu, lm, db, e, what);
-  o.tp = l.decode_tp;
+  if (l.attention_dp) o.tp = 1, o.dp = l.decode_tp, o.ep = l.ep;
+  else o.tp = l.decode_tp;
   dep.decode = serve::make_replica(step, o, gpu, lm, db, e, what);
   dep.d = {l.prefill_workers, l.decode_workers, serve::kv_link_gbps(gpu, l.gpus_per_replica)};
   serve::LoadPoint one = dep.at_clients(goal, 1, gpu.name);
@@ -213,10 +214,13 @@ std::vector<ServeLayout> enumerate_serve_layouts(const ServeSpace& s) {
       for (int64_t d : {1, 2, 4, 8})
         for (int64_t x = 1; x * p < g; ++x) {
           if ((g - x * p) % d) continue;
-          for (int64_t b : budgets) {
-            ServeLayout l{g, s.gpus / g, false, 1, b};
-            l.prefill_workers = x, l.prefill_tp = p, l.decode_workers = (g - x * p) / d, l.decode_tp = d;
-            out.push_back(l);
+          for (bool adp : {false, true}) {
+            if (adp && (!s.moe || d == 1)) continue;
+            for (int64_t b : budgets) {
+              ServeLayout l{g, s.gpus / g, adp, adp ? d : 1, b};
+              l.prefill_workers = x, l.prefill_tp = p, l.decode_workers = (g - x * p) / d, l.decode_tp = d;
+              out.push_back(l);
+            }
           }
         }
   }

@@ -19,11 +19,14 @@ struct ServeLayout {
   int64_t ep = 1;
   int64_t max_batched_tokens = 0;  // per GPU (0: the engine's default)
   int64_t pp = 1;  // pipeline stages: gpus_per_replica = tensor-parallel GPUs x pp
-  // Disaggregated prefill / decode (prefill_workers > 0): prefill workers of prefill_tp GPUs and decode
-  // workers of decode_tp GPUs, tensor parallel, in one node; gpus_per_replica is their sum.
+  // Disaggregated prefill / decode (prefill_workers > 0): prefill workers of prefill_tp GPUs, tensor
+  // parallel, and decode workers of decode_tp GPUs (tensor parallel, or for a mixture attention data
+  // parallel with the experts over them: attention_dp, ep), in one node; gpus_per_replica is their sum.
   int64_t prefill_workers = 0, prefill_tp = 0, decode_workers = 0, decode_tp = 0;
   bool disaggregated() const { return prefill_workers > 0; }
-  int64_t tp() const { return disaggregated() ? decode_tp : attention_dp ? 1 : gpus_per_replica / pp; }
+  // The GPUs of the engine that decodes: the replica's, or a decode worker's.
+  int64_t decode_gpus() const { return disaggregated() ? decode_tp : gpus_per_replica; }
+  int64_t tp() const { return attention_dp ? 1 : disaggregated() ? decode_tp : gpus_per_replica / pp; }
 };
 
 struct ServeSpace {

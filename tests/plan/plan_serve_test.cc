@@ -112,7 +112,7 @@ TEST(PlanServe, DisaggregatedSplitsFillTheirGroup) {
     EXPECT_EQ(l.gpus_per_replica * l.replicas, 16);
     if (!l.disaggregated()) continue;
     ++splits;
-    EXPECT_EQ(l.prefill_workers * l.prefill_tp + l.decode_workers * l.tp(), l.gpus_per_replica);
+    EXPECT_EQ(l.prefill_workers * l.prefill_tp + l.decode_workers * l.decode_gpus(), l.gpus_per_replica);
     EXPECT_LE(l.gpus_per_replica, 8);
     EXPECT_GE(l.decode_workers, 1);
     EXPECT_FALSE(l.attention_dp);
@@ -120,6 +120,17 @@ TEST(PlanServe, DisaggregatedSplitsFillTheirGroup) {
   EXPECT_EQ(splits, 28);  // 1 split of 2 GPUs, 6 of 4, 21 of 8 (P, D in 1, 2, 4, 8)
   s.disaggregated = false;
   for (const ServeLayout& l : enumerate_serve_layouts(s)) EXPECT_FALSE(l.disaggregated());
+  // A mixture's decode workers may also run attention data parallel, the experts over their GPUs.
+  s.disaggregated = s.moe = true;
+  int adp = 0;
+  for (const ServeLayout& l : enumerate_serve_layouts(s))
+    if (l.disaggregated() && l.attention_dp) {
+      ++adp;
+      EXPECT_EQ(l.ep, l.decode_gpus());
+      EXPECT_EQ(l.tp(), 1);
+      EXPECT_GT(l.decode_gpus(), 1);
+    }
+  EXPECT_EQ(adp, 12);  // the splits above whose decode workers have 2 or 4 GPUs: 2 of 4 GPUs, 10 of 8
 }
 
 // On 32 GPUs of 8-GPU nodes, replicas of 2 and 4 nodes run as pipeline stages of one node each.
