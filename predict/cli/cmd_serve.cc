@@ -261,7 +261,12 @@ int cmd_serve(int argc, char** argv) {
       per_rank.pipeline_stages = pp;
       replica = make_replica(step, base, *g, lm, db, per_rank, what);
       if (disaggregated) {
-        prefill = make_replica(step, prefill_base, *g, lm, db, engine_from(vm, a, *g), what);
+        try {
+          prefill = make_replica(step, prefill_base, *g, lm, db, engine_from(vm, a, *g), what);
+        } catch (const InputError& e) {  // say which worker: the messages speak of --tp
+          throw InputError("option '--prefill-tp': a prefill worker of " + std::to_string(prefill_tp) + " GPU(s): " +
+                           e.what());
+        }
         dis.link_gbps = kv_link_gbps(*g, deployment_gpus);
       }
     } catch (const InputError& e) {

@@ -55,6 +55,10 @@ TEST(ServeCli, ADisaggregatedDeploymentNamesItsWorkers) {
                                         "--output-tokens 16 --request-rate 2"), true);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.out.find("option '--decode-workers': only with --prefill-workers"), std::string::npos) << bad.out;
+  bad = run_kcast("serve llama3-8b --gpu H100-SXM --tp 2 --prefill-workers 2 --prefill-tp 3 --input-tokens 256 "
+                  "--output-tokens 16 --request-rate 2", true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("option '--prefill-tp': a prefill worker of 3 GPU(s)"), std::string::npos) << bad.out;
   const RunResult closed = run_kcast(std::string("serve llama3-8b --gpu H100-SXM --prefill-workers 1 --format json") + kLoad);
   ASSERT_EQ(closed.rc, 0) << closed.out;
   EXPECT_EQ(nlohmann::json::parse(closed.out).at("concurrency"), 2);
