@@ -134,6 +134,8 @@ ReplayTimeline replay_timeline(const KernelRows& rows, const std::vector<uint32_
     t.timed.push_back({rows.start_us(r), rows.count(r), rows.duration_us(r), last_id, r});
   }
   t.streams = int32_t(streams.size());
+  // Without a timed row there is nothing to replay (the step is the rows' sum): no list of them all.
+  if (t.timed.empty()) return t;
   for (size_t r = 0; r < rows.size(); ++r)
     if (!known(rows.start_us(r))) t.untimed.emplace_back(uint32_t(r), rows.count(r));
   plan_anchors(t);
@@ -142,6 +144,11 @@ ReplayTimeline replay_timeline(const KernelRows& rows, const std::vector<uint32_
 
 double replay_step_time(const KernelRows& rows, const std::vector<uint32_t>& order,
                         const std::vector<double>& time_us, const ReplayOptions& opt) {
+  if (order.empty()) {  // nothing timed: the rows' sum
+    double sum = 0;
+    for (size_t r = 0; r < rows.size(); ++r) sum += rows.count(r) * time_us[r];
+    return sum;
+  }
   return replay_step_time(replay_timeline(rows, order), time_us, opt);
 }
 

@@ -54,6 +54,8 @@ struct ReplayTimeline {
   // and the previous entry on its stream (-1: none). Empty otherwise (replayed event by event).
   std::vector<int32_t> last_end, stream_prev;
 };
+// Empty (no untimed list either) when no row is timed: there is nothing to replay, the step is the rows'
+// sum (replay_step_time over rows computes it; over such a timeline it is 0).
 ReplayTimeline replay_timeline(const KernelRows& rows, const std::vector<uint32_t>& order);
 // The rows in start order, packed (the same as replay_timeline(rows, timeline_order(rows))).
 ReplayTimeline replay_timeline(const KernelRows& rows);
