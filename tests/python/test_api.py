@@ -193,6 +193,19 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(mine, theirs)
         self.assertTrue(all(c["tp"] == 2 for c in mine))
 
+    def test_plan_serve_under_a_request_rate_with_disaggregated_splits(self):
+        mine = kcast.plan("serve", "llama3-8b", gpu="H100-SXM", gpus=2, input_tokens=1024, output_tokens=64,
+                          slo_ttft=300, slo_itl=20, load="request-rate", requests=50, top=20)
+        theirs = cli_json("plan", "serve", "llama3-8b", "--gpu", "H100-SXM", "--gpus", 2, "--input-tokens", 1024,
+                          "--output-tokens", 64, "--slo-ttft", 300, "--slo-itl", 20, "--load", "request-rate",
+                          "--requests", 50, "--top", 20, "--format", "json")
+        self.assertEqual(mine, theirs)
+        self.assertTrue(all(c["request_rate"] is not None and c["concurrency"] is None for c in mine))
+        split = [c for c in mine if c["disaggregated"]]
+        self.assertTrue(split)
+        self.assertTrue(all(c["prefill_workers"] * c["prefill_tp"] + c["decode_workers"] * c["decode_tp"] == 2
+                            for c in split))
+
 
 class ThreadsTest(unittest.TestCase):
     def test_commands_on_threads_keep_their_own_output(self):
