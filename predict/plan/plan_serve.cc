@@ -164,8 +164,22 @@ void open_loop_search(const RateRun& run, const ServeGoal& goal, ServeCandidate&
   c.point = std::move(best);
 }
 
-// A disaggregated layout: its prefill and decode workers' replicas, one client against the SLOs, then
-// the highest load meeting them.
+// One client against the SLOs, then the highest load of the goal's kind meeting them (clients up to
+// `cap`, or a request rate).
+void search_load(const ClientsRun& clients, const RateRun& rate, int64_t cap, const ServeGoal& goal,
+                 ServeCandidate& c) {
+  serve::LoadPoint one = clients(1);
+  if (!meets(one, goal)) {
+    c.status = ServeCandidate::Status::slo_missed;
+    c.point = std::move(one);
+    c.why = "misses the SLOs at one client";
+    return;
+  }
+  if (goal.request_rate) open_loop_search(rate, goal, c, std::move(one));
+  else closed_loop_search(clients, cap, goal, c, std::move(one));
+}
+
+// A disaggregated layout: its prefill and decode workers' replicas, then the load search.
 void evaluate_disaggregated(const serve::StepSynthesizer& step, const synth::SynthOptions& base,
                             const serve::EngineConfig& e, const ServeGoal& goal, const GpuSpec& gpu,
                             const LoadedModel& lm, const GpuDatabase& db, const std::string& what, ServeCandidate& c) {
@@ -178,20 +192,9 @@ void evaluate_disaggregated(const serve::StepSynthesizer& step, const synth::Syn
   else o.tp = l.decode_tp;
   dep.decode = serve::make_replica(step, o, gpu, lm, db, e, what);
   dep.d = {l.prefill_workers, l.decode_workers, serve::kv_link_gbps(gpu, l.gpus_per_replica)};
-  serve::LoadPoint one = dep.at_clients(goal, 1, gpu.name);
-  if (!meets(one, goal)) {
-    c.status = ServeCandidate::Status::slo_missed;
-    c.point = std::move(one);
-    c.why = "misses the SLOs at one client";
-    return;
-  }
-  if (goal.request_rate)
-    open_loop_search([&](double rate) { return dep.at_rate(goal, rate, gpu.name, goal.requests); }, goal, c,
-                     std::move(one));
-  else
-    closed_loop_search([&](int64_t n) { return dep.at_clients(goal, n, gpu.name); },
-                       std::min(goal.max_concurrency, dep.decode.engine.max_num_seqs * l.decode_workers), goal, c,
-                       std::move(one));
+  search_load([&](int64_t n) { return dep.at_clients(goal, n, gpu.name); },
+              [&](double rate) { return dep.at_rate(goal, rate, gpu.name, goal.requests); },
+              std::min(goal.max_concurrency, dep.decode.engine.max_num_seqs * l.decode_workers), goal, c);
 }
 
 }  // namespace
@@ -257,18 +260,9 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
         o.tp = c.layout.tp();
       }
       serve::Replica r = serve::make_replica(step, o, gpu, lm, db, e, what);
-      serve::LoadPoint one = run_at(r, goal, 1, gpu.name);
-      if (!meets(one, goal)) {
-        c.status = ServeCandidate::Status::slo_missed;
-        c.point = std::move(one);
-        c.why = "misses the SLOs at one client";
-        return;
-      }
-      if (goal.request_rate)
-        open_loop_search([&](double rate) { return run_at_rate(r, goal, rate, gpu.name); }, goal, c, std::move(one));
-      else
-        closed_loop_search([&](int64_t n) { return run_at(r, goal, n, gpu.name); },
-                           std::min(goal.max_concurrency, r.engine.max_num_seqs * c.layout.pp), goal, c, std::move(one));
+      search_load([&](int64_t n) { return run_at(r, goal, n, gpu.name); },
+                  [&](double rate) { return run_at_rate(r, goal, rate, gpu.name); },
+                  std::min(goal.max_concurrency, r.engine.max_num_seqs * c.layout.pp), goal, c);
     } catch (const InputError& e) {
       c.status = ServeCandidate::Status::refused;
       c.why = e.what();
