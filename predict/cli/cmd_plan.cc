@@ -14,6 +14,7 @@
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
+#include "predict/plan/plan_html.h"
 #include "predict/plan/plan_serve.h"
 #include "predict/plan/plan_train.h"
 #include "predict/report/text_util.h"
@@ -38,7 +39,7 @@ synth::TransformerConfig transformer_of(const std::string& model, const std::str
 
 struct PlanArgs {
   std::string what, model, config, gpu, dtype = "bf16", recipe, framework = "megatron", fix, format = "table",
-      cost_model_file, moe_dispatcher = "alltoall";
+      cost_model_file, moe_dispatcher = "alltoall", html;
 };
 
 // The `kcast synth` command line that reproduces a candidate's figures.
@@ -147,6 +148,7 @@ int plan_train_cmd(int argc, char** argv) {
       "recompute=none|selective|full")("top", po::value<int64_t>(), "candidates shown (default 10)")(
       "threads", po::value<unsigned>(), "worker threads (default: all cores)")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
+      "html", po::value(&a.html), "also write the candidates shown as a self-contained page here")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with (default: the shipped model)");
   po::positional_options_description pos;
   pos.add("model", 1);
@@ -156,7 +158,7 @@ int plan_train_cmd(int argc, char** argv) {
                      "       [--dtype bf16|fp8|fp4] [--recipe R] [--framework megatron|torchtitan|automodel] [--compile]\n"
                      "       [--etp 1] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
                      "       [--mtp-layers N] [--fp8-param-gather] [--fix tp=8,...] [--memory-fraction F] [--top K] [--format table|csv|json]\n"
-                     "       [--threads N]\n"
+                     "       [--html OUT.html] [--threads N]\n"
                      "       [--cost-model M.json]",
                      opts, pos, vm))
     return 0;
@@ -252,6 +254,23 @@ int plan_train_cmd(int argc, char** argv) {
   std::vector<const TrainCandidate*> top;
   for (const TrainCandidate& c : all)
     if (c.status == TrainCandidate::Status::ranked && int64_t(top.size()) < top_k) top.push_back(&c);
+  if (!a.html.empty()) {  // written (atomically) before anything is printed
+    nlohmann::json list = nlohmann::json::array();
+    for (const TrainCandidate* c : top) list.push_back(candidate_json(*c, a, space.seq));
+    const std::string page = plan::plan_html(
+        "kcast plan train: " + (a.config.empty() ? a.model : a.config),
+        std::to_string(space.gpus) + " x " + gpu.name + ", global batch " + std::to_string(space.batch) + " x " +
+            std::to_string(space.seq) + " tokens; the fitting layouts best first",
+        {{"TP", "tp"}, {"PP", "pp"}, {"CP", "cp"}, {"EP", "ep"}, {"DP", "dp"}, {"VP", "vp"},
+         {"micro-batch", "micro_batch_size"}, {"recompute", "recompute"}, {"step (s)", "step_s", 3},
+         {"tokens/s/GPU", "tokens_per_s_per_gpu"}, {"MFU", "mfu", 3}, {"memory GB", "memory_gb", 1},
+         {"exposed comm (s)", "exposed_comm_s", 3}, {"bubble (s)", "bubble_s", 3}},
+        list, "tokens_per_s_per_gpu", "tokens/s per GPU", [](const nlohmann::json& c) {
+          return "tp" + c["tp"].dump() + " pp" + c["pp"].dump() + " cp" + c["cp"].dump() +
+                 (c["ep"].get<int64_t>() > 1 ? " ep" + c["ep"].dump() : "");
+        });
+    write_file_atomically(a.html, [&](std::ostream& os) { os << page; });
+  }
   if (fmt == Format::json) {
     nlohmann::json list = nlohmann::json::array();
     for (const TrainCandidate* c : top) {
@@ -281,7 +300,7 @@ int plan_train_cmd(int argc, char** argv) {
 
 struct ServePlanArgs {
   std::string model, config, gpu, dtype = "bf16", kv_cache_dtype, engine = "vllm", format = "table", cost_model_file,
-      budgets, load = "concurrency", disaggregated;
+      budgets, load = "concurrency", disaggregated, html;
 };
 
 // A rate as the JSON and the command give it: requests/s, or "inf" (every request at once).
@@ -346,6 +365,7 @@ int plan_serve_cmd(int argc, char** argv) {
       "requests", po::value<int64_t>(), "requests per --load request-rate run (default 500)")(
       "disaggregated", po::value(&a.disaggregated), "on or off: also the splits of a node's GPUs into prefill "
       "and decode workers (default on)")(
+      "html", po::value(&a.html), "also write the candidates shown as a self-contained page here")(
       "top", po::value<int64_t>(), "candidates shown (default 10)")("threads", po::value<unsigned>(), "worker threads")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with");
@@ -357,7 +377,7 @@ int plan_serve_cmd(int argc, char** argv) {
                      "       [--slo-ttft MS] [--slo-itl MS] [--percentile 50|90|99] [--engine vllm|sglang|trtllm]\n"
                      "       [--dtype DT] [--kv-cache-dtype DT] [--max-batched-tokens B1,B2,...]\n"
                      "       [--load concurrency|request-rate] [--requests N] [--disaggregated on|off] [--top K]\n"
-                     "       [--format table|csv|json]",
+                     "       [--format table|csv|json] [--html OUT.html]",
                      opts, pos, vm))
     return 0;
   const PlanBasics basics = plan_basics(vm, a.model, a.config, a.gpu, a.format, a.cost_model_file,
@@ -454,6 +474,27 @@ int plan_serve_cmd(int argc, char** argv) {
       list.push_back(serve_candidate_json(c, a, goal));
       mark_announced(list.back(), gpu);
     }
+  if (!a.html.empty()) {  // written (atomically) before anything is printed
+    const std::string page = plan::plan_html(
+        "kcast plan serve: " + (a.config.empty() ? a.model : a.config),
+        std::to_string(space.gpus) + " x " + gpu.name + ", " + std::to_string(goal.input) + " in / " +
+            std::to_string(goal.output) + " out, " + a.engine + "; each at the highest " +
+            (goal.request_rate ? "request rate" : "load") + " meeting the SLOs, best first",
+        {{"GPUs/replica", "gpus_per_replica"}, {"replicas", "replicas"}, {"TP", "tp"}, {"EP", "ep"},
+         {"attention-DP", "attention_dp"}, {"prefill workers", "prefill_workers"}, {"prefill TP", "prefill_tp"},
+         {"decode workers", "decode_workers"}, {"tokens/iter", "max_batched_tokens"},
+         {goal.request_rate ? "req/s/replica" : "clients/replica",
+          goal.request_rate ? "request_rate_per_replica" : "concurrency_per_replica", 2},
+         {"out tok/s/GPU", "output_tokens_per_s_per_gpu"}},
+        list, "output_tokens_per_s_per_gpu", "output tokens/s per GPU", [](const nlohmann::json& c) {
+          if (c["disaggregated"].get<bool>())
+            return c["prefill_workers"].dump() + "x" + c["prefill_tp"].dump() + "+" + c["decode_workers"].dump() +
+                   "x" + c["decode_tp"].dump();
+          return c["replicas"].dump() + "x" + c["gpus_per_replica"].dump() +
+                 (c["attention_dp"].get<bool>() ? " dep" : "");
+        });
+    write_file_atomically(a.html, [&](std::ostream& os) { os << page; });
+  }
   if (fmt == Format::json) {
     console_out() << list.dump(2) << "\n";
     return 0;

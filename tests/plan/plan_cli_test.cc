@@ -2,6 +2,9 @@
 // exit 2; a good one prints the ranked table with the best candidate's command.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/predict/predict_fixture.h"
@@ -71,6 +74,29 @@ TEST(PlanCli, ARequestRateCandidatesCommandReproducesIt) {
       "plan serve llama3-8b --gpu H100-SXM --gpus 1 --input-tokens 512 --output-tokens 64 --load poisson", true);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.out.find("option '--load'"), std::string::npos) << bad.out;
+}
+
+// --html: the candidates shown, each with its command, and their throughput by rank, as a page; a run
+// that fails leaves an existing page as it was.
+TEST(PlanCli, TheHtmlPageHoldsTheCandidatesShown) {
+  const std::string page = temp_path("plan_train.html");
+  const RunResult r = run_kcast("plan train llama3-8b --gpu H100-SXM --gpus 8 --batch 16 --seq 2048 --top 3 --format "
+                                "json --html '" + page + "'");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  const nlohmann::json list = nlohmann::json::parse(r.out);
+  ASSERT_EQ(list.size(), 3u);
+  for (const nlohmann::json& c : list) EXPECT_NE(html.find(c["command"].get<std::string>()), std::string::npos);
+
+  const std::string kept = temp_path("plan_serve_kept.html");
+  std::ofstream(kept) << "precious\n";
+  const RunResult bad = run_kcast("plan serve llama3-8b --gpu H100-SXM --gpus 2 --input-tokens 1024 --output-tokens 64 "
+                                  "--slo-ttft 1 --html '" + kept + "'", true);
+  EXPECT_EQ(bad.rc, 2);
+  std::ifstream k(kept);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(k)), std::istreambuf_iterator<char>()), "precious\n");
 }
 
 TEST(PlanCli, TheTableEndsWithTheBestCommand) {
