@@ -254,9 +254,17 @@ int plan_train_cmd(int argc, char** argv) {
   std::vector<const TrainCandidate*> top;
   for (const TrainCandidate& c : all)
     if (c.status == TrainCandidate::Status::ranked && int64_t(top.size()) < top_k) top.push_back(&c);
+  // The candidates' JSON, built once for the page, --format json and csv.
+  nlohmann::json list = nlohmann::json::array();
+  std::vector<std::string> labels;
+  for (const TrainCandidate* c : top) {
+    list.push_back(candidate_json(*c, a, space.seq));
+    mark_announced(list.back(), gpu);
+    const auto& l = c->layout;
+    labels.push_back("tp" + std::to_string(l.tp) + " pp" + std::to_string(l.pp) + " cp" + std::to_string(l.cp) +
+                     (l.ep > 1 ? " ep" + std::to_string(l.ep) : ""));
+  }
   if (!a.html.empty()) {  // written (atomically) before anything is printed
-    nlohmann::json list = nlohmann::json::array();
-    for (const TrainCandidate* c : top) list.push_back(candidate_json(*c, a, space.seq));
     const std::string page = plan::plan_html(
         "kcast plan train: " + (a.config.empty() ? a.model : a.config),
         std::to_string(space.gpus) + " x " + gpu.name + ", global batch " + std::to_string(space.batch) + " x " +
@@ -265,26 +273,18 @@ int plan_train_cmd(int argc, char** argv) {
          {"micro-batch", "micro_batch_size"}, {"recompute", "recompute"}, {"step (s)", "step_s", 3},
          {"tokens/s/GPU", "tokens_per_s_per_gpu"}, {"MFU", "mfu", 3}, {"memory GB", "memory_gb", 1},
          {"exposed comm (s)", "exposed_comm_s", 3}, {"bubble (s)", "bubble_s", 3}},
-        list, "tokens_per_s_per_gpu", "tokens/s per GPU", [](const nlohmann::json& c) {
-          return "tp" + c["tp"].dump() + " pp" + c["pp"].dump() + " cp" + c["cp"].dump() +
-                 (c["ep"].get<int64_t>() > 1 ? " ep" + c["ep"].dump() : "");
-        });
+        list, labels, "tokens_per_s_per_gpu", "tokens/s per GPU");
     write_file_atomically(a.html, [&](std::ostream& os) { os << page; });
   }
   if (fmt == Format::json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const TrainCandidate* c : top) {
-      list.push_back(candidate_json(*c, a, space.seq));
-      mark_announced(list.back(), gpu);
-    }
     console_out() << list.dump(2) << "\n";
   } else if (fmt == Format::csv) {
     console_out() << "rank,tp,pp,cp,ep,dp,vp,microbatches,micro_batch_size,recompute,step_s,tokens_per_s_per_gpu,mfu,"
                      "memory_gb,exposed_comm_s,bubble_s,recompute_s,command,zero\n";
-    int rank = 1;
-    for (const TrainCandidate* c : top) {
-      const nlohmann::json j = candidate_json(*c, a, space.seq);
-      console_out() << rank++;
+    for (size_t i = 0; i < top.size(); ++i) {
+      const TrainCandidate* c = top[i];
+      const nlohmann::json& j = list[i];
+      console_out() << i + 1;
       for (const char* k : {"tp", "pp", "cp", "ep", "dp", "vp", "microbatches", "micro_batch_size"}) console_out() << "," << j[k];
       console_out() << "," << plan::to_string(c->layout.recompute);
       for (const char* k : {"step_s", "tokens_per_s_per_gpu", "mfu", "memory_gb", "exposed_comm_s", "bubble_s", "recompute_s"})
@@ -302,6 +302,15 @@ struct ServePlanArgs {
   std::string model, config, gpu, dtype = "bf16", kv_cache_dtype, engine = "vllm", format = "table", cost_model_file,
       budgets, load = "concurrency", disaggregated, html;
 };
+
+// A configuration's short label: "XxP+YxD" for a disaggregated split (X prefill workers of P GPUs, Y
+// decode workers of D), else replicas x GPUs (" dep": attention data parallel).
+std::string serve_label(const plan::ServeLayout& l) {
+  if (l.disaggregated())
+    return std::to_string(l.prefill_workers) + "x" + std::to_string(l.prefill_tp) + "+" +
+           std::to_string(l.decode_workers) + "x" + std::to_string(l.decode_tp);
+  return std::to_string(l.replicas) + "x" + std::to_string(l.gpus_per_replica) + (l.attention_dp ? " dep" : "");
+}
 
 // A rate as the JSON and the command give it: requests/s, or "inf" (every request at once).
 nlohmann::json rate_json(double rate) { return std::isinf(rate) ? nlohmann::json("inf") : nlohmann::json(rate); }
@@ -475,6 +484,8 @@ int plan_serve_cmd(int argc, char** argv) {
       mark_announced(list.back(), gpu);
     }
   if (!a.html.empty()) {  // written (atomically) before anything is printed
+    std::vector<std::string> labels;
+    for (const plan::ServeCandidate* c : shown) labels.push_back(serve_label(c->layout));
     const std::string page = plan::plan_html(
         "kcast plan serve: " + (a.config.empty() ? a.model : a.config),
         std::to_string(space.gpus) + " x " + gpu.name + ", " + std::to_string(goal.input) + " in / " +
@@ -486,13 +497,7 @@ int plan_serve_cmd(int argc, char** argv) {
          {goal.request_rate ? "req/s/replica" : "clients/replica",
           goal.request_rate ? "request_rate_per_replica" : "concurrency_per_replica", 2},
          {"out tok/s/GPU", "output_tokens_per_s_per_gpu"}},
-        list, "output_tokens_per_s_per_gpu", "output tokens/s per GPU", [](const nlohmann::json& c) {
-          if (c["disaggregated"].get<bool>())
-            return c["prefill_workers"].dump() + "x" + c["prefill_tp"].dump() + "+" + c["decode_workers"].dump() +
-                   "x" + c["decode_tp"].dump();
-          return c["replicas"].dump() + "x" + c["gpus_per_replica"].dump() +
-                 (c["attention_dp"].get<bool>() ? " dep" : "");
-        });
+        list, labels, "output_tokens_per_s_per_gpu", "output tokens/s per GPU");
     write_file_atomically(a.html, [&](std::ostream& os) { os << page; });
   }
   if (fmt == Format::json) {
@@ -529,11 +534,7 @@ int plan_serve_cmd(int argc, char** argv) {
       char buf[256];
       const std::string load = goal.request_rate ? rate_text(shown[i]->request_rate) : std::to_string(shown[i]->concurrency);
       const plan::ServeLayout& l = shown[i]->layout;
-      const std::string split =
-          !space.disaggregated ? ""
-          : l.disaggregated()  ? "  " + std::to_string(l.prefill_workers) + "x" + std::to_string(l.prefill_tp) + "+" +
-                                    std::to_string(l.decode_workers) + "x" + std::to_string(l.decode_tp)
-                               : "  -";
+      const std::string split = !space.disaggregated ? "" : l.disaggregated() ? "  " + serve_label(l) : "  -";
       std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %16s %14s %10s %9s%s\n", rank++,
                     (long long)j["gpus_per_replica"].get<int64_t>(), (long long)j["replicas"].get<int64_t>(),
                     j["attention_dp"].get<bool>() ? "yes" : "no", (long long)j["ep"].get<int64_t>(),

@@ -22,8 +22,8 @@ std::string cell(const nlohmann::json& v, int decimals) {
 }  // namespace
 
 std::string plan_html(const std::string& title, const std::string& subtitle, const std::vector<HtmlColumn>& columns,
-                      const nlohmann::json& list, const std::string& rate_key, const std::string& rate_label,
-                      const std::function<std::string(const nlohmann::json&)>& layout) {
+                      const nlohmann::json& list, const std::vector<std::string>& labels, const std::string& rate_key,
+                      const std::string& rate_label) {
   std::string s = html_page_start(title, subtitle);
   s += "<section>\n<table>\n<tr><th>rank</th>";
   for (const HtmlColumn& c : columns) s += "<th>" + report::html_escape(c.header) + "</th>";
@@ -35,7 +35,7 @@ std::string plan_html(const std::string& title, const std::string& subtitle, con
     for (const HtmlColumn& col : columns) s += "<td>" + cell(c.value(col.key, nlohmann::json()), col.decimals) + "</td>";
     s += "<td class=\"l\"><code>" + report::html_escape(c.value("command", std::string())) + "</code></td></tr>\n";
     const nlohmann::json& rate = c.value(rate_key, nlohmann::json());
-    if (rate.is_number()) by_rank.push_back({double(rank), rate.get<double>(), layout(c)});
+    if (rate.is_number()) by_rank.push_back({double(rank), rate.get<double>(), labels.at(size_t(rank - 1))});
   }
   s += "</table>\n</section>\n";
   if (!by_rank.empty())

@@ -2,9 +2,7 @@
 // report frame every kcast page shares): their table, each with the command that reproduces it, and
 // their throughput per GPU by rank, labelled with their layout.
 #pragma once
-#include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,10 +14,10 @@ struct HtmlColumn {
   int decimals = 0;
 };
 
-// `list`: the candidates as --format json prints them, best first. `rate_key`: their throughput per
-// GPU (the chart's y axis, named `rate_label`); `layout`: a candidate's short label.
+// `list`: the candidates as --format json prints them, best first; `labels`: each one's short label in
+// the chart. `rate_key`: their throughput per GPU (the chart's y axis, named `rate_label`).
 std::string plan_html(const std::string& title, const std::string& subtitle, const std::vector<HtmlColumn>& columns,
-                      const nlohmann::json& list, const std::string& rate_key, const std::string& rate_label,
-                      const std::function<std::string(const nlohmann::json&)>& layout);
+                      const nlohmann::json& list, const std::vector<std::string>& labels, const std::string& rate_key,
+                      const std::string& rate_label);
 
 }  // namespace kcast::plan

@@ -24,63 +24,39 @@ bool meets(const serve::LoadPoint& p, const ServeGoal& g) {
   return (g.slo.ttft_ms <= 0 || ttft <= g.slo.ttft_ms) && (g.slo.itl_ms <= 0 || std::isnan(itl) || itl <= g.slo.itl_ms);
 }
 
-// One replica under a closed loop of `c` clients (warm-up: the first wave, as kcast serve leaves it out).
-serve::LoadPoint run_at(serve::Replica& r, const ServeGoal& g, int64_t c, const std::string& gpu) {
+// What simulates a configuration (one engine, or a disaggregated deployment), and the engine that
+// decodes (whose KV cache the load point reports).
+using Simulate = std::function<serve::SimResult(const std::vector<serve::Request>&, const serve::Load&)>;
+
+// `n` requests under `l` (open loop: Poisson arrivals, seed 0 as kcast serve's default, whose times
+// scale as 1 / rate, so latency grows with it); the closed loop's first wave left out, as kcast serve
+// leaves it out.
+serve::LoadPoint load_point(const Simulate& simulate, const serve::Replica& decoding, const serve::Load& l, int64_t n,
+                            const ServeGoal& g, const std::string& gpu) {
+  auto reqs = serve::fixed_requests(n, g.input, g.output);
+  serve::assign_arrivals(reqs, l, 0);
+  return serve::summarize(simulate(reqs, l), gpu, l, g.slo, decoding.blocks, decoding.engine.block_size,
+                          l.concurrency);
+}
+
+// A closed loop of `c` clients, kcast serve's default request count for it.
+serve::LoadPoint at_clients(const Simulate& simulate, const serve::Replica& decoding, int64_t c, const ServeGoal& g,
+                            const std::string& gpu) {
   serve::Load l;
   l.concurrency = c;
   l.label = std::to_string(c);
-  const auto reqs = serve::fixed_requests(std::max<int64_t>(100, 10 * c), g.input, g.output);
-  serve::check_fits_one_rank(r, reqs);
-  serve::CostTimer timer(*r.cost);
-  const serve::SimResult sim = serve::simulate(reqs, l, r.engine, r.blocks, timer);
-  return serve::summarize(sim, gpu, l, g.slo, r.blocks, r.engine.block_size, c);
+  return load_point(simulate, decoding, l, std::max<int64_t>(100, 10 * c), g, gpu);
 }
 
-// Poisson arrivals of `n` requests at `rate` per second (infinite: all at once), seed 0 as kcast
-// serve's default: the arrival times scale as 1 / rate, so latency grows with it.
-serve::Load rate_load(double rate) {
+// The goal's requests at `rate` per second (infinite: all at once).
+serve::LoadPoint at_rate(const Simulate& simulate, const serve::Replica& decoding, double rate, const ServeGoal& g,
+                         const std::string& gpu) {
   serve::Load l;
   l.infinite_rate = std::isinf(rate);
   l.rate = l.infinite_rate ? 0 : rate;
   l.label = l.infinite_rate ? "inf" : report::fixed(rate, 3);
-  return l;
+  return load_point(simulate, decoding, l, g.requests, g, gpu);
 }
-
-std::vector<serve::Request> arriving(int64_t n, const ServeGoal& g, const serve::Load& l) {
-  auto reqs = serve::fixed_requests(n, g.input, g.output);
-  serve::assign_arrivals(reqs, l, 0);
-  return reqs;
-}
-
-// One replica under such a load.
-serve::LoadPoint run_at_rate(serve::Replica& r, const ServeGoal& g, double rate, const std::string& gpu) {
-  const serve::Load l = rate_load(rate);
-  const auto reqs = arriving(g.requests, g, l);
-  serve::check_fits_one_rank(r, reqs);
-  serve::CostTimer timer(*r.cost);
-  const serve::SimResult sim = serve::simulate(reqs, l, r.engine, r.blocks, timer);
-  return serve::summarize(sim, gpu, l, g.slo, r.blocks, r.engine.block_size, 0);
-}
-
-// A disaggregated deployment under such a load (n requests: one gives a request alone).
-struct Deployment {
-  serve::Replica prefill, decode;
-  serve::Disaggregation d;
-  serve::LoadPoint at_rate(const ServeGoal& g, double rate, const std::string& gpu, int64_t n) {
-    const serve::Load l = rate_load(rate);
-    const serve::SimResult sim = serve::simulate_disaggregated(arriving(n, g, l), l, prefill, decode, d);
-    return serve::summarize(sim, gpu, l, g.slo, decode.blocks, decode.engine.block_size, 0);
-  }
-  // `clients` in a closed loop, as run_at (its first wave left out).
-  serve::LoadPoint at_clients(const ServeGoal& g, int64_t clients, const std::string& gpu) {
-    serve::Load l;
-    l.concurrency = clients;
-    l.label = std::to_string(clients);
-    const auto reqs = serve::fixed_requests(std::max<int64_t>(100, 10 * clients), g.input, g.output);
-    const serve::SimResult sim = serve::simulate_disaggregated(reqs, l, prefill, decode, d);
-    return serve::summarize(sim, gpu, l, g.slo, decode.blocks, decode.engine.block_size, clients);
-  }
-};
 
 // The highest closed-loop load up to `cap` clients meeting the SLOs, given that one client meets them:
 // doubling, then bisection (latency grows with the load).
@@ -166,8 +142,9 @@ void open_loop_search(const RateRun& run, const ServeGoal& goal, ServeCandidate&
 
 // One client against the SLOs, then the highest load of the goal's kind meeting them (clients up to
 // `cap`, or a request rate).
-void search_load(const ClientsRun& clients, const RateRun& rate, int64_t cap, const ServeGoal& goal,
-                 ServeCandidate& c) {
+void search_load(const Simulate& simulate, const serve::Replica& decoding, int64_t cap, const ServeGoal& goal,
+                 const std::string& gpu, ServeCandidate& c) {
+  const auto clients = [&](int64_t n) { return at_clients(simulate, decoding, n, goal, gpu); };
   serve::LoadPoint one = clients(1);
   if (!meets(one, goal)) {
     c.status = ServeCandidate::Status::slo_missed;
@@ -175,8 +152,11 @@ void search_load(const ClientsRun& clients, const RateRun& rate, int64_t cap, co
     c.why = "misses the SLOs at one client";
     return;
   }
-  if (goal.request_rate) open_loop_search(rate, goal, c, std::move(one));
-  else closed_loop_search(clients, cap, goal, c, std::move(one));
+  if (goal.request_rate)
+    open_loop_search([&](double rate) { return at_rate(simulate, decoding, rate, goal, gpu); }, goal, c,
+                     std::move(one));
+  else
+    closed_loop_search(clients, cap, goal, c, std::move(one));
 }
 
 // A disaggregated layout: its prefill and decode workers' replicas, then the load search.
@@ -185,16 +165,17 @@ void evaluate_disaggregated(const serve::StepSynthesizer& step, const synth::Syn
                             const LoadedModel& lm, const GpuDatabase& db, const std::string& what, ServeCandidate& c) {
   const ServeLayout& l = c.layout;
   synth::SynthOptions o = base;
-  Deployment dep;
   o.tp = l.prefill_tp;
-  dep.prefill = serve::make_replica(step, o, gpu, lm, db, e, what);
+  serve::Replica prefill = serve::make_replica(step, o, gpu, lm, db, e, what);
   if (l.attention_dp) o.tp = 1, o.dp = l.decode_tp, o.ep = l.ep;
   else o.tp = l.decode_tp;
-  dep.decode = serve::make_replica(step, o, gpu, lm, db, e, what);
-  dep.d = {l.prefill_workers, l.decode_workers, serve::kv_link_gbps(gpu, l.gpus_per_replica)};
-  search_load([&](int64_t n) { return dep.at_clients(goal, n, gpu.name); },
-              [&](double rate) { return dep.at_rate(goal, rate, gpu.name, goal.requests); },
-              std::min(goal.max_concurrency, dep.decode.engine.max_num_seqs * l.decode_workers), goal, c);
+  serve::Replica decode = serve::make_replica(step, o, gpu, lm, db, e, what);
+  const serve::Disaggregation d{l.prefill_workers, l.decode_workers, serve::kv_link_gbps(gpu, l.gpus_per_replica)};
+  search_load(
+      [&](const std::vector<serve::Request>& reqs, const serve::Load& load) {
+        return serve::simulate_disaggregated(reqs, load, prefill, decode, d);
+      },
+      decode, std::min(goal.max_concurrency, decode.engine.max_num_seqs * l.decode_workers), goal, gpu.name, c);
 }
 
 }  // namespace
@@ -260,9 +241,13 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
         o.tp = c.layout.tp();
       }
       serve::Replica r = serve::make_replica(step, o, gpu, lm, db, e, what);
-      search_load([&](int64_t n) { return run_at(r, goal, n, gpu.name); },
-                  [&](double rate) { return run_at_rate(r, goal, rate, gpu.name); },
-                  std::min(goal.max_concurrency, r.engine.max_num_seqs * c.layout.pp), goal, c);
+      search_load(
+          [&](const std::vector<serve::Request>& reqs, const serve::Load& load) {
+            serve::check_fits_one_rank(r, reqs);
+            serve::CostTimer timer(*r.cost);
+            return serve::simulate(reqs, load, r.engine, r.blocks, timer);
+          },
+          r, std::min(goal.max_concurrency, r.engine.max_num_seqs * c.layout.pp), goal, gpu.name, c);
     } catch (const InputError& e) {
       c.status = ServeCandidate::Status::refused;
       c.why = e.what();

@@ -1,7 +1,7 @@
 #include "predict/serve/disaggregated.h"
 
 #include <algorithm>
-#include <functional>
+#include <functional>  // std::greater
 #include <memory>
 #include <numeric>
 #include <queue>
@@ -12,7 +12,6 @@
 #include "predict/serve/scheduler.h"
 
 namespace kcast::serve {
-
 
 double kv_link_gbps(const GpuSpec& g, int64_t gpus) {
   const int64_t domain = g.domain_size > 0 ? g.domain_size : 8;

@@ -102,7 +102,7 @@ TEST(PlanServe, MixturesAlsoTryAttentionDataParallel) {
   EXPECT_EQ(adp, 3);  // 2, 4 and 8 GPUs a replica
 }
 
-// Disaggregated splits (open loop only): X prefill workers of P GPUs and Y decode workers of D GPUs
+// Disaggregated splits: X prefill workers of P GPUs and Y decode workers of D GPUs
 // fill a group of at most a node, the groups fill the GPUs; none unless asked for.
 TEST(PlanServe, DisaggregatedSplitsFillTheirGroup) {
   ServeSpace s;
