@@ -92,6 +92,17 @@ IterationCost::IterationCost(StepSynthesizer synth, const SynthOptions& base, co
   act_bytes_per_token_ = fa.activation_bytes / double(kActivationRef);
 }
 
+void IterationCost::check_context(int64_t tokens) {
+  if (tokens <= context_checked_) return;
+  try {
+    synth_(decode_step(base_, ranks_, tokens), nullptr);
+  } catch (const InputError& e) {
+    throw InputError("serve: a request's context of " + std::to_string(tokens) +
+                     " tokens (input + output) is past what kcast models for this model (synth: " + e.what() + ")");
+  }
+  context_checked_ = tokens;
+}
+
 double IterationCost::activation_bytes(int64_t tokens) const { return act_bytes_per_token_ * double(tokens); }
 
 int64_t IterationCost::graph_size(int64_t n) const {

@@ -1,5 +1,6 @@
 #include "predict/serve/replica.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/error.h"
@@ -40,7 +41,10 @@ Replica make_replica(const StepSynthesizer& step, const synth::SynthOptions& bas
   return r;
 }
 
-void check_fits_one_rank(const Replica& r, const std::vector<Request>& reqs) {
+void check_requests(const Replica& r, const std::vector<Request>& reqs) {
+  int64_t longest = 0;
+  for (const Request& q : reqs) longest = std::max(longest, q.input + q.output);
+  r.cost->check_context(longest);
   if (r.cost->ranks() <= 1) return;
   const int64_t tokens = r.rank_blocks * r.engine.block_size;
   for (const Request& q : reqs)

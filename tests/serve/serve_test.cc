@@ -301,6 +301,22 @@ TEST(ServeIterationCost, MoreTokensAndLongerContextsCostMore) {
   EXPECT_EQ(cost.graph_size(600), 600);
 }
 
+// Attention's cost is linear in the keys from two short contexts; a context past what synth models
+// (Llama 4's chunked attention beyond its 8,192-key chunk) is refused, not extrapolated.
+TEST(ServeIterationCost, AContextPastWhatSynthModelsIsRefused) {
+  const GpuDatabase& db = default_gpu_database();
+  const StepSynthesizer scout = [](const synth::SynthOptions& o, synth::Footprint* f) {
+    return synth::synthesize("llama4-scout", o, f);
+  };
+  IterationCost cost(scout, serving(4), *db.find("H100-SXM"), default_model(), db, 512);
+  EXPECT_NO_THROW(cost.check_context(8192));
+  const std::string e = input_error_of([&] { cost.check_context(8193); });
+  EXPECT_NE(e.find("8193 tokens"), std::string::npos) << e;
+  EXPECT_NE(e.find("attention_chunk_size 8192"), std::string::npos) << e;
+  IterationCost llama(llama8b, serving(), *db.find("H100-SXM"), default_model(), db, 512);
+  EXPECT_NO_THROW(llama.check_context(100000));
+}
+
 TEST(ServeIterationCost, TensorParallelismNotDividingHeadsIsRefused) {
   const GpuDatabase& db = default_gpu_database();
   EXPECT_NE(input_error_of([&] { IterationCost(llama8b, serving(3), *db.find("H100-SXM"), default_model(), db, 512); }),

@@ -83,6 +83,29 @@ TEST(SynthLlama4, EagerLayersAsHfRunsThem) {
   EXPECT_DOUBLE_EQ(runs(scout, "attn.k_l2_norm aten::mean"), 36);
 }
 
+// A serving engine's Llama 4 attention: on the rotary three quarters of the layers one rotary kernel
+// over q and k and one fused weightless norm of their heads (each reading and writing them once);
+// on the NoPE quarter one temperature multiply of q; none of eager's complex-number passes.
+TEST(SynthLlama4, ServingRunsItsPositionOpsFused) {
+  SynthOptions o = with_mode(Mode::decode, 4, 1024);
+  o.runtime = Runtime::serving;
+  o.attention = AttentionImpl::flash;
+  const auto ks = synthesize_transformer(test_config("llama4-scout"), o);
+  const double q = 4 * 40 * 128, kv = 4 * 8 * 128;  // one new token per sequence: q and k elements
+  const Kernel* rot = find(ks, "layer.attn.rotary_qk vllm::rotary_embedding");
+  const Kernel* norm = find(ks, "layer.attn.qk_l2_norm triton_fused_l2_norm (q|k)");
+  const Kernel* temp = find(ks, "layer.attn.temperature triton_fused_mul (q, temperature)");
+  ASSERT_NE(rot, nullptr);
+  ASSERT_NE(norm, nullptr);
+  ASSERT_NE(temp, nullptr);
+  EXPECT_DOUBLE_EQ(rot->count, 36);
+  EXPECT_DOUBLE_EQ(norm->count, 36);
+  EXPECT_DOUBLE_EQ(temp->count, 12);
+  EXPECT_DOUBLE_EQ(norm->bytes, 2 * (q + kv) * 2);  // bf16 in and out
+  EXPECT_DOUBLE_EQ(temp->bytes, 2 * q * 2 + 4 * 8);  // q in and out, each token's int64 position
+  for (const Kernel& k : ks) EXPECT_EQ(k.name.find("complex"), std::string::npos) << k.name;
+}
+
 TEST(SynthLlama4, ServingRoutesAndLimitsAreNamed) {
   const TransformerConfig scout = test_config("llama4-scout");
   // FP8 serving: fused MoE over the experts the tokens pick (top-1), the shared expert beside.

@@ -140,7 +140,6 @@ TEST(ServingRuntime, RefusedWhereItIsNotSynthesized) {
   };
   for (const Case& c : std::vector<Case>{{"llama3-8b", Mode::train, "inference"},
                                          {"bert-large", Mode::infer, "llama-like"},
-                                         {"llama4-scout", Mode::decode, "Llama 4"},
                                          {"resnet50", Mode::infer, "resnet50"}}) {
     const int64_t seq = c.model == "resnet50" ? 0 : 64;
     const std::string err = input_error_of([&] { synthesize(c.model, serving(c.mode, 1, seq)); });

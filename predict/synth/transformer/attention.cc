@@ -352,6 +352,32 @@ void TransformerSynth::latent_decode_attention(Section& s, int64_t Sk) {
 void TransformerSynth::llama4_positions(Section& s, double q_elems, double kv_elems) {
   const double rope = c_.rope_fraction, nope = 1 - rope;
   const DType f32 = DType::fp32;
+  if (serving_) {
+    // The serving engines run the same math in fewer passes (vLLM's Llama4Attention, compiled; SGLang's
+    // and TensorRT-LLM's alike): on the rotary layers one rotary kernel over q and k (interleaved pairs,
+    // the same pass as a half-split rotary), then where use_qk_norm one fused kernel that takes each q
+    // and k head to fp32, divides by its RMS and writes it back in the model's dtype; on the NoPE layers
+    // the queries times the temperature of their positions, one fused multiply.
+    if (rope > 0) {
+      s.op(times(serving_rotary("attn.rotary_qk", q_elems + kv_elems), rope));
+      if (c_.qk_l2_norm) {
+        const double elems = q_elems + kv_elems, rows = elems / double(hd_);
+        s.op(times(over_rows(work("attn.qk_l2_norm" + std::string(engine_kernel(" triton_fused_l2_norm (q|k)",
+                                                                              " sgl_kernel::l2_norm (q|k)",
+                                                                              " trtllm::l2_norm (q|k)")),
+                                  KernelClass::normalization, f32, 4 * elems, 2 * elems * e_),
+                             rows, double(hd_)),
+                   rope));
+      }
+    }
+    if (c_.temperature_tuning && nope > 0)
+      s.op(times(work("attn.temperature" + std::string(engine_kernel(" triton_fused_mul (q, temperature)",
+                                                                     " sgl_kernel::mul (q, temperature)",
+                                                                     " trtllm::mul (q, temperature)")),
+                      EW, dt_, 6 * q_elems / double(hd_) + q_elems, 2 * q_elems * e_ + T_ * 8),
+                 nope));
+    return;
+  }
   auto rotate = [&](const std::string& n, const std::string& norm_name, double elems) {
     const double bytes = elems * 8 + double(S_) * double(hd_) * 4;  // complex in and out, the table
     s.op(times(work(n + " aten::_to_copy (fp32)", EW, dt_, 0, elems * (e_ + 4)), rope),

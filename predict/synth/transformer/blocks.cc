@@ -201,6 +201,18 @@ void TransformerSynth::pre_norm(Section& s, const std::string& name) {
   else norm(s, name, Tn_);
 }
 
+// A serving engine's one in-place kernel over the rotated dimensions (vLLM's rotary_embedding, q and k
+// in one launch where the caller passes both, half-split or interleaved pairs alike; SGLang's
+// apply_rope_with_cos_sin_cache; TensorRT-LLM applies it in the attention's QKV preprocessing, counted
+// here as the same pass), reading the cos / sin cache computed at load time.
+Kernel TransformerSynth::serving_rotary(const std::string& name, double elems) const {
+  const double rotated = c_.mla() ? elems : elems * c_.rotary_dim_fraction;
+  const double table = T_ * double(rot_);
+  return work(name + engine_kernel(" vllm::rotary_embedding", " sgl_kernel::apply_rope_with_cos_sin_cache",
+                                   " trtllm::qkv_preprocessing (rope)"),
+              EW, dt_, 3 * rotated, 2 * rotated * e_ + table * e_);
+}
+
 void TransformerSynth::rotary(Section& s, const std::string& name, double elems) {
   if (fused_ && !serving_) {
     // One kernel each way over q or k (TE's fused_rope, Megatron's apply_rotary_pos_emb with
@@ -213,15 +225,7 @@ void TransformerSynth::rotary(Section& s, const std::string& name, double elems)
     return;
   }
   if (serving_) {
-    // One in-place kernel over the rotated dimensions (vLLM's rotary_embedding, q and k in one
-    // launch where the caller passes both; SGLang's apply_rope_with_cos_sin_cache; TensorRT-LLM applies
-    // it in the attention's QKV preprocessing, counted here as the same pass), reading the cos / sin
-    // cache computed at load time.
-    const double rotated = c_.mla() ? elems : elems * c_.rotary_dim_fraction;
-    const double table = T_ * double(rot_);
-    s.op(work(name + engine_kernel(" vllm::rotary_embedding", " sgl_kernel::apply_rope_with_cos_sin_cache",
-                                   " trtllm::qkv_preprocessing (rope)"),
-              EW, dt_, 3 * rotated, 2 * rotated * e_ + table * e_));
+    s.op(serving_rotary(name, elems));
     return;
   }
   // Partial rotary (HF): q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:] (views), the

@@ -173,7 +173,6 @@ void check_serving(const TransformerConfig& cfg, const SynthOptions& opt) {
     if (opt.mode == Mode::train) refuse("inference (--mode infer, decode or generate); training runs eager");
     if (cfg.family != Family::llama)
       refuse("llama-like decoders (RMSNorm, rotary, SwiGLU); " + cfg.name + " is a BERT, GPT-2 or OPT model");
-    if (cfg.complex_rotary) refuse("rotary attention; Llama 4's complex rotary and NoPE layers run eager only");
   }
 }
 

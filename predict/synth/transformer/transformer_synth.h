@@ -121,6 +121,7 @@ class TransformerSynth {
   void residual_norm(Section& s, const std::string& name);
   void pre_norm(Section& s, const std::string& name);
   void rotary(Section& s, const std::string& name, double elems);
+  Kernel serving_rotary(const std::string& name, double elems) const;
   void l2_norm(Section& s, const std::string& name, double rows, double share);
   void soft_cap(Section& s, const std::string& name, double elems);
 
