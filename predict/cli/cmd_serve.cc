@@ -289,7 +289,7 @@ int cmd_serve(int argc, char** argv) {
       } else if (vm.count("requests")) {
         reqs.resize(std::min(reqs.size(), size_t(positive_int(vm, "requests", 1))));
       }
-      check_requests(replica, reqs);
+      check_fits_one_rank(replica, reqs);
       assign_arrivals(reqs, l, seed);
       SimResult r = disaggregated ? simulate_disaggregated(reqs, l, prefill, replica, dis) : simulate(reqs, l, e, blocks, timer);
       int64_t warmup = l.concurrency;

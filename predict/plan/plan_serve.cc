@@ -243,7 +243,7 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
       serve::Replica r = serve::make_replica(step, o, gpu, lm, db, e, what);
       search_load(
           [&](const std::vector<serve::Request>& reqs, const serve::Load& load) {
-            serve::check_requests(r, reqs);
+            serve::check_fits_one_rank(r, reqs);
             serve::CostTimer timer(*r.cost);
             return serve::simulate(reqs, load, r.engine, r.blocks, timer);
           },

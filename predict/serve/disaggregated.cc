@@ -59,8 +59,8 @@ SimResult simulate_disaggregated(const std::vector<Request>& reqs, const Load& l
     prompts[i] = Request{reqs[i].input, 1, 0};
     rests[i] = Request{reqs[i].input, std::max<int64_t>(reqs[i].output, 2), 0, reqs[i].output > 1};
   }
-  check_requests(prefill, prompts);
-  check_requests(decode, rests);
+  check_fits_one_rank(prefill, prompts);
+  check_fits_one_rank(decode, rests);
   detail::check_admissible(prompts, prefill.engine, prefill.blocks);
   detail::check_admissible(rests, decode.engine, decode.blocks);
   CostTimer prefill_timer(*prefill.cost), decode_timer(*decode.cost);

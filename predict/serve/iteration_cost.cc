@@ -86,21 +86,12 @@ IterationCost::IterationCost(StepSynthesizer synth, const SynthOptions& base, co
     attn_bytes_share_.push_back(b2 > 0 && known(k.bytes) ? k.bytes / b2 : 0);
   }
   weight_bytes_ = fp1.weight_bytes;
+  chunk_ = fp1.attention_chunk;
+  chunk_share_ = chunk_ > 0 ? fp1.chunked_attention_share : 0.0;
   kv_bytes_per_token_ = (fp2.kv_cache_bytes - fp1.kv_cache_bytes) / dk;
   Footprint fa;
   synth_(decode_step(base_, kActivationRef * ranks_, 16), &fa);
   act_bytes_per_token_ = fa.activation_bytes / double(kActivationRef);
-}
-
-void IterationCost::check_context(int64_t tokens) {
-  if (tokens <= context_checked_) return;
-  try {
-    synth_(decode_step(base_, ranks_, tokens), nullptr);
-  } catch (const InputError& e) {
-    throw InputError("serve: a request's context of " + std::to_string(tokens) +
-                     " tokens (input + output) is past what kcast models for this model (synth: " + e.what() + ")");
-  }
-  context_checked_ = tokens;
 }
 
 double IterationCost::activation_bytes(int64_t tokens) const { return act_bytes_per_token_ * double(tokens); }
@@ -116,8 +107,23 @@ int64_t IterationCost::graph_size(int64_t n) const {
 void IterationCost::add(IterationWork& w, const SeqWork& s) const {
   const double q = double(s.tokens), p = double(s.cached);
   w.tokens += s.tokens;
-  w.attn_flops += flops_per_pair_ * (q * p + q * (q + 1) / 2) + flops_per_query_ * q;
-  w.attn_bytes += bytes_per_key_ * (p + q) + bytes_per_query_ * q;
+  // Causal pairs of the queries at positions p .. p + q - 1, and the keys their kernel reads.
+  double pairs = q * p + q * (q + 1) / 2, keys = p + q;
+  if (chunk_share_ > 0) {
+    // Chunked layers: position i attends to the (i mod C) + 1 keys of its own chunk; the kernel reads
+    // the keys from the start of the first query's chunk. The rest attend to every key.
+    const int64_t C = chunk_;
+    auto upto = [C](int64_t n) {  // sum over i < n of (i mod C) + 1
+      const double full = double(n / C), r = double(n % C);
+      return full * double(C) * double(C + 1) / 2 + r * (r + 1) / 2;
+    };
+    const double chunk_pairs = upto(s.cached + s.tokens) - upto(s.cached);
+    const double chunk_keys = double(s.cached + s.tokens - s.cached / C * C);
+    pairs = (1 - chunk_share_) * pairs + chunk_share_ * chunk_pairs;
+    keys = (1 - chunk_share_) * keys + chunk_share_ * chunk_keys;
+  }
+  w.attn_flops += flops_per_pair_ * pairs + flops_per_query_ * q;
+  w.attn_bytes += bytes_per_key_ * keys + bytes_per_query_ * q;
 }
 
 const IterationCost::GridPoint& IterationCost::point(int64_t n) {

@@ -77,10 +77,6 @@ class IterationCost {
   int64_t pipeline_stages() const { return pp_; }
 
   int64_t ranks() const { return ranks_; }
-  // InputError when synth does not model a sequence whose context reaches `tokens` keys (Llama 4's
-  // chunked attention beyond one chunk): attention's costs are linear in the keys from two short
-  // contexts, which a longer one must not silently extrapolate past.
-  void check_context(int64_t tokens);
   // Memory per GPU, bytes: the weights, the KV cache per token, one layer's activation peak at a
   // given number of scheduled tokens (synth's inference estimate).
   double weight_bytes() const { return weight_bytes_ / double(pp_); }
@@ -117,9 +113,10 @@ class IterationCost {
   std::vector<Kernel> attn_rows_;  // prepared rows (count = layers), predicted with scaled work
   std::vector<double> attn_flops_share_, attn_bytes_share_;
   std::map<std::tuple<int64_t, int64_t, bool>, double> attn_memo_;
+  int64_t chunk_ = 0;         // chunked attention's chunk (Footprint::attention_chunk); 0: none
+  double chunk_share_ = 0;    // the share of attention's work in chunked layers
   double weight_bytes_ = 0, kv_bytes_per_token_ = 0;
   double act_bytes_per_token_ = 0;
-  int64_t context_checked_ = 0;  // the longest context check_context has passed
 };
 
 }  // namespace kcast::serve

@@ -1,6 +1,5 @@
 #include "predict/serve/replica.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "model/error.h"
@@ -41,10 +40,7 @@ Replica make_replica(const StepSynthesizer& step, const synth::SynthOptions& bas
   return r;
 }
 
-void check_requests(const Replica& r, const std::vector<Request>& reqs) {
-  int64_t longest = 0;
-  for (const Request& q : reqs) longest = std::max(longest, q.input + q.output);
-  r.cost->check_context(longest);
+void check_fits_one_rank(const Replica& r, const std::vector<Request>& reqs) {
   if (r.cost->ranks() <= 1) return;
   const int64_t tokens = r.rank_blocks * r.engine.block_size;
   for (const Request& q : reqs)

@@ -29,9 +29,8 @@ int64_t kv_cache_blocks(const GpuSpec& g, const EngineConfig& e, const Iteration
 Replica make_replica(const StepSynthesizer& step, const synth::SynthOptions& base, const GpuSpec& gpu,
                      const LoadedModel& lm, const GpuDatabase& db, const EngineConfig& per_rank, const std::string& what);
 
-// InputError when a request's context is past what synth models for the model (IterationCost::
-// check_context) or cannot fit one rank's cache (attention data parallelism pools the blocks, but a
-// sequence lives on one GPU).
-void check_requests(const Replica& r, const std::vector<Request>& reqs);
+// InputError when a request cannot fit one rank's cache (attention data parallelism pools the blocks,
+// but a sequence lives on one GPU).
+void check_fits_one_rank(const Replica& r, const std::vector<Request>& reqs);
 
 }  // namespace kcast::serve

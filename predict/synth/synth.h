@@ -221,6 +221,12 @@ struct Footprint {
   // runs (speculative verification counts every draft); a generation: batch x new tokens.
   double step_tokens = 0;
   std::string step_unit = "tokens";
+  // Chunked attention (Llama 4's attention_chunk_size, on its rotary layers): this share of the step's
+  // attention layers attends only within its own chunk of `attention_chunk` positions, the rest to
+  // every key before it; 0: none. kcast serve counts the pairs of long contexts with it (synth itself
+  // refuses a sequence past one chunk).
+  int64_t attention_chunk = 0;
+  double chunked_attention_share = 0;
   // train: the kernel list's forward rows come first, this many of them (the backward and the
   // optimizer step follow); 0 where not recorded.
   size_t forward_rows = 0;

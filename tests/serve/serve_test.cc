@@ -301,20 +301,32 @@ TEST(ServeIterationCost, MoreTokensAndLongerContextsCostMore) {
   EXPECT_EQ(cost.graph_size(600), 600);
 }
 
-// Attention's cost is linear in the keys from two short contexts; a context past what synth models
-// (Llama 4's chunked attention beyond its 8,192-key chunk) is refused, not extrapolated.
-TEST(ServeIterationCost, AContextPastWhatSynthModelsIsRefused) {
+// Llama 4's chunked layers (three quarters of them) attend within their 8,192-position chunk: past
+// one chunk a query's pairs grow only through the global quarter, and a prefill chunk's pairs with the
+// cache before it too. Differences of the same query count cancel the per-query terms.
+TEST(ServeIterationCost, ChunkedAttentionCountsPairsWithinTheChunk) {
   const GpuDatabase& db = default_gpu_database();
   const StepSynthesizer scout = [](const synth::SynthOptions& o, synth::Footprint* f) {
     return synth::synthesize("llama4-scout", o, f);
   };
   IterationCost cost(scout, serving(4), *db.find("H100-SXM"), default_model(), db, 512);
-  EXPECT_NO_THROW(cost.check_context(8192));
-  const std::string e = input_error_of([&] { cost.check_context(8193); });
-  EXPECT_NE(e.find("8193 tokens"), std::string::npos) << e;
-  EXPECT_NE(e.find("attention_chunk_size 8192"), std::string::npos) << e;
+  auto flops = [&](int64_t tokens, int64_t cached) {
+    IterationWork w;
+    cost.add(w, SeqWork{tokens, cached});
+    return w.attn_flops;
+  };
+  const double C = 8192, per_key = (flops(1, 1000) - flops(1, 100)) / 900;  // within a chunk: every layer
+  ASSERT_GT(per_key, 0);
+  EXPECT_NEAR((flops(1, 8192 + 100) - flops(1, 100)) / per_key, 0.25 * C, 1e-6 * C);
+  EXPECT_NEAR((flops(8192, 8192) - flops(8192, 0)) / per_key, 0.25 * C * C, 1e-6 * C * C);
+  // Without chunks every key counts.
   IterationCost llama(llama8b, serving(), *db.find("H100-SXM"), default_model(), db, 512);
-  EXPECT_NO_THROW(llama.check_context(100000));
+  auto dense = [&](int64_t cached) {
+    IterationWork w;
+    llama.add(w, SeqWork{1, cached});
+    return w.attn_flops;
+  };
+  EXPECT_NEAR((dense(8192 + 100) - dense(100)) / ((dense(1000) - dense(100)) / 900), C, 1e-6 * C);
 }
 
 TEST(ServeIterationCost, TensorParallelismNotDividingHeadsIsRefused) {
