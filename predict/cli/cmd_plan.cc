@@ -14,6 +14,7 @@
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
+#include "predict/cli/speculative_options.h"
 #include "predict/plan/plan_html.h"
 #include "predict/plan/plan_serve.h"
 #include "predict/plan/plan_train.h"
@@ -329,7 +330,7 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
   cmd << " --dtype " << a.dtype;
   if (!a.kv_cache_dtype.empty()) cmd << " --kv-cache-dtype " << a.kv_cache_dtype;
   cmd << " --engine " << a.engine << " --max-batched-tokens " << l.max_batched_tokens << " --input-tokens " << g.input
-      << " --output-tokens " << g.output;
+      << " --output-tokens " << g.output << Speculative{g.speculative_tokens, g.acceptance}.flags();
   if (g.request_rate) cmd << " --request-rate " << rate_text(c.request_rate) << " --requests " << g.requests;
   else cmd << " --concurrency " << c.concurrency;
   cmd << " --format json";
@@ -378,6 +379,7 @@ int plan_serve_cmd(int argc, char** argv) {
       "top", po::value<int64_t>(), "candidates shown (default 10)")("threads", po::value<unsigned>(), "worker threads")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with");
+  add_speculative_options(opts);
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -386,6 +388,7 @@ int plan_serve_cmd(int argc, char** argv) {
                      "       [--slo-ttft MS] [--slo-itl MS] [--percentile 50|90|99] [--engine vllm|sglang|trtllm]\n"
                      "       [--dtype DT] [--kv-cache-dtype DT] [--max-batched-tokens B1,B2,...]\n"
                      "       [--load concurrency|request-rate] [--requests N] [--disaggregated on|off] [--top K]\n"
+                     "       [--speculative-tokens K --acceptance A]\n"
                      "       [--format table|csv|json] [--html OUT.html]",
                      opts, pos, vm))
     return 0;
@@ -417,6 +420,9 @@ int plan_serve_cmd(int argc, char** argv) {
   }
   if (vm.count("max-concurrency") && goal.request_rate)
     throw InputError("option '--max-concurrency': only with --load concurrency");
+  const Speculative spec = speculative_from(vm);
+  goal.speculative_tokens = spec.tokens;
+  goal.acceptance = spec.acceptance;
   plan::ServeSpace space;
   space.gpus = positive("gpus");
   space.disaggregated =

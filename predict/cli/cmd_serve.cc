@@ -13,6 +13,7 @@
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
+#include "predict/cli/speculative_options.h"
 #include "predict/serve/disaggregated.h"
 #include "predict/serve/engine.h"
 #include "predict/serve/iteration_cost.h"
@@ -59,6 +60,7 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "chunked-prefill", po::value(&a.chunked_prefill), "on or off (default on)")(
       "block-size", po::value<int64_t>(), "KV-cache tokens per block (default: the engine's)")(
       "gpu-memory-utilization", po::value<double>(), "share of GPU memory the engine uses, 0 to 1 (default: the engine's)")(
+
       "input-tokens", po::value<int64_t>(), "prompt tokens of every request")(
       "output-tokens", po::value<int64_t>(), "output tokens of every request")(
       "dataset", po::value(&a.dataset), "per-request lengths (and arrival times): CSV with input_tokens,output_tokens"
@@ -78,6 +80,7 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "per-request", po::value(&a.per_request), "also write every request's times as CSV here")(
       "html", po::value(&a.html), "also write the throughput-latency table and curves as a self-contained page here")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with (default: the shipped model)");
+  add_speculative_options(opts);
 }
 
 
@@ -130,7 +133,7 @@ std::vector<Load> loads_from(const ServeArgs& a, bool dataset_arrivals) {
 }
 
 // The engine's settings: its defaults on this GPU, then the options given.
-EngineConfig engine_from(const po::variables_map& vm, const ServeArgs& a, const GpuSpec& g) {
+EngineConfig engine_from(const po::variables_map& vm, const ServeArgs& a, const GpuSpec& g, const Speculative& spec) {
   EngineConfig e = engine_defaults(a.engine, g);
   e.max_num_seqs = positive_int(vm, "max-num-seqs", e.max_num_seqs);
   e.max_batched_tokens = positive_int(vm, "max-batched-tokens", e.max_batched_tokens);
@@ -142,6 +145,7 @@ EngineConfig engine_from(const po::variables_map& vm, const ServeArgs& a, const 
       throw InputError("option '--gpu-memory-utilization': a share from 0 to 1 (got " +
                        std::to_string(e.gpu_memory_utilization) + ")");
   }
+  spec.apply(e);
   return e;
 }
 
@@ -159,6 +163,7 @@ int cmd_serve(int argc, char** argv) {
                      "       [--kv-cache-dtype DT] [--engine vllm|sglang|trtllm] [--max-num-seqs S]\n"
                      "       [--max-batched-tokens T] [--chunked-prefill on|off] [--block-size B]\n"
                      "       [--gpu-memory-utilization F] [--prefill-workers X [--prefill-tp P] [--decode-workers Y]]\n"
+                     "       [--speculative-tokens K --acceptance A]\n"
                      "       (--input-tokens I --output-tokens O | --dataset FILE)\n"
                      "       (--concurrency C[,C...] | --request-rate R[,R...] [--arrival poisson|constant])\n"
                      "       [--requests N] [--warmup-requests W] [--seed S] [--slo-ttft MS] [--slo-itl MS]\n"
@@ -183,6 +188,9 @@ int cmd_serve(int argc, char** argv) {
     for (const char* o : {"prefill-tp", "decode-workers"})
       if (vm.count(o)) throw InputError(std::string("option '--") + o + "': only with --prefill-workers");
   if (disaggregated && pp > 1) throw InputError("option '--prefill-workers': not simulated with --pp");
+  const Speculative speculative = speculative_from(vm);  // checked once, before any GPU's engine takes it
+  if (speculative.tokens > 0 && pp > 1)
+    throw InputError("option '--speculative-tokens': not simulated with --pp");
   Disaggregation dis;
   const int64_t prefill_tp = disaggregated ? positive_int(vm, "prefill-tp", positive_int(vm, "tp", 1)) : 0;
   if (disaggregated) {
@@ -240,6 +248,8 @@ int cmd_serve(int argc, char** argv) {
   nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"pp", pp}, {"ep", base.ep},
                            {"attention_dp", attention_dp}, {"dtype", a.dtype},
                            {"kv_cache_dtype", a.kv_cache_dtype.empty() ? nlohmann::json() : nlohmann::json(a.kv_cache_dtype)}};
+  inputs["speculative_tokens"] = speculative.tokens;
+  inputs["acceptance"] = speculative.tokens > 0 ? nlohmann::json(speculative.acceptance) : nlohmann::json();
   inputs["disaggregated"] =
       disaggregated ? nlohmann::json{{"prefill_workers", dis.prefill_workers}, {"prefill_tp", prefill_tp},
                                      {"decode_workers", dis.decode_workers}, {"decode_tp", gpus_per_replica},
@@ -257,12 +267,12 @@ int cmd_serve(int argc, char** argv) {
   for (const GpuSpec* g : gpus) {
     Replica replica, prefill;
     try {
-      EngineConfig per_rank = engine_from(vm, a, *g);
+      EngineConfig per_rank = engine_from(vm, a, *g, speculative);
       per_rank.pipeline_stages = pp;
       replica = make_replica(step, base, *g, lm, db, per_rank, what);
       if (disaggregated) {
         try {
-          prefill = make_replica(step, prefill_base, *g, lm, db, engine_from(vm, a, *g), what);
+          prefill = make_replica(step, prefill_base, *g, lm, db, engine_from(vm, a, *g, speculative), what);
         } catch (const InputError& e) {  // say which worker: the messages speak of --tp
           throw InputError("option '--prefill-tp': a prefill worker of " + std::to_string(prefill_tp) + " GPU(s): " +
                            e.what());

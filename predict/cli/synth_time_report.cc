@@ -99,11 +99,6 @@ void check_recipe_units(const SynthOptions& o, const std::vector<const GpuSpec*>
   }
 }
 
-double expected_tokens_per_step(int64_t q, double a) {
-  if (a >= 1) return double(q);
-  return (1 - std::pow(a, double(q))) / (1 - a);
-}
-
 std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized, const Footprint& fp,
                                          const SynthOptions& o, const std::vector<const GpuSpec*>& gpus,
                                          const LoadedModel& model, const GpuDatabase& db, bool cuda_graph,
@@ -164,7 +159,7 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
     if (decode) t.decode_step_us = p.step_us;
     if (decode && o.decode_tokens > 1 && known(acceptance) && p.step_us > 0) {
       t.acceptance = acceptance;
-      t.tokens_per_step = expected_tokens_per_step(o.decode_tokens, acceptance);
+      t.tokens_per_step = synth::expected_tokens_per_step(o.decode_tokens, acceptance);
       t.accepted_tokens_per_s = t.tokens_per_s / double(o.decode_tokens) * t.tokens_per_step;
     }
     if (train && fp.model_flops_per_token > 0 && t.step_us > 0) {

@@ -51,9 +51,6 @@ struct SynthTiming {
 // InputError naming --recipe and the GPU when a GPU lacks the tensor cores the recipe's GEMMs need.
 void check_recipe_units(const synth::SynthOptions& o, const std::vector<const GpuSpec*>& gpus);
 
-// The expected tokens one verification of q - 1 drafts yields at acceptance rate a in [0, 1].
-double expected_tokens_per_step(int64_t q, double a);
-
 // `synthesized`: the list synth writes for `o` (with its Footprint `fp`).
 // `acceptance`: the drafts' acceptance rate for a speculative step (kUnknown: none given).
 std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized, const synth::Footprint& fp,

@@ -228,6 +228,10 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
     try {
       serve::EngineConfig e = serve::engine_defaults(engine, gpu);
       e.pipeline_stages = c.layout.pp;
+      e.speculative_tokens = goal.speculative_tokens;
+      e.acceptance = goal.acceptance;
+      if (goal.speculative_tokens > 0 && c.layout.pp > 1)
+        throw InputError("option '--speculative-tokens': not simulated with --pp");
       if (c.layout.max_batched_tokens > 0) e.max_batched_tokens = c.layout.max_batched_tokens;
       c.layout.max_batched_tokens = e.max_batched_tokens;
       if (c.layout.disaggregated()) {

@@ -48,6 +48,9 @@ struct ServeGoal {
   // (QPS sweeps), which spread the prefills out: the same SLO holds at a higher load.
   bool request_rate = false;
   int64_t requests = 500;  // per open-loop run, as `kcast serve --request-rate` sends by default
+  // Speculative decoding in every engine (serve::EngineConfig's); not simulated over pipeline stages.
+  int64_t speculative_tokens = 0;
+  double acceptance = 0;
 };
 
 struct ServeCandidate {

@@ -35,6 +35,14 @@ struct EngineConfig {
   // most one of them (its next token needs its last), as vLLM's and TensorRT-LLM's pipeline-parallel
   // schedulers run them.
   int64_t pipeline_stages = 1;
+  // Speculative decoding (vLLM's --speculative-config, SGLang's --speculative-num-draft-tokens,
+  // TensorRT-LLM's MTP / EAGLE decoding): each decoding sequence's step verifies this many draft
+  // tokens after its last one, and a draft model proposes the next ones, one token per sequence per
+  // draft step. 0: off.
+  int64_t speculative_tokens = 0;
+  // The chance that a draft token is accepted, its predecessors having been: a step keeps
+  // (1 - a^(k+1)) / (1 - a) tokens on average (k + 1 at a = 1).
+  double acceptance = 0;
 };
 
 // Whose layer kernels the engine runs (synth.h); InputError naming --engine when unknown.

@@ -86,6 +86,7 @@ IterationCost::IterationCost(StepSynthesizer synth, const SynthOptions& base, co
     attn_bytes_share_.push_back(b2 > 0 && known(k.bytes) ? k.bytes / b2 : 0);
   }
   weight_bytes_ = fp1.weight_bytes;
+  layers_ = std::max(1.0, fp1.layers);
   chunk_ = fp1.attention_chunk;
   chunk_share_ = chunk_ > 0 ? fp1.chunked_attention_share : 0.0;
   kv_bytes_per_token_ = (fp2.kv_cache_bytes - fp1.kv_cache_bytes) / dk;
@@ -126,6 +127,15 @@ void IterationCost::add(IterationWork& w, const SeqWork& s) const {
   w.attn_bytes += bytes_per_key_ * keys + bytes_per_query_ * q;
 }
 
+void IterationCost::add_draft(IterationWork& w, const SeqWork& s, int64_t steps) const {
+  ++w.draft_seqs;
+  w.draft_steps = std::max(w.draft_steps, steps);
+  IterationWork one;
+  add(one, s);
+  w.draft_attn_flops += one.attn_flops;
+  w.draft_attn_bytes += one.attn_bytes;
+}
+
 const IterationCost::GridPoint& IterationCost::point(int64_t n) {
   auto it = grid_.find(n);
   if (it != grid_.end()) return it->second;
@@ -161,8 +171,20 @@ double IterationCost::on_grid(int64_t n, double GridPoint::*part) {
 IterationPass IterationCost::pass(const IterationWork& w) {
   double body = 0, attention = 0, head = 0;
   parts(w, body, attention, head);
-  const double whole = body + head + attention;
-  return {pp_ == 1 ? whole : (body + attention) / double(pp_) + head, whole};
+  const double draft = w.draft_seqs > 0 && w.draft_steps > 0 ? draft_us(w) : 0;
+  const double whole = body + head + attention + draft;
+  return {pp_ == 1 ? whole : (body + attention) / double(pp_) + head + draft, whole};
+}
+
+double IterationCost::draft_us(const IterationWork& w) {
+  // Each draft step runs one token per drafting sequence (a rank's share under attention data parallelism).
+  const int64_t n = (w.draft_seqs + ranks_ - 1) / ranks_;
+  const bool graph = n <= graph_max_;
+  const double body = on_grid(graph ? graph_size(n) : n, graph ? &GridPoint::body_us_graph : &GridPoint::body_us_eager);
+  const double head = on_grid(n, &GridPoint::head_us_eager);
+  const double attention =
+      attention_us(w.draft_attn_flops / double(ranks_), w.draft_attn_bytes / double(ranks_), graph);
+  return double(w.draft_steps) * ((body + attention) / layers_ + head);
 }
 
 void IterationCost::parts(const IterationWork& w, double& body, double& attention, double& head) {
@@ -175,10 +197,14 @@ void IterationCost::parts(const IterationWork& w, double& body, double& attentio
   const int64_t n = graph ? graph_size(tokens) : tokens;
   body = on_grid(n, graph ? &GridPoint::body_us_graph : &GridPoint::body_us_eager);
   if (sampled > 0) head = on_grid(sampled, &GridPoint::head_us_eager);  // logits and sampler run outside the graphs
-  // Attention: the varlen kernel at the batch's FLOPs and bytes, memoized within 0.5% of each and
-  // predicted at the bucket's own value, so the result does not depend on the order of iterations.
+  attention = attention_us(w.attn_flops / double(ranks_), w.attn_bytes / double(ranks_), graph);
+}
+
+double IterationCost::attention_us(double flops_in, double bytes_in, bool graph) {
+  // The varlen kernel at the batch's FLOPs and bytes, memoized within 0.5% of each and predicted at
+  // the bucket's own value, so the result does not depend on the order of iterations.
   const auto bucket = [](double v) { return v > 1 ? int64_t(std::floor(std::log(v) / std::log(kAttnBucket))) : -1; };
-  const int64_t fb = bucket(w.attn_flops / double(ranks_)), bb = bucket(w.attn_bytes / double(ranks_));
+  const int64_t fb = bucket(flops_in), bb = bucket(bytes_in);
   const std::tuple<int64_t, int64_t, bool> key{fb, bb, graph};
   auto it = attn_memo_.find(key);
   if (it == attn_memo_.end()) {
@@ -195,7 +221,7 @@ void IterationCost::parts(const IterationWork& w, double& body, double& attentio
     }
     it = attn_memo_.emplace(key, a).first;
   }
-  attention = it->second;
+  return it->second;
 }
 
 }  // namespace kcast::serve

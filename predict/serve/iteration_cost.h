@@ -55,6 +55,10 @@ struct IterationWork {
   int64_t sampled = 0;  // sequences whose next token is sampled (decodes and completed prefills)
   // Attention's FLOPs and bytes over the batch, summed with add() below.
   double attn_flops = 0, attn_bytes = 0;
+  // Speculative decoding: the sequences the draft model proposes for, in `draft_steps` one-token steps,
+  // and the whole model's attention work of one such token each (add_draft below).
+  int64_t draft_seqs = 0, draft_steps = 0;
+  double draft_attn_flops = 0, draft_attn_bytes = 0;
 };
 
 class IterationCost {
@@ -68,6 +72,11 @@ class IterationCost {
 
   // Adds one sequence's attention work to `w` (and its tokens).
   void add(IterationWork& w, const SeqWork& s) const;
+  // Speculative decoding: a sequence at `s` whose drafts the draft model proposes in `steps` one-token
+  // steps. The draft model is taken as one of the target's layers and its LM head (DeepSeek's MTP
+  // module, an EAGLE head: one decoder layer reading the target's hidden state), each step 1 / layers
+  // of the target's token-proportional rows and attention at the batch's draft tokens, plus the head.
+  void add_draft(IterationWork& w, const SeqWork& s, int64_t steps) const;
   // The iteration's predicted time, microseconds: with pipeline stages the interval before the next
   // micro-batch can start (the slowest, last stage's share); latency_us the whole pass.
   double us(const IterationWork& w) { return pass(w).interval_us; }
@@ -107,6 +116,11 @@ class IterationCost {
   // An iteration's token-proportional rows, its attention and its head (logits and sampler).
   void parts(const IterationWork& w, double& body, double& attention, double& head);
   std::map<int64_t, GridPoint> grid_;
+  // The attention rows' time at these FLOPs and bytes (memoized within 0.5% of each).
+  double attention_us(double flops, double bytes, bool graph);
+  // The draft model's steps of an iteration (add_draft).
+  double draft_us(const IterationWork& w);
+  double layers_ = 1;  // transformer layers on this GPU (Footprint::layers)
   // Attention per layer (summed over the model's attention rows): FLOPs per (query, key) pair and
   // per query token, bytes per key and per query token; the kernel it is predicted as.
   double flops_per_pair_ = 0, flops_per_query_ = 0, bytes_per_key_ = 0, bytes_per_query_ = 0;

@@ -1,10 +1,12 @@
 #include "predict/serve/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "model/error.h"
+#include "predict/synth/generation.h"
 
 namespace kcast::serve::detail {
 
@@ -53,7 +55,13 @@ bool Scheduler::schedule_running(std::vector<Scheduled>& sched, int64_t& budget,
       ++i;
       continue;
     }
-    const int64_t run = std::min(s.left(), budget);
+    // A decoding sequence verifies its drafts with its last token where the budget has room for them
+    // all (the drafts' cache slots are taken with them; the rejected ones are overwritten later).
+    // Drafts past the request's last token are not verified (its cache ends there).
+    const int64_t drafts = !s.prefilling() && budget > e_.speculative_tokens
+                               ? std::min(e_.speculative_tokens, s.output - s.generated - 1)
+                               : 0;
+    const int64_t run = drafts > 0 ? 1 + drafts : std::min(s.left(), budget);
     if (!e_.chunked_prefill && run < s.left()) {
       ++i;
       continue;
@@ -67,7 +75,7 @@ bool Scheduler::schedule_running(std::vector<Scheduled>& sched, int64_t& budget,
     free_ -= need;
     s.blocks += need;
     budget -= run;
-    sched.push_back({idx, run});
+    sched.push_back({idx, run, drafts});
     ++i;
   }
   return true;
@@ -115,10 +123,20 @@ void Scheduler::apply(const std::vector<Scheduled>& sched, double start, double 
     RequestResult& r = out_.requests[x.idx];
     s.in_flight = false;
     if (!s.scheduled) r.scheduled_s = start, s.scheduled = true;
-    s.computed += x.tokens;
-    if (s.computed < s.known()) continue;
-    if (s.generated == 0) r.first_token_s = t;
-    if (++s.generated < s.output) continue;
+    if (x.drafts > 0) {
+      // The last token's and the accepted drafts' keys stay; the token sampled after them is next.
+      const double before = s.kept;
+      s.kept += synth::expected_tokens_per_step(x.drafts + 1, e_.acceptance);
+      const int64_t kept = std::min(int64_t(std::floor(s.kept)) - int64_t(std::floor(before)), s.output - s.generated);
+      s.computed += kept;
+      s.generated += kept;
+      if (s.generated < s.output) continue;
+    } else {
+      s.computed += x.tokens;
+      if (s.computed < s.known()) continue;
+      if (s.generated == 0) r.first_token_s = t;
+      if (++s.generated < s.output) continue;
+    }
     r.finish_s = t;
     free_ += s.blocks;
     s.blocks = 0;
@@ -161,7 +179,12 @@ std::vector<size_t> Scheduler::step(double& now, double horizon) {
   for (const Scheduled& x : sched) {
     const Live& s = live_[x.idx];
     timer_.add(w, SeqWork{x.tokens, s.computed});
-    if (s.computed + x.tokens == s.known()) ++w.sampled;
+    if (x.drafts > 0) {
+      w.sampled += x.tokens;  // logits at every verified position
+      timer_.add_draft(w, SeqWork{1, s.computed + x.tokens}, e_.speculative_tokens);
+    } else if (s.computed + x.tokens == s.known()) {
+      ++w.sampled;
+    }
   }
   st.max_running = std::max(st.max_running, int64_t(running_.size()));
   st.max_tokens = std::max(st.max_tokens, w.tokens);

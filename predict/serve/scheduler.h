@@ -24,6 +24,9 @@ struct Live {
   int64_t blocks = 0;     // KV blocks it holds
   bool scheduled = false;
   bool in_flight = false;  // in a micro-batch whose pass has not ended (pipeline stages)
+  // Speculative decoding: the expected tokens its verification steps have kept so far; each step
+  // keeps the whole tokens this sum newly passes (deterministic, the expectation on average).
+  double kept = 0;
   // Tokens it can run: its prompt and every sampled token but the last, which the next step runs.
   int64_t known() const { return input + generated; }
   int64_t left() const { return known() - computed; }
@@ -33,6 +36,7 @@ struct Live {
 struct Scheduled {
   size_t idx;
   int64_t tokens;
+  int64_t drafts = 0;  // speculative decoding: draft tokens verified after the last one (tokens - 1)
 };
 
 class Scheduler {

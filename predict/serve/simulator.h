@@ -18,6 +18,7 @@
 // (IterationTimer::latency_us); when nothing can be scheduled the engine waits for the first pass to
 // end (or the next arrival). Sequences in flight are never preempted.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,11 @@ class IterationTimer {
  public:
   virtual ~IterationTimer() = default;
   virtual void add(IterationWork& w, const SeqWork& s) const = 0;
+  // Speculative decoding: the draft model's `steps` one-token steps for a sequence at `s`.
+  virtual void add_draft(IterationWork& w, const SeqWork& /*at*/, int64_t steps) const {
+    ++w.draft_seqs;
+    w.draft_steps = std::max(w.draft_steps, steps);
+  }
   virtual double us(const IterationWork& w) = 0;
   // With pipeline stages: the micro-batch's pass through all of them (us() is the interval before the
   // next can start); the same without.
@@ -44,6 +50,7 @@ class CostTimer : public IterationTimer {
  public:
   explicit CostTimer(IterationCost& c) : c_(c) {}
   void add(IterationWork& w, const SeqWork& s) const override { c_.add(w, s); }
+  void add_draft(IterationWork& w, const SeqWork& s, int64_t steps) const override { c_.add_draft(w, s, steps); }
   double us(const IterationWork& w) override { return c_.us(w); }
   double latency_us(const IterationWork& w) override { return c_.latency_us(w); }
   IterationPass pass(const IterationWork& w) override { return c_.pass(w); }

@@ -1,6 +1,7 @@
 #include "predict/synth/generation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "model/error.h"
@@ -48,6 +49,11 @@ std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOpti
                         "activations where they are the larger");
   }
   return out;
+}
+
+double expected_tokens_per_step(int64_t q, double a) {
+  if (a >= 1) return double(q);
+  return (1 - std::pow(a, double(q))) / (1 - a);
 }
 
 }  // namespace kcast::synth

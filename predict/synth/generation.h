@@ -28,4 +28,9 @@ using StepSynth = std::function<std::vector<Kernel>(const SynthOptions&, Footpri
 // tokens), with a note naming each group's context.
 std::vector<Kernel> synthesize_generation(const StepSynth& step, const SynthOptions& opt, Footprint* fp);
 
+// Speculative decoding: the tokens a step that verifies q - 1 drafts after the last token keeps on
+// average when each draft is accepted with chance a given its predecessors were:
+// (1 - a^q) / (1 - a), q at a = 1.
+double expected_tokens_per_step(int64_t q, double a);
+
 }  // namespace kcast::synth

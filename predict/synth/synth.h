@@ -227,6 +227,7 @@ struct Footprint {
   // refuses a sequence past one chunk).
   int64_t attention_chunk = 0;
   double chunked_attention_share = 0;
+  double layers = 0;  // transformer layers this GPU runs (its pipeline stage's; 0 where not counted)
   // train: the kernel list's forward rows come first, this many of them (the backward and the
   // optimizer step follow); 0 where not recorded.
   size_t forward_rows = 0;

@@ -39,6 +39,27 @@ TEST(ServeCli, BadInputIsOneLineNamingItAndKeepsTheOutputFile) {
   EXPECT_NE(r.out.find("does not fit on L4"), std::string::npos) << r.out;
 }
 
+// Speculative decoding: the JSON names it; half-given or out-of-range options are one line naming
+// the option, exit 2.
+TEST(ServeCli, SpeculativeDecodingIsNamedAndItsOptionsChecked) {
+  const RunResult r = run_kcast(std::string("serve llama3-8b --gpu H100-SXM --format json --speculative-tokens 3 "
+                                            "--acceptance 0.7") + kLoad);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["speculative_tokens"], 3);
+  EXPECT_DOUBLE_EQ(j["acceptance"].get<double>(), 0.7);
+  for (const auto& [bad, option] : std::vector<std::pair<std::string, std::string>>{
+           {"--acceptance 0.7", "'--acceptance'"},
+           {"--speculative-tokens 3", "'--speculative-tokens'"},
+           {"--speculative-tokens 3 --acceptance 1.5", "'--acceptance'"},
+           {"--speculative-tokens -1 --acceptance 0.5", "'--speculative-tokens'"},
+           {"--speculative-tokens 2 --acceptance 0.5 --pp 2 --tp 1", "'--speculative-tokens'"}}) {
+    const RunResult e = run_kcast("serve llama3-8b --gpu H100-SXM,L4 " + bad + kLoad, true);
+    EXPECT_EQ(e.rc, 2) << bad << "\n" << e.out;
+    EXPECT_NE(e.out.find(option), std::string::npos) << bad << "\n" << e.out;
+  }
+}
+
 // Disaggregated prefill / decode: the deployment's workers and GPUs in the JSON; the worker options
 // without --prefill-workers are one line naming the option; a closed loop runs too.
 TEST(ServeCli, ADisaggregatedDeploymentNamesItsWorkers) {

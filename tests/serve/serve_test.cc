@@ -66,6 +66,37 @@ TEST(ServeSimulator, OneClientNeverWaits) {
   EXPECT_EQ(r.stats.max_running, 1);
 }
 
+// Speculative decoding: a step verifies the last token and k drafts (k + 1 tokens through the model)
+// and keeps (1 - a^(k+1)) / (1 - a) of them on average; never drafts past the request's last token.
+TEST(ServeSimulator, SpeculativeStepsKeepTheExpectedTokens) {
+  LinearTimer t;
+  auto run = [&](int64_t k, double a, int64_t out) {
+    EngineConfig e = engine(8, 2048);
+    e.speculative_tokens = k;
+    e.acceptance = a;
+    return simulate(fixed_requests(1, 300, out), closed(1), e, 100000, t);
+  };
+  // Every draft accepted: 4 tokens a step, 100 decode tokens in 25 steps of 4 tokens each.
+  SimResult r = run(3, 1.0, 101);
+  EXPECT_EQ(r.stats.iterations, 1 + 25);
+  EXPECT_EQ(r.stats.max_tokens, 300);
+  EXPECT_NEAR(r.requests[0].finish_s - r.requests[0].first_token_s, 25 * (1000 + 10 * 4) * 1e-6, 1e-9);
+  // None accepted: one token a step as without drafts, each step running 4 tokens (the last steps
+  // fewer: no draft past the last token).
+  r = run(3, 0.0, 101);
+  EXPECT_EQ(r.stats.iterations, 1 + 100);
+  const double steps_us = 97 * (1000 + 10 * 4) + (1000 + 10 * 3) + (1000 + 10 * 2) + (1000 + 10 * 1);
+  EXPECT_NEAR(r.requests[0].finish_s - r.requests[0].first_token_s, steps_us * 1e-6, 1e-9);
+  // 0.7: 2.533 tokens a step on average; a long output takes its expected number of steps (the last
+  // few, with fewer drafts, keep fewer).
+  r = run(3, 0.7, 2001);
+  const double per_step = 1 + 0.7 + 0.49 + 0.343;
+  EXPECT_NEAR(double(r.stats.iterations - 1), 2000 / per_step, 3.0);
+  // Off (k = 0) is the plain decoder.
+  r = run(0, 0.5, 41);
+  EXPECT_EQ(r.stats.iterations, 1 + 40);
+}
+
 TEST(ServeSimulator, AdmissionStaysWithinTheEngineLimits) {
   LinearTimer t;
   const auto reqs = fixed_requests(300, 700, 50);
@@ -327,6 +358,27 @@ TEST(ServeIterationCost, ChunkedAttentionCountsPairsWithinTheChunk) {
     return w.attn_flops;
   };
   EXPECT_NEAR((dense(8192 + 100) - dense(100)) / ((dense(1000) - dense(100)) / 900), C, 1e-6 * C);
+}
+
+// The draft model's steps: each one token per drafting sequence through one of the target's layers
+// and its head; k steps cost k times one.
+TEST(ServeIterationCost, DraftStepsAddOneLayerAndTheHeadEach) {
+  const GpuDatabase& db = default_gpu_database();
+  IterationCost cost(llama8b, serving(), *db.find("H100-SXM"), default_model(), db, 512);
+  auto decode = [&](int64_t drafts) {
+    IterationWork w;
+    for (int i = 0; i < 16; ++i) {
+      cost.add(w, SeqWork{1, 1000});
+      if (drafts > 0) cost.add_draft(w, SeqWork{1, 1001}, drafts);
+    }
+    w.sampled = 16;
+    return cost.us(w);
+  };
+  const double plain = decode(0), one = decode(1) - plain, three = decode(3) - plain;
+  EXPECT_GT(one, 0);
+  EXPECT_NEAR(three, 3 * one, 1e-9 * three);
+  // One layer of 32 and the head: well under the whole step, more than the layer alone would be.
+  EXPECT_LT(one, 0.5 * plain);
 }
 
 TEST(ServeIterationCost, TensorParallelismNotDividingHeadsIsRefused) {

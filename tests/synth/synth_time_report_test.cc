@@ -9,6 +9,7 @@
 
 #include "io/atomic_file.h"
 #include "predict/cli/synth_time_report.h"
+#include "predict/synth/generation.h"
 #include "tests/predict/predict_fixture.h"
 
 namespace kcast::synth {
@@ -131,8 +132,8 @@ TEST(SynthTimeReport, ASpeculativeStepYieldsItsExpectedAcceptedTokens) {
   EXPECT_NEAR(num(t["tokens_per_step"]), 1 + 0.7 + 0.49 + 0.343, 1e-12);
   EXPECT_NEAR(num(t["accepted_tokens_per_s"]), 8 * num(t["tokens_per_step"]) / (num(t["step_us"]) * 1e-6), 1e-6);
   EXPECT_DOUBLE_EQ(num(t["tokens_per_s"]), 8 * 4 / (num(t["step_us"]) * 1e-6));  // every draft verified
-  EXPECT_DOUBLE_EQ(kcast::cli::expected_tokens_per_step(4, 1.0), 4);
-  EXPECT_DOUBLE_EQ(kcast::cli::expected_tokens_per_step(4, 0.0), 1);
+  EXPECT_DOUBLE_EQ(kcast::synth::expected_tokens_per_step(4, 1.0), 4);
+  EXPECT_DOUBLE_EQ(kcast::synth::expected_tokens_per_step(4, 0.0), 1);
   for (const char* bad : {"--acceptance 0.7", "--mode decode --decode-tokens 4 --gpu T4 --acceptance 1.5",
                           "--mode decode --gpu T4 --acceptance 0.5"}) {
     const auto e = run_kcast(std::string("synth llama3-8b ") + bad + " -o /dev/null", true);

@@ -170,6 +170,7 @@ Footprint TransformerSynth::footprint() const {
   f.batch_sequences = double(B_);
   f.step_tokens = double(B_) * double(o_.microbatches) * double(o_.dp) * double(decode_ ? S_ : Sk_);
   f.weight_bytes += absorbed_copy_bytes_;
+  f.layers = stage_layers();
   if (c_.attention_chunk > 0) {
     f.attention_chunk = c_.attention_chunk;
     f.chunked_attention_share = c_.complex_rotary ? c_.rope_fraction : 1.0;  // Llama 4: its rotary layers
