@@ -184,6 +184,19 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(mine, theirs)
         self.assertEqual([p["concurrency"] for p in mine], [1, 4])
 
+    def test_serve_speculative_decoding_from_keywords(self):
+        plain = kcast.serve("llama3-8b", gpus="H100-SXM", input_tokens=256, output_tokens=32, concurrency=1,
+                            requests=4)
+        drafted = kcast.serve("llama3-8b", gpus="H100-SXM", input_tokens=256, output_tokens=32, concurrency=1,
+                              requests=4, speculative_tokens=3, acceptance=0.9)
+        self.assertEqual((drafted["speculative_tokens"], drafted["acceptance"]), (3, 0.9))
+        self.assertEqual((plain["speculative_tokens"], plain["acceptance"]), (0, None))
+        self.assertLess(drafted["itl_ms"]["mean"], plain["itl_ms"]["mean"])
+        with self.assertRaises(kcast.KcastError) as e:
+            kcast.serve("llama3-8b", gpus="H100-SXM", input_tokens=256, output_tokens=32, concurrency=1,
+                        acceptance=0.9)
+        self.assertIn("'--acceptance'", str(e.exception))
+
 
 class PlanTest(unittest.TestCase):
     def test_plan_returns_the_clis_json(self):
