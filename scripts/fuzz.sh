@@ -52,6 +52,7 @@ for f in "$DATA"/*.sql; do
 done
 seed hf_config_fuzz tests/data/synth/*.json data/synth/*.json
 seed kernel_list_csv_fuzz tests/data/fuzz/*.csv
+seed serve_dataset_fuzz tests/data/serve/*.csv tests/data/serve/*.jsonl
 mkdir -p "$CORPUS/detect_format_fuzz"
 for d in "$CORPUS"/*_fuzz; do [ "$d" = "$CORPUS/hf_config_fuzz" ] || cp "$d"/* "$CORPUS/detect_format_fuzz/" 2>/dev/null || true; done
 cp "$DATA"/*.csv "$CORPUS/detect_format_fuzz/"

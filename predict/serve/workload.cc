@@ -24,10 +24,10 @@ void check_length(int64_t v, const std::string& where, const char* what) {
 using Reader = io::CSVReader<3, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>, io::throw_on_overflow,
                              io::single_and_empty_line_comment<'#'>>;
 
-std::vector<Request> read_csv(const std::string& path, bool* has_arrivals) {
+std::vector<Request> parse_csv(const std::string& text, const std::string& path, bool* has_arrivals) {
   std::vector<Request> out;
   try {
-    Reader in(path, std::make_unique<MemoryByteSource>(read_file(path)));
+    Reader in(path, std::make_unique<MemoryByteSource>(text));
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "input_tokens", "output_tokens", "arrival_s");
     for (const char* required : {"input_tokens", "output_tokens"})
       if (!in.has_column(required))
@@ -65,9 +65,9 @@ int64_t json_count(const nlohmann::json& j, const char* key, const std::string& 
   return n;
 }
 
-std::vector<Request> read_jsonl(const std::string& path, bool* has_arrivals) {
+std::vector<Request> parse_jsonl(const std::string& content, const std::string& path, bool* has_arrivals) {
   std::vector<Request> out;
-  std::istringstream text(read_file(path));
+  std::istringstream text(content);
   std::string line;
   *has_arrivals = true;
   for (unsigned n = 1; std::getline(text, line); ++n) {
@@ -102,9 +102,13 @@ std::vector<Request> fixed_requests(int64_t n, int64_t input, int64_t output) {
 std::vector<Request> read_dataset(const std::string& path, bool* has_arrivals) {
   if (!path.ends_with(".csv") && !path.ends_with(".jsonl") && !path.ends_with(".json"))
     throw InputError("option '--dataset': " + path + ": give a .csv or .jsonl file");
+  return parse_dataset(read_file(path), path, has_arrivals);
+}
+
+std::vector<Request> parse_dataset(const std::string& text, const std::string& name, bool* has_arrivals) {
   bool arrivals = false;
-  std::vector<Request> out = path.ends_with(".csv") ? read_csv(path, &arrivals) : read_jsonl(path, &arrivals);
-  if (out.empty()) throw InputError(path + ": no requests");
+  std::vector<Request> out = name.ends_with(".csv") ? parse_csv(text, name, &arrivals) : parse_jsonl(text, name, &arrivals);
+  if (out.empty()) throw InputError(name + ": no requests");
   if (has_arrivals) *has_arrivals = arrivals;
   return out;
 }

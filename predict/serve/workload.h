@@ -38,6 +38,9 @@ std::vector<Request> fixed_requests(int64_t n, int64_t input, int64_t output);
 // missing length is an InputError naming the file, line and column or key. `has_arrivals` says
 // whether every row gave arrival_s.
 std::vector<Request> read_dataset(const std::string& path, bool* has_arrivals);
+// The same from the file's text, `name` standing for the file (its extension picks the format: .csv,
+// else JSONL).
+std::vector<Request> parse_dataset(const std::string& text, const std::string& name, bool* has_arrivals);
 
 // Sets open-loop arrival times: Poisson (exponential gaps from a 64-bit Mersenne twister seeded
 // `seed`, the same on every platform) or evenly spaced at `rate`, or all at 0 for an infinite rate.
