@@ -330,13 +330,14 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
   cmd << " --dtype " << a.dtype;
   if (!a.kv_cache_dtype.empty()) cmd << " --kv-cache-dtype " << a.kv_cache_dtype;
   cmd << " --engine " << a.engine << " --max-batched-tokens " << l.max_batched_tokens << " --input-tokens " << g.input
-      << " --output-tokens " << g.output << Speculative{g.speculative_tokens, g.acceptance}.flags();
+      << " --output-tokens " << g.output << speculative_flags(l.speculative_tokens, g.acceptance);
   if (g.request_rate) cmd << " --request-rate " << rate_text(c.request_rate) << " --requests " << g.requests;
   else cmd << " --concurrency " << c.concurrency;
   cmd << " --format json";
   const nlohmann::json none;  // the other kind of load's keys: null
   return {{"gpus_per_replica", l.gpus_per_replica}, {"replicas", l.replicas}, {"tp", l.tp()}, {"pp", l.pp},
           {"ep", l.ep}, {"attention_dp", l.attention_dp}, {"max_batched_tokens", l.max_batched_tokens},
+          {"speculative_tokens", l.speculative_tokens},
           {"disaggregated", l.disaggregated()},
           {"prefill_workers", l.disaggregated() ? nlohmann::json(l.prefill_workers) : none},
           {"prefill_tp", l.disaggregated() ? nlohmann::json(l.prefill_tp) : none},
@@ -379,7 +380,7 @@ int plan_serve_cmd(int argc, char** argv) {
       "top", po::value<int64_t>(), "candidates shown (default 10)")("threads", po::value<unsigned>(), "worker threads")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with");
-  add_speculative_options(opts);
+  add_speculative_options(opts, true);
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -388,7 +389,7 @@ int plan_serve_cmd(int argc, char** argv) {
                      "       [--slo-ttft MS] [--slo-itl MS] [--percentile 50|90|99] [--engine vllm|sglang|trtllm]\n"
                      "       [--dtype DT] [--kv-cache-dtype DT] [--max-batched-tokens B1,B2,...]\n"
                      "       [--load concurrency|request-rate] [--requests N] [--disaggregated on|off] [--top K]\n"
-                     "       [--speculative-tokens K --acceptance A]\n"
+                     "       [--speculative-tokens K1,K2,... --acceptance A]\n"
                      "       [--format table|csv|json] [--html OUT.html]",
                      opts, pos, vm))
     return 0;
@@ -420,8 +421,7 @@ int plan_serve_cmd(int argc, char** argv) {
   }
   if (vm.count("max-concurrency") && goal.request_rate)
     throw InputError("option '--max-concurrency': only with --load concurrency");
-  const Speculative spec = speculative_from(vm);
-  goal.speculative_tokens = spec.tokens;
+  const Speculative spec = speculative_from(vm, true);
   goal.acceptance = spec.acceptance;
   plan::ServeSpace space;
   space.gpus = positive("gpus");
@@ -435,6 +435,7 @@ int plan_serve_cmd(int argc, char** argv) {
   space.token_budgets.erase(std::unique(space.token_budgets.begin(), space.token_budgets.end()), space.token_budgets.end());
   const synth::TransformerConfig cfg = transformer_of(a.model, a.config);
   space.moe = cfg.experts > 0;
+  space.draft_counts = spec.tokens;
   synth::SynthOptions base;
   base.runtime = synth::Runtime::serving;
   base.serving_kernels = serve::engine_kernels(a.engine);
@@ -513,11 +514,11 @@ int plan_serve_cmd(int argc, char** argv) {
   const bool csv = fmt == Format::csv;
   console_out() << (csv ? "rank,gpus_per_replica,replicas,attention_dp,ep,max_batched_tokens,concurrency_per_replica,"
                           "output_tokens_per_s_per_gpu,ttft_ms,itl_ms,command,request_rate_per_replica,prefill_workers,"
-                          "prefill_tp,decode_workers,decode_tp\n"
+                          "prefill_tp,decode_workers,decode_tp,speculative_tokens\n"
                         : std::string("rank  GPUs/replica  replicas  attn-DP  EP  tokens/iter  ") +
                               (goal.request_rate ? "  req/s/replica" : "clients/replica") +
                               "  out tok/s/GPU  TTFT (ms)  ITL (ms)" + (space.disaggregated ? "  prefill+decode" : "") +
-                              "\n");
+                              (spec.on() ? "  drafts" : "") + "\n");
   int rank = 1;
   for (size_t i = 0; i < shown.size(); ++i) {
     const nlohmann::json& j = list[i];
@@ -535,18 +536,19 @@ int plan_serve_cmd(int argc, char** argv) {
       const plan::ServeLayout& l = shown[i]->layout;
       for (int64_t v : {l.prefill_workers, l.prefill_tp, l.decode_workers, l.decode_tp})
         console_out() << "," << (l.disaggregated() ? std::to_string(v) : "");
-      console_out() << "\n";
+      console_out() << "," << l.speculative_tokens << "\n";
     } else {
       char buf[256];
       const std::string load = goal.request_rate ? rate_text(shown[i]->request_rate) : std::to_string(shown[i]->concurrency);
       const plan::ServeLayout& l = shown[i]->layout;
       const std::string split = !space.disaggregated ? "" : l.disaggregated() ? "  " + serve_label(l) : "  -";
-      std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %16s %14s %10s %9s%s\n", rank++,
+      const std::string drafts = spec.on() ? "  " + std::to_string(l.speculative_tokens) : "";
+      std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %16s %14s %10s %9s%s%s\n", rank++,
                     (long long)j["gpus_per_replica"].get<int64_t>(), (long long)j["replicas"].get<int64_t>(),
                     j["attention_dp"].get<bool>() ? "yes" : "no", (long long)j["ep"].get<int64_t>(),
                     (long long)j["max_batched_tokens"].get<int64_t>(), load.c_str(),
                     report::fixed(j["output_tokens_per_s_per_gpu"].get<double>(), 0).c_str(),
-                    report::fixed(ttft, 1).c_str(), report::fixed(itl, 2).c_str(), split.c_str());
+                    report::fixed(ttft, 1).c_str(), report::fixed(itl, 2).c_str(), split.c_str(), drafts.c_str());
       console_out() << buf;
     }
   }

@@ -80,7 +80,7 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "per-request", po::value(&a.per_request), "also write every request's times as CSV here")(
       "html", po::value(&a.html), "also write the throughput-latency table and curves as a self-contained page here")(
       "cost-model", po::value(&a.cost_model_file), "the model.json to predict with (default: the shipped model)");
-  add_speculative_options(opts);
+  add_speculative_options(opts, false);
 }
 
 
@@ -145,7 +145,8 @@ EngineConfig engine_from(const po::variables_map& vm, const ServeArgs& a, const 
       throw InputError("option '--gpu-memory-utilization': a share from 0 to 1 (got " +
                        std::to_string(e.gpu_memory_utilization) + ")");
   }
-  spec.apply(e);
+  e.speculative_tokens = spec.tokens.front();
+  e.acceptance = spec.acceptance;
   return e;
 }
 
@@ -188,8 +189,8 @@ int cmd_serve(int argc, char** argv) {
     for (const char* o : {"prefill-tp", "decode-workers"})
       if (vm.count(o)) throw InputError(std::string("option '--") + o + "': only with --prefill-workers");
   if (disaggregated && pp > 1) throw InputError("option '--prefill-workers': not simulated with --pp");
-  const Speculative speculative = speculative_from(vm);  // checked once, before any GPU's engine takes it
-  if (speculative.tokens > 0 && pp > 1)
+  const Speculative speculative = speculative_from(vm, false);  // checked once, before any GPU's engine takes it
+  if (speculative.on() && pp > 1)
     throw InputError("option '--speculative-tokens': not simulated with --pp");
   Disaggregation dis;
   const int64_t prefill_tp = disaggregated ? positive_int(vm, "prefill-tp", positive_int(vm, "tp", 1)) : 0;
@@ -248,8 +249,8 @@ int cmd_serve(int argc, char** argv) {
   nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"pp", pp}, {"ep", base.ep},
                            {"attention_dp", attention_dp}, {"dtype", a.dtype},
                            {"kv_cache_dtype", a.kv_cache_dtype.empty() ? nlohmann::json() : nlohmann::json(a.kv_cache_dtype)}};
-  inputs["speculative_tokens"] = speculative.tokens;
-  inputs["acceptance"] = speculative.tokens > 0 ? nlohmann::json(speculative.acceptance) : nlohmann::json();
+  inputs["speculative_tokens"] = speculative.tokens.front();
+  inputs["acceptance"] = speculative.on() ? nlohmann::json(speculative.acceptance) : nlohmann::json();
   inputs["disaggregated"] =
       disaggregated ? nlohmann::json{{"prefill_workers", dis.prefill_workers}, {"prefill_tp", prefill_tp},
                                      {"decode_workers", dis.decode_workers}, {"decode_tp", gpus_per_replica},

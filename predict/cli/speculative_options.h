@@ -1,28 +1,27 @@
 // Speculative decoding's options, shared by `kcast serve` and `kcast plan serve`: --speculative-tokens K
-// --acceptance A, checked once and applied to every engine the command builds.
+// (plan serve: a list K1,K2,... to search) --acceptance A, checked once before any engine is built.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <boost/program_options.hpp>
-
-#include "predict/serve/engine.h"
 
 namespace kcast::cli {
 
 struct Speculative {
-  int64_t tokens = 0;  // draft tokens a decoding sequence verifies a step (0: off)
+  std::vector<int64_t> tokens{0};  // draft tokens a decoding sequence verifies a step (0: off), ascending
   double acceptance = 0;
-  void apply(serve::EngineConfig& e) const {
-    e.speculative_tokens = tokens;
-    e.acceptance = acceptance;
-  }
-  // " --speculative-tokens K --acceptance A", or nothing when off: for the commands a plan prints.
-  std::string flags() const;
+  bool on() const { return tokens.back() > 0; }
 };
 
-void add_speculative_options(boost::program_options::options_description& opts);
-// Both options or neither (InputError naming the one given alone), K from 0 to 16, A from 0 to 1.
-Speculative speculative_from(const boost::program_options::variables_map& vm);
+// " --speculative-tokens K --acceptance A", or nothing at K = 0: for the commands a plan prints.
+std::string speculative_flags(int64_t tokens, double acceptance);
+
+// `list`: --speculative-tokens takes K1,K2,... (plan serve) rather than one K (serve).
+void add_speculative_options(boost::program_options::options_description& opts, bool list);
+// Both options or neither (InputError naming the one given alone, or --acceptance given with only K = 0
+// allowed), each K from 0 to 16, A from 0 to 1.
+Speculative speculative_from(const boost::program_options::variables_map& vm, bool list);
 
 }  // namespace kcast::cli

@@ -214,7 +214,16 @@ std::vector<ServeLayout> enumerate_serve_layouts(const ServeSpace& s) {
     if (s.gpus % g) continue;
     for (int64_t b : budgets) out.push_back({g, s.gpus / g, false, 1, b, pp});
   }
-  return out;
+  // Each configuration with each draft count (speculative decoding); pipelines only without drafts.
+  if (s.draft_counts.empty() || s.draft_counts == std::vector<int64_t>{0}) return out;
+  std::vector<ServeLayout> drafted;
+  for (const ServeLayout& l : out)
+    for (int64_t k : s.draft_counts) {
+      if (k > 0 && l.pp > 1) continue;
+      drafted.push_back(l);
+      drafted.back().speculative_tokens = k;
+    }
+  return drafted;
 }
 
 std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const synth::SynthOptions& base,
@@ -228,9 +237,9 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
     try {
       serve::EngineConfig e = serve::engine_defaults(engine, gpu);
       e.pipeline_stages = c.layout.pp;
-      e.speculative_tokens = goal.speculative_tokens;
+      e.speculative_tokens = c.layout.speculative_tokens;
       e.acceptance = goal.acceptance;
-      if (goal.speculative_tokens > 0 && c.layout.pp > 1)
+      if (c.layout.speculative_tokens > 0 && c.layout.pp > 1)
         throw InputError("option '--speculative-tokens': not simulated with --pp");
       if (c.layout.max_batched_tokens > 0) e.max_batched_tokens = c.layout.max_batched_tokens;
       c.layout.max_batched_tokens = e.max_batched_tokens;

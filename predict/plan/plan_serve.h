@@ -19,6 +19,7 @@ struct ServeLayout {
   int64_t ep = 1;
   int64_t max_batched_tokens = 0;  // per GPU (0: the engine's default)
   int64_t pp = 1;  // pipeline stages: gpus_per_replica = tensor-parallel GPUs x pp
+  int64_t speculative_tokens = 0;  // draft tokens a decoding sequence verifies a step (0: off)
   // Disaggregated prefill / decode (prefill_workers > 0): prefill workers of prefill_tp GPUs, tensor
   // parallel, and decode workers of decode_tp GPUs (tensor parallel, or for a mixture attention data
   // parallel with the experts over them: attention_dp, ep), in one node; gpus_per_replica is their sum.
@@ -33,6 +34,7 @@ struct ServeSpace {
   int64_t gpus = 0, gpus_per_node = 8;
   bool moe = false;
   std::vector<int64_t> token_budgets;  // empty: the engine's default only
+  std::vector<int64_t> draft_counts;   // speculative decoding's draft counts to try; empty: off
   bool disaggregated = false;  // also the splits of a node's GPUs into prefill and decode workers
 };
 
@@ -48,8 +50,8 @@ struct ServeGoal {
   // (QPS sweeps), which spread the prefills out: the same SLO holds at a higher load.
   bool request_rate = false;
   int64_t requests = 500;  // per open-loop run, as `kcast serve --request-rate` sends by default
-  // Speculative decoding in every engine (serve::EngineConfig's); not simulated over pipeline stages.
-  int64_t speculative_tokens = 0;
+  // Speculative decoding's acceptance (serve::EngineConfig's) for layouts with draft tokens; those are
+  // not simulated over pipeline stages.
   double acceptance = 0;
 };
 

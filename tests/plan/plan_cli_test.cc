@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -52,6 +53,18 @@ TEST(PlanCli, SpeculativeCandidatesCarryTheirDraftsIntoTheCommand) {
   const RunResult bad = run_kcast(std::string(base) + " --acceptance 0.8", true);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.out.find("'--acceptance'"), std::string::npos) << bad.out;
+  // A list of draft counts: every configuration with each, the count in each candidate's JSON and
+  // command (none where it is 0).
+  const RunResult both = run_kcast(std::string(base) + " --speculative-tokens 0,3 --acceptance 0.8 --top 100");
+  ASSERT_EQ(both.rc, 0) << both.out;
+  std::set<int64_t> counts;
+  for (const nlohmann::json& c : nlohmann::json::parse(both.out)) {
+    const int64_t k = c["speculative_tokens"].get<int64_t>();
+    counts.insert(k);
+    EXPECT_EQ(c["command"].get<std::string>().find("--speculative-tokens") != std::string::npos, k > 0) << c["command"];
+  }
+  EXPECT_EQ(counts, (std::set<int64_t>{0, 3}));
+  EXPECT_EQ(nlohmann::json::parse(both.out).at(0)["speculative_tokens"], 3);
 }
 
 // `--load request-rate`: each candidate's command runs kcast serve at the rate found and gives back the

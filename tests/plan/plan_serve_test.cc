@@ -150,5 +150,23 @@ TEST(PlanServe, ReplicasBeyondANodeArePipelinesOfWholeNodes) {
   EXPECT_EQ(staged, (std::vector<int64_t>{2, 4}));
 }
 
+// Draft counts multiply the configurations, each with each, except pipelines (speculative decoding is
+// not simulated over stages): those keep 0 drafts only.
+TEST(PlanServe, DraftCountsMultiplyTheConfigurationsButPipelines) {
+  ServeSpace s;
+  s.gpus = 32;
+  const std::vector<ServeLayout> plain = enumerate_serve_layouts(s);
+  s.draft_counts = {0, 2, 4};
+  const std::vector<ServeLayout> drafted = enumerate_serve_layouts(s);
+  size_t pipelines = 0;
+  for (const ServeLayout& l : plain) pipelines += l.pp > 1;
+  ASSERT_GT(pipelines, 0u);
+  EXPECT_EQ(drafted.size(), 3 * plain.size() - 2 * pipelines);
+  for (const ServeLayout& l : drafted)
+    if (l.pp > 1) EXPECT_EQ(l.speculative_tokens, 0);
+  s.draft_counts = {0};
+  EXPECT_EQ(enumerate_serve_layouts(s).size(), plain.size());
+}
+
 }  // namespace
 }  // namespace kcast::plan

@@ -53,6 +53,8 @@ TEST(ServeCli, SpeculativeDecodingIsNamedAndItsOptionsChecked) {
            {"--speculative-tokens 3", "'--speculative-tokens'"},
            {"--speculative-tokens 3 --acceptance 1.5", "'--acceptance'"},
            {"--speculative-tokens -1 --acceptance 0.5", "'--speculative-tokens'"},
+           {"--speculative-tokens 1,2 --acceptance 0.5", "'--speculative-tokens'"},
+           {"--speculative-tokens 0 --acceptance 0.5", "'--acceptance'"},
            {"--speculative-tokens 2 --acceptance 0.5 --pp 2 --tp 1", "'--speculative-tokens'"}}) {
     const RunResult e = run_kcast("serve llama3-8b --gpu H100-SXM,L4 " + bad + kLoad, true);
     EXPECT_EQ(e.rc, 2) << bad << "\n" << e.out;
