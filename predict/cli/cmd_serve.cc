@@ -60,7 +60,6 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "chunked-prefill", po::value(&a.chunked_prefill), "on or off (default on)")(
       "block-size", po::value<int64_t>(), "KV-cache tokens per block (default: the engine's)")(
       "gpu-memory-utilization", po::value<double>(), "share of GPU memory the engine uses, 0 to 1 (default: the engine's)")(
-
       "input-tokens", po::value<int64_t>(), "prompt tokens of every request")(
       "output-tokens", po::value<int64_t>(), "output tokens of every request")(
       "dataset", po::value(&a.dataset), "per-request lengths (and arrival times): CSV with input_tokens,output_tokens"
