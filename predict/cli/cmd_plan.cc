@@ -493,18 +493,20 @@ int plan_serve_cmd(int argc, char** argv) {
   if (!a.html.empty()) {  // written (atomically) before anything is printed
     std::vector<std::string> labels;
     for (const plan::ServeCandidate* c : shown) labels.push_back(serve_label(c->layout));
+    std::vector<plan::HtmlColumn> columns = {
+        {"GPUs/replica", "gpus_per_replica"}, {"replicas", "replicas"}, {"TP", "tp"}, {"EP", "ep"},
+        {"attention-DP", "attention_dp"}, {"prefill workers", "prefill_workers"}, {"prefill TP", "prefill_tp"},
+        {"decode workers", "decode_workers"}, {"tokens/iter", "max_batched_tokens"}};
+    if (spec.on()) columns.push_back({"drafts", "speculative_tokens"});
+    columns.push_back({goal.request_rate ? "req/s/replica" : "clients/replica",
+                       goal.request_rate ? "request_rate_per_replica" : "concurrency_per_replica", 2});
+    columns.push_back({"out tok/s/GPU", "output_tokens_per_s_per_gpu"});
     const std::string page = plan::plan_html(
         "kcast plan serve: " + (a.config.empty() ? a.model : a.config),
         std::to_string(space.gpus) + " x " + gpu.name + ", " + std::to_string(goal.input) + " in / " +
             std::to_string(goal.output) + " out, " + a.engine + "; each at the highest " +
             (goal.request_rate ? "request rate" : "load") + " meeting the SLOs, best first",
-        {{"GPUs/replica", "gpus_per_replica"}, {"replicas", "replicas"}, {"TP", "tp"}, {"EP", "ep"},
-         {"attention-DP", "attention_dp"}, {"prefill workers", "prefill_workers"}, {"prefill TP", "prefill_tp"},
-         {"decode workers", "decode_workers"}, {"tokens/iter", "max_batched_tokens"},
-         {goal.request_rate ? "req/s/replica" : "clients/replica",
-          goal.request_rate ? "request_rate_per_replica" : "concurrency_per_replica", 2},
-         {"out tok/s/GPU", "output_tokens_per_s_per_gpu"}},
-        list, labels, "output_tokens_per_s_per_gpu", "output tokens/s per GPU");
+        columns, list, labels, "output_tokens_per_s_per_gpu", "output tokens/s per GPU");
     write_file_atomically(a.html, [&](std::ostream& os) { os << page; });
   }
   if (fmt == Format::json) {
