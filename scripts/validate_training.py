@@ -13,7 +13,8 @@ mxfp8 -> --recipe mxfp8; nvfp4 -> --dtype fp4 --recipe nvfp4. dp = gpus / (tp pp
 per replica = gbs / (dp mbs); Megatron's distributed optimizer -> --zero 1, fsdp > 0 -> --zero 3;
 sequence parallelism with tp > 1 (Megatron-Bridge's recipes); --framework megatron (the sources are
 Megatron-Bridge and NeMo runs); --fp8-param-gather where the precision recipe keeps FP8 parameters
-(fp8_params below).
+(fp8_params below); the recipes' --recompute-modules (recompute_modules below) where the table gives
+no recompute.
 
 usage: scripts/validate_training.py [--kcast build/kcast] [--csv FILE] [--rows dense|moe|all]
 """
@@ -68,6 +69,33 @@ def moe_recipe(r):
     return "alltoall", False
 
 
+def recompute_modules(r):
+    """The modules Megatron-Bridge's recipe for a row recomputes (recompute_modules in the same
+    {deepseek,kimi,gpt_oss}/*_workload_base_configs.py; Megatron's selective granularity): latent
+    attention's up projections on the MLA models, the experts' activation and the pre-MLP norm on
+    GPT-OSS 120B's BF16 recipes; the Qwen3 and dense recipes name none. Empty: none."""
+    model, gpu, prec = r["model"], r["system"], r["precision"]
+    pp, ep = int(r["pp"]), int(r["ep"] or 1)
+    narrow_mx = prec in ("mxfp8", "nvfp4")
+    if model.startswith("deepseek"):
+        if gpu == "H100-SXM":
+            return ["mla_up_proj", "mlp"]
+        if gpu == "B200" and pp == 8 and ep == 32:  # the V2 MXFP8 / NVFP4 layouts
+            return ["mla_up_proj", "layernorm", "moe_act"] if prec == "nvfp4" else ["mla_up_proj", "mlp"]
+        if gpu == "GB200":
+            return ["mla_up_proj"] if prec != "fp8" else ["mlp"]
+        if gpu == "GB300":
+            return [] if narrow_mx else (["moe_act"] if prec == "bf16" else ["mla_up_proj"])
+        return ["mla_up_proj"]
+    if model == "kimi-k2":
+        if gpu == "H100-SXM":
+            return ["mla_up_proj", "mlp"]
+        return [] if gpu == "GB300" and prec == "mxfp8" else ["mla_up_proj"]
+    if model == "gpt-oss-120b" and gpu in ("B200", "GB200", "H100-SXM"):
+        return [] if gpu == "GB200" and narrow_mx else ["layernorm", "moe_act"]
+    return []
+
+
 # DeepSeek-V3's recipes train one multi-token prediction depth and lay their pipelines out so
 # (deepseek_workload_base_configs.py, pp_layout by pp x vp; elsewhere an even split).
 DEEPSEEK_LAYOUTS = {(8, 4): "Et|(tt|)*30mL", (8, 2): "Et*4|(t*4|)*14tmL", (2, 8): "Et*4|(t*4|)*14tmL"}
@@ -111,6 +139,8 @@ def command(kcast, r):
         args += ["--pp-layout", "Et|(tt|)*30L"]
     if r.get("recompute"):
         args += ["--recompute", r["recompute"]]
+    elif recompute_modules(r):
+        args += ["--recompute-modules", ",".join(recompute_modules(r))]
     return args
 
 

@@ -19,6 +19,7 @@
 #include "predict/plan/plan_serve.h"
 #include "predict/plan/plan_train.h"
 #include "predict/report/text_util.h"
+#include "predict/synth/recompute_modules.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/moe_dispatch.h"
 #include "predict/synth/transformer/recipe.h"
@@ -64,7 +65,8 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
   if (o.virtual_stages > 1) s << " --virtual-stages " << o.virtual_stages;
   s << " --microbatches " << o.microbatches;
   if (o.sequence_parallel) s << " --sequence-parallel";
-  if (c.layout.recompute != plan::Recompute::none) s << " --recompute " << plan::to_string(c.layout.recompute);
+  if (c.layout.modules) s << " --recompute-modules " << synth::recompute_modules_string(c.layout.modules);
+  else if (c.layout.recompute != plan::Recompute::none) s << " --recompute " << plan::to_string(c.layout.recompute);
   // synth with --gpu takes the GPU's scale-up domain as its node unless told otherwise.
   const GpuSpec* g = default_gpu_database().find(a.gpu);
   if (!g || o.gpus_per_node != g->domain_size) s << " --gpus-per-node " << o.gpus_per_node;
@@ -77,6 +79,8 @@ nlohmann::json candidate_json(const TrainCandidate& c, const PlanArgs& a, int64_
   nlohmann::json j = {{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}, {"ep", l.ep}, {"dp", l.dp}, {"vp", l.vp},
                       {"microbatches", l.microbatches}, {"micro_batch_size", l.mbs},
                       {"recompute", plan::to_string(l.recompute)}, {"zero", c.options.zero}};
+  // Megatron's modules where the layout recomputes some (recompute "selective"); else empty.
+  j["recompute_modules"] = synth::recompute_module_names(l.modules);
   j.update(step_json_of(c.timing, c.fit, c.options));
   j["command"] = command_of(c, a, seq);
   return j;
@@ -84,7 +88,7 @@ nlohmann::json candidate_json(const TrainCandidate& c, const PlanArgs& a, int64_
 
 void write_table(const std::vector<const TrainCandidate*>& top, std::ostream& os) {
   using report::fixed;
-  os << "rank  tp pp cp ep   dp vp  mbs  micro  recompute zero   step (s)  tokens/s/GPU   MFU  memory GB  exposed comm  "
+  os << "rank  tp pp cp ep   dp vp  mbs  micro  recompute           zero   step (s)  tokens/s/GPU   MFU  memory GB  exposed comm  "
         "bubble  recompute s\n";
   int rank = 1;
   for (const TrainCandidate* c : top) {
@@ -92,9 +96,9 @@ void write_table(const std::vector<const TrainCandidate*>& top, std::ostream& os
     const auto& t = c->timing;
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "%4d %3lld %2lld %2lld %2lld %4lld %2lld %4lld %6lld  %-9s %4d %9s %13s %5s %10s %13s %7s %12s\n",
+                  "%4d %3lld %2lld %2lld %2lld %4lld %2lld %4lld %6lld  %-19s %4d %9s %13s %5s %10s %13s %7s %12s\n",
                   rank++, (long long)l.tp, (long long)l.pp, (long long)l.cp, (long long)l.ep, (long long)l.dp,
-                  (long long)l.vp, (long long)l.mbs, (long long)l.microbatches, plan::to_string(l.recompute),
+                  (long long)l.vp, (long long)l.mbs, (long long)l.microbatches, plan::recompute_label(l).c_str(),
                   c->options.zero,
                   fixed(t.step_us * 1e-6, 3).c_str(), fixed(t.tokens_per_s_per_gpu(), 0).c_str(),
                   known(t.mfu) ? (fixed(t.mfu * 100, 1) + "%").c_str() : "-", fixed(c->fit.need_bytes * 1e-9, 1).c_str(),
@@ -219,8 +223,12 @@ int plan_train_cmd(int argc, char** argv) {
   const unsigned threads = vm.count("threads") ? vm["threads"].as<unsigned>() : 0;
   const double fraction = vm.count("memory-fraction") ? vm["memory-fraction"].as<double>() : 0.9;
   if (!(fraction > 0 && fraction <= 1)) throw InputError("option '--memory-fraction': a share from 0 to 1");
+  // Megatron's module sets, where recomputation is the planner's to choose (not --fix recompute=...).
+  const std::vector<unsigned> ladder = base.framework == synth::Framework::megatron && !space.fixed.count("recompute")
+                                           ? plan::recompute_module_ladder(cfg)
+                                           : std::vector<unsigned>{};
   const std::vector<TrainCandidate> all =
-      plan::plan_train(step, base, layouts, space.batch, gpu, lm, db, threads, fraction);
+      plan::plan_train(step, base, layouts, space.batch, gpu, lm, db, threads, fraction, ladder);
 
   size_t ranked = 0, no_fit = 0, refused = 0;
   const TrainCandidate *first_no_fit = nullptr, *first_refused = nullptr;
@@ -247,7 +255,7 @@ int plan_train_cmd(int argc, char** argv) {
                        "; the closest (tp " + std::to_string(closest->layout.tp) + " pp " +
                        std::to_string(closest->layout.pp) + " cp " + std::to_string(closest->layout.cp) + " dp " +
                        std::to_string(closest->layout.dp) + ", micro-batch " + std::to_string(closest->layout.mbs) +
-                       ", recompute " + plan::to_string(closest->layout.recompute) + ") " + closest->why);
+                       ", recompute " + plan::recompute_label(closest->layout) + ") " + closest->why);
     throw InputError("plan train: every layout is refused, e.g. " + (first_refused ? first_refused->why : ""));
   }
   const int64_t top_k = vm.count("top") ? vm["top"].as<int64_t>() : 10;
@@ -287,7 +295,7 @@ int plan_train_cmd(int argc, char** argv) {
       const nlohmann::json& j = list[i];
       console_out() << i + 1;
       for (const char* k : {"tp", "pp", "cp", "ep", "dp", "vp", "microbatches", "micro_batch_size"}) console_out() << "," << j[k];
-      console_out() << "," << plan::to_string(c->layout.recompute);
+      console_out() << "," << plan::recompute_label(c->layout);
       for (const char* k : {"step_s", "tokens_per_s_per_gpu", "mfu", "memory_gb", "exposed_comm_s", "bubble_s", "recompute_s"})
         console_out() << "," << (j[k].is_null() ? "" : report::fmt(j[k].get<double>()));
       console_out() << "," << report::csv_cell(j["command"].get<std::string>()) << "," << c->options.zero << "\n";

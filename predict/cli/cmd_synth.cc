@@ -19,6 +19,7 @@
 #include "predict/cli/synth_memory_report.h"
 #include "predict/cli/synth_time_report.h"
 #include "predict/synth/pipeline_layout.h"
+#include "predict/synth/recompute_modules.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/moe_dispatch.h"
 #include "predict/synth/transformer/recipe.h"
@@ -39,7 +40,7 @@ int64_t positive(const po::variables_map& vm, const char* option) { return posit
 struct SynthArgs {
   std::string model, mode = "infer", dtype, attention = "eager", runtime = "eager", optimizer = "adam", head = "auto",
       config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format, html, recipe,
-      framework = "eager", pp_layout, context, moe_dispatcher = "alltoall";
+      framework = "eager", pp_layout, context, moe_dispatcher = "alltoall", recompute_modules;
 };
 
 // The option table (its help text is the per-flag reference `kcast synth --help` prints).
@@ -70,6 +71,10 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "none, selective or full: train with activation recomputation (full: each layer keeps its input and "
       "its forward runs again before its backward; selective: eager attention keeps no scores, its core "
       "runs again)")(
+      "recompute-modules", po::value(&a.recompute_modules),
+      "train, --framework megatron: Megatron-LM's selective recomputation by module, its names comma-separated "
+      "(core_attn, layernorm, mla_up_proj, mlp, moe_act, shared_experts), as --recompute-modules takes them there: "
+      "each module keeps nothing of its own and runs again before its backward (implies --recompute selective)")(
       "master-weights", "train with a 16-bit --dtype in mixed precision: fp32 master weights and Adam state "
       "(12 bytes per parameter) beside the 16-bit weights and gradients")(
       "config", po::value(&a.config), "Hugging Face config.json of a transformer (instead of MODEL)")(
@@ -189,6 +194,12 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
                                        {"full", Recompute::full}});
   o.recompute = r == Recompute::full;
   o.selective_recompute = r == Recompute::selective;
+  if (vm.count("recompute-modules")) {
+    // Megatron: the list replaces selective's default (core_attn); it is selective granularity (with
+    // --recompute full, synth's checks refuse it).
+    o.recompute_modules = synth::parse_recompute_modules("recompute-modules", a.recompute_modules);
+    o.selective_recompute = o.recomputes(synth::kRecomputeCoreAttn);
+  }
   if (vm.count("kv-cache-dtype"))
     o.kv_cache_dtype = dtype_named("kv-cache-dtype", vm["kv-cache-dtype"].as<std::string>());
   if (!a.dtype.empty()) o.dtype = dtype_named("dtype", a.dtype);
@@ -250,7 +261,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--decode-tokens Q] [--kv-cache-dtype DT]\n"
                      "       [--dtype DT] [--attention eager|flash] [--runtime eager|serving]\n"
                      "       [--optimizer adam|adamw|sgd|none] [--head H]\n"
-                     "       [--no-loss] [--recompute none|selective|full] [--master-weights] [--config FILE.json]\n"
+                     "       [--no-loss] [--recompute none|selective|full] [--recompute-modules LIST] [--master-weights]\n"
+                     "       [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"
                      "       [--microbatches M] [--zero Z] [--gpus-per-node G] [-o OUT.csv] [--gpu NAME[,...]]\n"

@@ -11,7 +11,7 @@ namespace kcast::plan {
 std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth::SynthOptions& base,
                                        const std::vector<TrainLayout>& layouts, int64_t batch, const GpuSpec& gpu,
                                        const LoadedModel& lm, const GpuDatabase& db, unsigned threads,
-                                       double memory_fraction) {
+                                       double memory_fraction, const std::vector<unsigned>& module_ladder) {
   std::vector<TrainCandidate> all(layouts.size());
   parallel_for(layouts.size(), threads, [&](size_t i) {
     TrainCandidate& c = all[i];
@@ -19,10 +19,27 @@ std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth:
     c.options = with_layout(base, layouts[i], batch);
     try {
       synth::Footprint fp;
-      const std::vector<Kernel> kernels = step(c.options, &fp);
+      std::vector<Kernel> kernels = step(c.options, &fp);
       c.fit = cli::memory_fit(fp, gpu);
       const double usable = c.fit.capacity_bytes * memory_fraction;
-      if (c.fit.capacity_known && c.fit.need_bytes > usable) {
+      auto fits = [&](const cli::MemoryFit& f) { return !f.capacity_known || f.need_bytes <= usable; };
+      // A module set frees activations at most: past those the ladder is not tried.
+      const double activations = c.fit.first_stage_decides ? fp.first_stage_activation_bytes : fp.activation_bytes;
+      if (!fits(c.fit) && c.layout.recompute == Recompute::none && c.fit.need_bytes - activations <= usable) {
+        for (unsigned modules : module_ladder) {
+          TrainLayout l = c.layout;
+          l.recompute = Recompute::selective;
+          l.modules = modules;
+          const synth::SynthOptions o = with_layout(base, l, batch);
+          synth::Footprint f2;
+          std::vector<Kernel> k2 = step(o, &f2);
+          const cli::MemoryFit fit2 = cli::memory_fit(f2, gpu);
+          if (!fits(fit2)) continue;
+          c.layout = l, c.options = o, c.fit = fit2, fp = std::move(f2), kernels = std::move(k2);
+          break;
+        }
+      }
+      if (!fits(c.fit)) {
         c.status = TrainCandidate::Status::no_fit;
         c.why = "needs " + report::fixed(c.fit.need_bytes * 1e-9, 1) + " GB of " + report::fixed(usable * 1e-9, 1) +
                 " GB" + (memory_fraction < 1 ? " (" + report::fixed(memory_fraction * 100, 0) + "% of " +

@@ -30,9 +30,11 @@ struct TrainCandidate {
 // ones first, best first (ties kept in enumeration order), then those that do not fit, then refusals.
 // A layout fits when synth's footprint is at most `memory_fraction` of the GPU's memory: the rest is
 // the CUDA context, NCCL's buffers, library workspaces and the allocator's fragmentation.
+// `module_ladder` (recompute_module_ladder): a layout without recomputation that does not fit is tried
+// with each module set in turn and ranked with the first that fits (recompute selective, its modules).
 std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth::SynthOptions& base,
                                        const std::vector<TrainLayout>& layouts, int64_t batch, const GpuSpec& gpu,
                                        const LoadedModel& lm, const GpuDatabase& db, unsigned threads = 0,
-                                       double memory_fraction = 1.0);
+                                       double memory_fraction = 1.0, const std::vector<unsigned>& module_ladder = {});
 
 }  // namespace kcast::plan

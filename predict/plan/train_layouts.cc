@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/error.h"
+#include "predict/synth/recompute_modules.h"
 
 namespace kcast::plan {
 
@@ -20,6 +21,23 @@ bool allowed(const LayoutSpace& s, const char* key, int64_t v) {
 
 const char* to_string(Recompute r) {
   return r == Recompute::full ? "full" : r == Recompute::selective ? "selective" : "none";
+}
+
+std::string recompute_label(const TrainLayout& l) {
+  if (!l.modules) return to_string(l.recompute);
+  std::string out = synth::recompute_modules_string(l.modules);
+  std::replace(out.begin(), out.end(), ',', '+');
+  return out;
+}
+
+std::vector<unsigned> recompute_module_ladder(const synth::TransformerConfig& cfg) {
+  std::vector<unsigned> out;
+  if (cfg.experts > 0) out.insert(out.end(), {synth::kRecomputeMoeAct, synth::kRecomputeMoeAct | synth::kRecomputeLayernorm});
+  if (cfg.mla()) {
+    out.push_back(synth::kRecomputeMlaUpProj);
+    if (cfg.experts > 0) out.push_back(synth::kRecomputeMlaUpProj | synth::kRecomputeMoeAct);
+  }
+  return out;
 }
 
 std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
@@ -125,7 +143,8 @@ synth::SynthOptions with_layout(synth::SynthOptions o, const TrainLayout& l, int
   // Megatron FSDP shards the parameters themselves: --fp8-param-gather is the distributed optimizer's.
   if (o.zero >= 3) o.fp8_param_gather = false;
   o.recompute = l.recompute == Recompute::full;
-  o.selective_recompute = l.recompute == Recompute::selective;
+  o.selective_recompute = l.recompute == Recompute::selective && !l.modules;
+  o.recompute_modules = l.modules;
   return o;
 }
 

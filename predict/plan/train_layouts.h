@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "predict/synth/synth.h"
+#include "predict/synth/transformer_config.h"
 
 namespace kcast::plan {
 
@@ -22,6 +23,9 @@ struct TrainLayout {
   int64_t mbs = 1;           // sequences per micro-batch
   Recompute recompute = Recompute::none;
   int zero = -1;  // the optimizer sharding (--zero); -1: the framework's own (plan_train's base options)
+  // With recompute selective: Megatron's --recompute-modules (synth/recompute_modules.h); 0: core_attn,
+  // as --recompute selective alone.
+  unsigned modules = 0;
 };
 
 struct LayoutSpace {
@@ -35,6 +39,16 @@ struct LayoutSpace {
   // --fix: keys tp, pp, cp, ep, dp, vp, mbs, microbatches, recompute (0 none, 1 selective, 2 full), zero.
   std::map<std::string, int64_t> fixed;
 };
+
+// The recompute column of plan's table and CSV: none, selective or full, or the modules joined by '+'.
+std::string recompute_label(const TrainLayout& l);
+
+// The module sets of Megatron's selective recomputation (synth/recompute_modules.h) that plan train
+// tries, cheapest first, on a layout that does not fit without recomputation: those Megatron-Bridge's
+// recipes pick (the experts' activation; with it the mixture's pre-MLP norm; latent attention's up
+// projections, alone and with the activation), where the model has the modules. Empty for a dense
+// model with standard attention.
+std::vector<unsigned> recompute_module_ladder(const synth::TransformerConfig& cfg);
 
 // Every layout of the space, in a fixed order (tp, pp, cp, ep, vp, mbs, recompute ascending); recompute
 // none or full (selective only when fixed).

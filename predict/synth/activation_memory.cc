@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "predict/synth/recompute_modules.h"
+
 namespace kcast::synth {
 
 // ---- activation memory (training) ------------------------------------------------------
@@ -63,7 +65,8 @@ double ActivationMemory::attention_saved() const {
   const double rotary_k = c_.mla() ? double(s_.hd) : Hkv * double(s_.hd);
   if (c_.positions == PositionKind::rotary && !fused())
     a += 2 * T * (H * double(s_.hd) + rotary_k) * c_.rope_fraction * s_.e;
-  a += T * (q_w + k_w + v_w) * s_.e;  // q, k and v as attention reads them
+  // q, k and v as attention reads them; Megatron's mla_up_proj recomputes them from the latents kept above.
+  if (!(c_.mla() && o_.recomputes(kRecomputeMlaUpProj))) a += T * (q_w + k_w + v_w) * s_.e;
   const double P = double(s_.B) * H * double(s_.S) * double(s_.Sk);  // eager: every score is materialized
   if (s_.flash) {
     a += T * double(s_.od) * s_.e + double(s_.B) * H * double(s_.S) * 4;  // its output and log-sum-exp
@@ -92,19 +95,31 @@ double ActivationMemory::gated_saved(double rows, double F) const {
   return 4 * rows * F * s_.e;
 }
 
+// Megatron's --recompute-modules (recompute_modules.h) free what a module alone kept: moe_act the
+// activation's output (fc2's input), layernorm a mixture layer's pre-MLP norm output, shared_experts
+// and mlp everything past their input.
 double ActivationMemory::mlp_saved(bool dense_mlp) const {
   const double T = s_.T, d = double(s_.d);
   const double Tn = s_.Tn, g = gemm_input_bytes();
-  double a = norm_saved(Tn, d) + Tn * d * g;  // the post-attention norm and the MLP's input
-  if (c_.experts > 0 && !dense_mlp) {
+  const bool mixture = c_.experts > 0 && !dense_mlp;
+  // the post-attention norm and the MLP's input
+  double a = norm_saved(Tn, d) + (mixture && o_.recomputes(kRecomputeLayernorm) ? 0 : Tn * d * g);
+  if (mixture) {
     const double E = double(c_.experts), Fe = double(c_.expert_ffn / s_.etp), Tm = s_.Tmoe;
     using X = TransformerConfig::EagerExperts;
     const bool all = c_.eager_experts == X::all;  // every expert on every token
     const double Tk = all ? Tm * E : Tm * double(c_.experts_per_token);
-    a += Tm * E * 4;                              // the router's fp32 probabilities
-    a += Tk * d * g + gated_saved(Tk, Fe);          // each routed token's gathered input and its expert
-    a += Tk * d * s_.e;                             // the expert outputs the routing weights multiply
-    if (c_.shared_expert_ffn > 0) a += gated_saved(Tm, double(c_.shared_expert_ffn / s_.etp)) + 4 * Tm;
+    a += Tm * E * 4;  // the router's fp32 probabilities
+    a += Tk * d * g;  // each routed token's gathered input
+    a += o_.recomputes(kRecomputeMoeAct) ? Tk * Fe * 2 * s_.e : gated_saved(Tk, Fe);  // its expert
+    // The expert outputs the routing weights multiply, for the weights' gradient; Megatron-Core applies
+    // the weights inside the gated activation instead (weighted_bias_swiglu_impl, TEGroupedMLP), which
+    // keeps them (fp32), and its unpermutation keeps nothing.
+    a += o_.framework == Framework::megatron ? Tk * 4 : Tk * d * s_.e;
+    if (c_.shared_expert_ffn > 0 && !o_.recomputes(kRecomputeSharedExperts))
+      a += gated_saved(Tm, double(c_.shared_expert_ffn / s_.etp)) + 4 * Tm;
+  } else if (o_.recomputes(kRecomputeMlp)) {
+    // the dense MLP runs again from its input (counted above)
   } else if (c_.gated_mlp) {
     a += gated_saved(T, double(s_.F));
   } else {

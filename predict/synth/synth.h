@@ -102,6 +102,11 @@ struct SynthOptions {
   // train only: Megatron-LM's selective recomputation (Korthikanti et al. 2022): eager attention's
   // core (QK^T through the attention over V) keeps no scores and runs again before its backward.
   bool selective_recompute = false;
+  // train only, --framework megatron: Megatron-LM's --recompute-modules (selective granularity), the
+  // RecomputeModule bits of recompute_modules.h; core_attn is selective_recompute above. Each module's
+  // forward runs again before its backward and what it alone kept is freed.
+  unsigned recompute_modules = 0;
+  bool recomputes(unsigned module) const { return (recompute_modules & module) != 0; }
   // With --framework torchtitan, --recompute selective is torchtitan's per-op checkpointing policy
   // (transformer_synth.cc, torchtitan_op_sac): its kernels and what it keeps both follow it.
   bool torchtitan_op_sac() const { return selective_recompute && framework == Framework::torchtitan; }

@@ -168,5 +168,34 @@ TEST(PlanCli, Fp8ParametersLetMoreLayoutsFitAndReachTheCommand) {
   EXPECT_NE(without.out.find("no layout of 8 GPUs fits H100-SXM"), std::string::npos) << without.out;
 }
 
+// A layout that does not fit without recomputation is ranked with the first of Megatron's module sets
+// that fits (DeepSeek-V3's published B200 layout: latent attention's up projections), ahead of full
+// recomputation; its command names the modules and reproduces its step.
+TEST(PlanCli, ModuleRecomputationFitsBeforeFullAndReachesTheCommand) {
+  const std::string req = "plan train deepseek-v3 --gpu B200 --gpus 256 --batch 4096 --seq 4096 --dtype fp8 --recipe "
+                          "mxfp8 --etp 1 --moe-dispatcher hybridep --mtp-layers 1 --fix tp=1,pp=16,cp=1,ep=8,vp=1,mbs=1 "
+                          "--format json";
+  const RunResult r = run_kcast(req);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json all = nlohmann::json::parse(r.out);
+  ASSERT_EQ(all.size(), 2u) << r.out;  // the module set, then full recomputation
+  const nlohmann::json& best = all.at(0);
+  EXPECT_EQ(best["recompute"], "selective");
+  EXPECT_EQ(best["recompute_modules"], nlohmann::json({"mla_up_proj"}));
+  EXPECT_EQ(all.at(1)["recompute"], "full");
+  EXPECT_TRUE(all.at(1)["recompute_modules"].empty());
+  EXPECT_GT(best["tokens_per_s_per_gpu"].get<double>(), all.at(1)["tokens_per_s_per_gpu"].get<double>());
+  const std::string cmd = best["command"].get<std::string>();
+  EXPECT_NE(cmd.find(" --recompute-modules mla_up_proj "), std::string::npos) << cmd;
+  const RunResult again = run_kcast(cmd.substr(6));
+  ASSERT_EQ(again.rc, 0) << again.out;
+  const nlohmann::json step = nlohmann::json::parse(again.out);
+  EXPECT_NEAR(step.at(0)["step_s"].get<double>(), best["step_s"].get<double>(), 1e-9 * best["step_s"].get<double>())
+      << again.out.substr(0, 400);
+  // Told not to recompute, the planner tries no modules.
+  const RunResult none = run_kcast(req + " --fix tp=1,pp=16,cp=1,ep=8,vp=1,mbs=1,recompute=none", true);
+  EXPECT_EQ(none.rc, 2) << none.out;
+}
+
 }  // namespace
 }  // namespace kcast

@@ -282,6 +282,7 @@ void TransformerSynth::attention_output(Section& s, const AttentionShape& a) {
 void TransformerSynth::mla_projections(Section& s) {
   const int64_t kvl = c_.kv_lora_rank, rope = c_.qk_rope_dim, nope = c_.qk_nope_dim;
   mla_query_and_latent(s);
+  const size_t up = s.fwd.size();  // Megatron's mla_up_proj: kv_b, the rotary and the assembly (q_b above)
   linear(s, "attn.kv_b_proj", T_, kvl, H_ * (nope + vhd_), false);
   rotary(s, "attn.rotary_q", T_ * double(H_ * rope));
   rotary(s, "attn.rotary_k", T_ * double(rope));
@@ -290,6 +291,7 @@ void TransformerSynth::mla_projections(Section& s) {
        {times(pointwise("attn.cat (backward: slices)", dt_, qk, 2, 0), 2),
         work("attn.k_pe aten::sum (expand backward)", KernelClass::reduction, dt_, T_ * double(H_ * rope),
              T_ * double(H_ * rope + rope) * e_)});
+  recompute_from(s, up, kRecomputeMlaUpProj);
 }
 
 // Both MLA paths: q (q_a, its norm, q_b; or one q projection) and [latent | rotary key] = kv_a(x)
@@ -300,7 +302,9 @@ void TransformerSynth::mla_query_and_latent(Section& s) {
   if (ql > 0) {
     linear(s, "attn.q_a_proj", T_, d_, ql, false);
     norm(s, "attn.q_a_layernorm", T_, ql);
+    const size_t up = s.fwd.size();
     linear(s, "attn.q_b_proj", T_, ql, qd_, false);
+    recompute_from(s, up, kRecomputeMlaUpProj);
   } else {
     linear(s, "attn.q_proj", T_, d_, qd_, false);
   }

@@ -26,7 +26,7 @@ TransformerSynth::ActivationOps TransformerSynth::gate_activation() const {
 
 // SwiGLU: down(silu(gate(x)) * up(x)) over `rows` tokens, `n` such MLPs (experts) in a row.
 void TransformerSynth::swiglu(Section& s, const std::string& name, double rows, int64_t F, bool bias, double n,
-            bool register_params) {
+                              bool register_params, unsigned act_module) {
   const double e = rows * double(F);
   if (c_.fused_gate_up) {  // Phi-3: one gate_up_proj, chunked by views
     linear(s, name + ".gate_up_proj", rows, d_, 2 * F, bias, n, register_params);
@@ -34,8 +34,17 @@ void TransformerSynth::swiglu(Section& s, const std::string& name, double rows, 
     s.backward_only({times(accumulate(name + ".input", rows * double(d_)), n)});  // x feeds gate and up
     linear(s, name + ".gate_proj|up_proj", rows, d_, F, bias, 2 * n, register_params);
   }
+  const size_t act = s.fwd.size();
   gate(s, name, e, n);
+  recompute_from(s, act, act_module);
   linear(s, name + ".down_proj", rows, F, d_, bias, n, register_params);
+}
+
+void TransformerSynth::recompute_from(Section& s, size_t first, unsigned module) const {
+  if (!train_ || !o_.recomputes(module)) return;
+  for (size_t i = first; i < s.fwd.size(); ++i)
+    if (std::find(s.recompute_ops.begin(), s.recompute_ops.end(), i) == s.recompute_ops.end())
+      s.recompute_ops.push_back(i);
 }
 
 // act(gate) * up over `e` elements, `n` times. The activation is SiLU (SwiGLU) or Gemma's tanh-GELU
@@ -135,9 +144,11 @@ void TransformerSynth::moe(Section& s) {
          {work("moe.unpermute te::moe_unpermute (backward)", KernelClass::embedding, dt_, 2 * Tk * double(d_),
                2 * xk + x + 12 * Tk)});
   }
+  const size_t shared_first = s.fwd.size();
   if (shared && !c_.shared_expert_gated) {
     // DeepSeek: out += shared_experts(x), on every token.
     swiglu(s, "moe.shared_experts", T_, c_.shared_expert_ffn / etp, false);
+    recompute_from(s, shared_first, kRecomputeSharedExperts);
     s.op(pointwise("moe.shared_experts aten::add", dt_, T_ * d_, 3, 1));
   } else if (shared) {
     // Qwen2-MoE: out += sigmoid(shared_expert_gate(x)) * shared_expert(x), on every token.
@@ -145,6 +156,7 @@ void TransformerSynth::moe(Section& s) {
     linear(s, "moe.shared_expert_gate", T_, d_, 1, false, 1, true, false);
     s.op(pointwise("moe.shared_expert_gate aten::sigmoid", dt_, T_, 2, 4),
          {pointwise("moe.shared_expert_gate aten::sigmoid_backward", dt_, T_, 3, 4)});
+    recompute_from(s, shared_first, kRecomputeSharedExperts);
     s.op(work("moe.shared_expert aten::mul|add", EW, dt_, 2 * T_ * d_, (4 * T_ * d_ + T_) * e_),
          {work("moe.shared_expert aten::mul (backward)", EW, dt_, T_ * d_, (3 * T_ * d_ + T_) * e_),
           work("moe.shared_expert aten::mul|sum (gate grad)", KernelClass::reduction, dt_, 2 * T_ * d_,
@@ -352,7 +364,7 @@ void TransformerSynth::megatron_experts(Section& s, double hit, double Te, int64
   if (sort)
     s.op(work("moe.experts te::moe_sort_chunks_by_index", KernelClass::embedding, dt_, 0, 2 * xk),
          {work("moe.experts te::moe_sort_chunks_by_index (backward)", KernelClass::embedding, dt_, 0, 2 * xk)});
-  swiglu(s, "moe.experts", Te, Fe, c_.expert_bias, hit, false);
+  swiglu(s, "moe.experts", Te, Fe, c_.expert_bias, hit, false, kRecomputeMoeAct);
   if (sort)
     s.op(work("moe.experts te::moe_sort_chunks_by_index (restore)", KernelClass::embedding, dt_, 0, 2 * xk),
          {work("moe.experts te::moe_sort_chunks_by_index (restore, backward)", KernelClass::embedding, dt_, 0, 2 * xk)});
@@ -363,6 +375,7 @@ void TransformerSynth::mlp(Section& s, bool dense_mlp) {
   if (c_.experts > 0 && !dense_mlp) return moe(s);
   const int64_t F = F_;
   const double n = T_ * double(F);
+  const size_t first = s.fwd.size();  // Megatron's `mlp` module: the dense MLP whole
   tp_all_reduce(s, "mlp.input", false);
   if (c_.gated_mlp) {
     swiglu(s, "mlp", T_, F, c_.bias);
@@ -396,6 +409,7 @@ void TransformerSynth::mlp(Section& s, bool dense_mlp) {
     linear(s, "mlp.fc2", T_, F, d_, c_.bias);
   }
   tp_all_reduce(s, c_.gated_mlp ? "mlp.down_proj" : "mlp.fc2", true);
+  recompute_from(s, first, kRecomputeMlp);
   dropout(s, "mlp.dropout", Tn_ * d_, c_.hidden_dropout);
 }
 

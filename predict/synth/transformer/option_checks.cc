@@ -9,6 +9,7 @@
 #include "model/error.h"
 #include "predict/synth/emitter.h"
 #include "predict/synth/pipeline_layout.h"
+#include "predict/synth/recompute_modules.h"
 #include "predict/synth/transformer/recipe.h"
 
 namespace kcast::synth::transformer {
@@ -31,6 +32,23 @@ void check_recipe(const SynthOptions& opt) {
   if (narrow && opt.mode == Mode::train && opt.recipe == Recipe::none)
     throw InputError("option '--dtype': " + std::string(kcast::to_string(*opt.dtype)) +
                      " training runs by a recipe: --recipe delayed, current, mxfp8 or block (fp8), nvfp4 (fp4)");
+}
+
+// Megatron's recomputed modules exist in the model they name (recompute_modules.h).
+void check_recompute_modules(const TransformerConfig& cfg, const SynthOptions& opt) {
+  if (!opt.recompute_modules) return;
+  auto refuse = [&](const std::string& why) { throw InputError("option '--recompute-modules': " + why); };
+  if (opt.framework != Framework::megatron || opt.mode != Mode::train)
+    refuse("Megatron-LM's modules: use them with --framework megatron --mode train");
+  if (opt.recompute) refuse("--recompute full recomputes whole layers already");
+  const bool dense_mlp = cfg.experts == 0 || cfg.dense_layers > 0;
+  if (opt.recomputes(kRecomputeMlaUpProj) && !cfg.mla())
+    refuse("mla_up_proj is latent attention's; " + cfg.name + " has none");
+  if (opt.recomputes(kRecomputeMlp) && !dense_mlp) refuse("mlp is a dense layer's MLP; every layer of " + cfg.name + " is a mixture");
+  if (opt.recomputes(kRecomputeMoeAct | kRecomputeLayernorm) && cfg.experts == 0)
+    refuse("moe_act and layernorm are a mixture layer's; " + cfg.name + " has no experts");
+  if (opt.recomputes(kRecomputeSharedExperts) && cfg.shared_expert_ffn == 0)
+    refuse("shared_experts: " + cfg.name + " has no shared experts");
 }
 
 // The training framework's kernels exist for its own kind of model and mode.
@@ -181,6 +199,7 @@ void check_serving(const TransformerConfig& cfg, const SynthOptions& opt) {
 void check_options(const TransformerConfig& cfg, const SynthOptions& opt) {
   check_step(cfg, opt);
   check_framework(cfg, opt);
+  check_recompute_modules(cfg, opt);
   check_tensor_parallel(cfg, opt);
   check_experts_and_stages(cfg, opt);
   check_serving(cfg, opt);

@@ -250,7 +250,9 @@ void TransformerSynth::layer(Section& s, bool dense_mlp, int64_t window, bool li
   else attention(s, window);
   if (c_.sandwich_norm) norm(s, "attn.output_norm", Tn_);  // Gemma 2/3: each sub-block's output normed too
   residual_add(s, "attn.residual");
+  const size_t post_norm = s.fwd.size();
   pre_norm(s, "post_attention_norm");
+  if (c_.experts > 0 && !dense_mlp) recompute_from(s, post_norm, kRecomputeLayernorm);  // a mixture layer's
   mlp(s, dense_mlp);
   if (c_.sandwich_norm) norm(s, "mlp.output_norm", Tn_);
   residual_add(s, "mlp.residual");

@@ -9,6 +9,7 @@
 
 #include "predict/synth/activation_memory.h"
 #include "predict/synth/emitter.h"
+#include "predict/synth/recompute_modules.h"
 #include "predict/synth/transformer/quantize.h"
 #include "predict/synth/transformer/recipe.h"
 #include "predict/synth/transformer_config.h"
@@ -169,7 +170,12 @@ class TransformerSynth {
 
   // mlp_moe.cc: the MLP, routers and experts
   ActivationOps gate_activation() const;
-  void swiglu(Section& s, const std::string& name, double rows, int64_t F, bool bias, double n = 1, bool register_params = true);
+  // `act_module`: the recompute module (recompute_modules.h) the gated activation belongs to, if any.
+  void swiglu(Section& s, const std::string& name, double rows, int64_t F, bool bias, double n = 1,
+              bool register_params = true, unsigned act_module = 0);
+  // Training with Megatron's --recompute-modules naming `module`: the forward rows from `first` on run
+  // again before the backward (Section::recompute_ops).
+  void recompute_from(Section& s, size_t first, unsigned module) const;
   void gate(Section& s, const std::string& name, double e, double n);
   void moe(Section& s);
   bool all_experts_eagerly() const;
