@@ -79,9 +79,11 @@ std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
                 // these frameworks does not keep: only when asked for (--fix recompute=selective).
                 if (rc == Recompute::selective && !s.fixed.count("recompute")) continue;
                 if (!allowed(s, "recompute", int64_t(rc))) continue;
-                if (allowed(s, "zero", s.default_zero)) out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc});
+                const auto modules = s.fixed.find("recompute_modules");
+                const unsigned mods = modules == s.fixed.end() ? 0u : unsigned(modules->second);
+                if (allowed(s, "zero", s.default_zero)) out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc, -1, mods});
                 if (s.megatron_fsdp && pp == 1 && dp > 1 && allowed(s, "zero", 3))
-                  out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc, 3});
+                  out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc, 3, mods});
               }
             }
           }
@@ -109,7 +111,17 @@ std::map<std::string, int64_t> parse_fix(const std::string& text) {
       if (value == "none") out[key] = 0;
       else if (value == "selective") out[key] = 1;
       else if (value == "full") out[key] = 2;
-      else throw InputError("option '--fix': recompute='" + value + "' is not one of none, selective, full");
+      else {  // Megatron's modules, '+'-joined
+        std::string list = value;
+        std::replace(list.begin(), list.end(), '+', ',');
+        try {
+          out["recompute_modules"] = synth::parse_recompute_modules("fix", list);
+        } catch (const InputError& e) {
+          throw InputError("option '--fix': recompute='" + value + "' is not one of none, selective, full or "
+                           "Megatron's modules joined by '+' (mla_up_proj+moe_act): " + e.what());
+        }
+        out[key] = 1;
+      }
     } else {
       size_t used = 0;
       int64_t v = 0;

@@ -36,7 +36,8 @@ struct LayoutSpace {
   // pipeline (Megatron-Bridge's Llama 3 8B H100 runs).
   bool megatron_fsdp = false;
   int default_zero = 1;  // the framework's own sharding, which --fix zero=N must name to keep
-  // --fix: keys tp, pp, cp, ep, dp, vp, mbs, microbatches, recompute (0 none, 1 selective, 2 full), zero.
+  // --fix: keys tp, pp, cp, ep, dp, vp, mbs, microbatches, recompute (0 none, 1 selective, 2 full), zero;
+  // recompute=MODULE+MODULE gives recompute 1 and recompute_modules the bits (synth/recompute_modules.h).
   std::map<std::string, int64_t> fixed;
 };
 

@@ -6,6 +6,7 @@
 #include "calibrate/model_file.h"
 #include "io/gpu_database_csv.h"
 #include "predict/plan/plan_train.h"
+#include "predict/synth/recompute_modules.h"
 #include "tests/input_error_of.h"
 
 namespace kcast::plan {
@@ -96,6 +97,24 @@ TEST(PlanTrainLayouts, FixedKeysHold) {
   EXPECT_NE(input_error_of([] { parse_fix("tp=0"); }).find("'--fix'"), std::string::npos);
   EXPECT_NE(input_error_of([] { parse_fix("zz=2"); }).find("zz=2"), std::string::npos);
   EXPECT_NE(input_error_of([] { parse_fix("recompute=most"); }).find("recompute"), std::string::npos);
+}
+
+// --fix recompute=MODULE+MODULE: Megatron's modules on every layout, carried into synth's options.
+TEST(PlanTrainLayouts, FixedRecomputeModulesHold) {
+  LayoutSpace s = llama8b_space(64, 256);
+  s.fixed = parse_fix("tp=4,pp=2,recompute=mla_up_proj+moe_act");
+  const auto layouts = enumerate_train_layouts(s);
+  ASSERT_FALSE(layouts.empty());
+  for (const TrainLayout& l : layouts) {
+    EXPECT_EQ(l.recompute, Recompute::selective);
+    EXPECT_EQ(l.modules, synth::kRecomputeMlaUpProj | synth::kRecomputeMoeAct);
+    EXPECT_EQ(recompute_label(l), "mla_up_proj+moe_act");
+    const synth::SynthOptions o = with_layout({}, l, 256);
+    EXPECT_EQ(o.recompute_modules, l.modules);
+    EXPECT_FALSE(o.selective_recompute) << "core_attn is not among them";
+    EXPECT_FALSE(o.recompute);
+  }
+  EXPECT_NE(input_error_of([] { parse_fix("recompute=mla_up_proj+moe"); }).find("'moe'"), std::string::npos);
 }
 
 const StepSynthesizer zoo = [](const synth::SynthOptions& o, synth::Footprint* f) {
