@@ -34,6 +34,31 @@ void BM_PlanTrain70B_256(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanTrain70B_256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// A mixture with latent attention, as Megatron-Bridge runs it: DeepSeek-V3 MXFP8 on 256 B200s, 4,096 x
+// 4,096 tokens, every layout (expert parallelism, folding, interleaving up to a layer a chunk), those that
+// do not fit without recomputation tried with the recipes' module sets before full recomputation.
+void BM_PlanTrainDeepSeekV3_256(benchmark::State& state) {
+  LayoutSpace s;
+  s.gpus = 256, s.batch = 4096, s.seq = 4096, s.layers = 61, s.heads = 128, s.kv_heads = 128, s.experts = 256;
+  const auto layouts = enumerate_train_layouts(s);
+  synth::SynthOptions o;
+  o.seq = 4096, o.dtype = DType::fp8, o.recipe = synth::Recipe::mxfp8, o.attention = synth::AttentionImpl::flash;
+  o.master_weights = true, o.framework = synth::Framework::megatron, o.zero = 1;
+  o.etp = 1, o.moe_dispatcher = synth::MoeDispatcher::hybridep, o.mtp_layers = 1;
+  const StepSynthesizer step = [](const synth::SynthOptions& so, synth::Footprint* f) {
+    return synth::synthesize("deepseek-v3", so, f);
+  };
+  const GpuDatabase& db = default_gpu_database();
+  const auto ladder = recompute_module_ladder(*synth::zoo_config("deepseek-v3"));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        plan_train(step, o, layouts, s.batch, db.resolve("B200"), default_model(), db, 0, 0.9, ladder));
+  state.counters["layouts"] = double(layouts.size());
+  state.counters["layouts/s"] =
+      benchmark::Counter(double(layouts.size()) * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_PlanTrainDeepSeekV3_256)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
 void BM_PlanServe70B_8(benchmark::State& state) {
   ServeSpace s;
   s.gpus = 8, s.disaggregated = true, s.token_budgets = {2048, 8192};
