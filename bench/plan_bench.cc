@@ -49,7 +49,7 @@ void BM_PlanTrainDeepSeekV3_256(benchmark::State& state) {
     return synth::synthesize("deepseek-v3", so, f);
   };
   const GpuDatabase& db = default_gpu_database();
-  const auto ladder = recompute_module_ladder(*synth::zoo_config("deepseek-v3"));
+  const RecomputeLadder ladder = {recompute_module_ladder(*synth::zoo_config("deepseek-v3")), s.layers};
   for (auto _ : state)
     benchmark::DoNotOptimize(
         plan_train(step, o, layouts, s.batch, db.resolve("B200"), default_model(), db, 0, 0.9, ladder));

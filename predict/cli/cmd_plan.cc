@@ -67,6 +67,7 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
   if (o.sequence_parallel) s << " --sequence-parallel";
   if (c.layout.modules) s << " --recompute-modules " << synth::recompute_modules_string(c.layout.modules);
   else if (c.layout.recompute != plan::Recompute::none) s << " --recompute " << plan::to_string(c.layout.recompute);
+  if (c.layout.recompute_layers > 0) s << " --recompute-layers " << c.layout.recompute_layers;
   // synth with --gpu takes the GPU's scale-up domain as its node unless told otherwise.
   const GpuSpec* g = default_gpu_database().find(a.gpu);
   if (!g || o.gpus_per_node != g->domain_size) s << " --gpus-per-node " << o.gpus_per_node;
@@ -81,6 +82,8 @@ nlohmann::json candidate_json(const TrainCandidate& c, const PlanArgs& a, int64_
                       {"recompute", plan::to_string(l.recompute)}, {"zero", c.options.zero}};
   // Megatron's modules where the layout recomputes some (recompute "selective"); else empty.
   j["recompute_modules"] = synth::recompute_module_names(l.modules);
+  // With recompute "full": the block method's layers a chunk (0: every layer).
+  j["recompute_layers"] = l.recompute_layers;
   j.update(step_json_of(c.timing, c.fit, c.options));
   j["command"] = command_of(c, a, seq);
   return j;
@@ -224,9 +227,9 @@ int plan_train_cmd(int argc, char** argv) {
   const double fraction = vm.count("memory-fraction") ? vm["memory-fraction"].as<double>() : 0.9;
   if (!(fraction > 0 && fraction <= 1)) throw InputError("option '--memory-fraction': a share from 0 to 1");
   // Megatron's module sets, where recomputation is the planner's to choose (not --fix recompute=...).
-  const std::vector<unsigned> ladder = base.framework == synth::Framework::megatron && !space.fixed.count("recompute")
-                                           ? plan::recompute_module_ladder(cfg)
-                                           : std::vector<unsigned>{};
+  plan::RecomputeLadder ladder;
+  if (base.framework == synth::Framework::megatron && !space.fixed.count("recompute"))
+    ladder = {plan::recompute_module_ladder(cfg), cfg.layers};
   const std::vector<TrainCandidate> all =
       plan::plan_train(step, base, layouts, space.batch, gpu, lm, db, threads, fraction, ladder);
 

@@ -75,6 +75,9 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "train, --framework megatron: Megatron-LM's selective recomputation by module, its names comma-separated "
       "(core_attn, layernorm, mla_up_proj, mlp, moe_act, shared_experts), as --recompute-modules takes them there: "
       "each module keeps nothing of its own and runs again before its backward (implies --recompute selective)")(
+      "recompute-layers", po::value<int64_t>(),
+      "train, --framework megatron, --recompute full: Megatron-LM's block method (--recompute-method block "
+      "--recompute-num-layers N), only the first N layers of each pipeline chunk recomputed")(
       "master-weights", "train with a 16-bit --dtype in mixed precision: fp32 master weights and Adam state "
       "(12 bytes per parameter) beside the 16-bit weights and gradients")(
       "config", po::value(&a.config), "Hugging Face config.json of a transformer (instead of MODEL)")(
@@ -194,6 +197,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
                                        {"full", Recompute::full}});
   o.recompute = r == Recompute::full;
   o.selective_recompute = r == Recompute::selective;
+  if (vm.count("recompute-layers")) o.recompute_layers = positive_int(vm, "recompute-layers", 1);
   if (vm.count("recompute-modules")) {
     // Megatron: the list replaces selective's default (core_attn); it is selective granularity (with
     // --recompute full, synth's checks refuse it).
@@ -261,7 +265,8 @@ int cmd_synth(int argc, char** argv) {
                      "       [--decode-tokens Q] [--kv-cache-dtype DT]\n"
                      "       [--dtype DT] [--attention eager|flash] [--runtime eager|serving]\n"
                      "       [--optimizer adam|adamw|sgd|none] [--head H]\n"
-                     "       [--no-loss] [--recompute none|selective|full] [--recompute-modules LIST] [--master-weights]\n"
+                     "       [--no-loss] [--recompute none|selective|full] [--recompute-modules LIST]\n"
+                     "       [--recompute-layers N] [--master-weights]\n"
                      "       [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"

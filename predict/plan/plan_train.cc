@@ -11,7 +11,7 @@ namespace kcast::plan {
 std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth::SynthOptions& base,
                                        const std::vector<TrainLayout>& layouts, int64_t batch, const GpuSpec& gpu,
                                        const LoadedModel& lm, const GpuDatabase& db, unsigned threads,
-                                       double memory_fraction, const std::vector<unsigned>& module_ladder) {
+                                       double memory_fraction, const RecomputeLadder& ladder) {
   std::vector<TrainCandidate> all(layouts.size());
   parallel_for(layouts.size(), threads, [&](size_t i) {
     TrainCandidate& c = all[i];
@@ -26,17 +26,35 @@ std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth:
       // A module set frees activations at most: past those the ladder is not tried.
       const double activations = c.fit.first_stage_decides ? fp.first_stage_activation_bytes : fp.activation_bytes;
       if (!fits(c.fit) && c.layout.recompute == Recompute::none && c.fit.need_bytes - activations <= usable) {
-        for (unsigned modules : module_ladder) {
-          TrainLayout l = c.layout;
-          l.recompute = Recompute::selective;
-          l.modules = modules;
+        // The candidate becomes `l` where it fits.
+        auto attempt = [&](const TrainLayout& l) {
           const synth::SynthOptions o = with_layout(base, l, batch);
           synth::Footprint f2;
           std::vector<Kernel> k2 = step(o, &f2);
           const cli::MemoryFit fit2 = cli::memory_fit(f2, gpu);
-          if (!fits(fit2)) continue;
+          if (!fits(fit2)) return false;
           c.layout = l, c.options = o, c.fit = fit2, fp = std::move(f2), kernels = std::move(k2);
-          break;
+          return true;
+        };
+        bool fitted = false;
+        for (unsigned modules : ladder.modules) {
+          TrainLayout l = c.layout;
+          l.recompute = Recompute::selective;
+          l.modules = modules;
+          if ((fitted = attempt(l))) break;
+        }
+        if (!fitted && ladder.layers > 0) {
+          // The block method: the fewest layers a chunk that fit (memory falls as they grow), found by
+          // bisection; a whole chunk is full recomputation, enumerated on its own.
+          const TrainLayout none = c.layout;
+          const int64_t chunks = none.pp * none.vp, chunk = (ladder.layers + chunks - 1) / chunks;
+          for (int64_t lo = 1, hi = chunk - 1; lo <= hi;) {
+            TrainLayout l = none;
+            l.recompute = Recompute::full;
+            l.recompute_layers = lo + (hi - lo) / 2;
+            if (attempt(l)) hi = l.recompute_layers - 1;
+            else lo = l.recompute_layers + 1;
+          }
         }
       }
       if (!fits(c.fit)) {

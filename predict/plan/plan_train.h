@@ -17,6 +17,12 @@ namespace kcast::plan {
 
 using StepSynthesizer = synth::StepSynth;  // synth's step for a set of options (generation.h)
 
+// What plan_train may try, under Megatron, on a layout that does not fit without recomputation.
+struct RecomputeLadder {
+  std::vector<unsigned> modules;  // recompute_module_ladder(), cheapest first
+  int64_t layers = 0;             // the model's layers: > 0 tries the block method (--recompute-layers)
+};
+
 struct TrainCandidate {
   TrainLayout layout;
   enum class Status { ranked, no_fit, refused } status = Status::ranked;
@@ -30,11 +36,12 @@ struct TrainCandidate {
 // ones first, best first (ties kept in enumeration order), then those that do not fit, then refusals.
 // A layout fits when synth's footprint is at most `memory_fraction` of the GPU's memory: the rest is
 // the CUDA context, NCCL's buffers, library workspaces and the allocator's fragmentation.
-// `module_ladder` (recompute_module_ladder): a layout without recomputation that does not fit is tried
-// with each module set in turn and ranked with the first that fits (recompute selective, its modules).
+// `ladder`: a layout without recomputation that does not fit is tried with each module set in turn
+// (recompute selective, its modules), then, where `ladder.layers` is given, with the block method's
+// fewest recomputed layers a chunk (recompute full, recompute_layers), and ranked with the first that fits.
 std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth::SynthOptions& base,
                                        const std::vector<TrainLayout>& layouts, int64_t batch, const GpuSpec& gpu,
                                        const LoadedModel& lm, const GpuDatabase& db, unsigned threads = 0,
-                                       double memory_fraction = 1.0, const std::vector<unsigned>& module_ladder = {});
+                                       double memory_fraction = 1.0, const RecomputeLadder& ladder = {});
 
 }  // namespace kcast::plan

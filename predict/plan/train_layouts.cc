@@ -24,6 +24,7 @@ const char* to_string(Recompute r) {
 }
 
 std::string recompute_label(const TrainLayout& l) {
+  if (l.recompute_layers > 0) return "full:" + std::to_string(l.recompute_layers);
   if (!l.modules) return to_string(l.recompute);
   std::string out = synth::recompute_modules_string(l.modules);
   std::replace(out.begin(), out.end(), ',', '+');
@@ -157,6 +158,7 @@ synth::SynthOptions with_layout(synth::SynthOptions o, const TrainLayout& l, int
   o.recompute = l.recompute == Recompute::full;
   o.selective_recompute = l.recompute == Recompute::selective && !l.modules;
   o.recompute_modules = l.modules;
+  o.recompute_layers = l.recompute_layers;
   return o;
 }
 

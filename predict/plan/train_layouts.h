@@ -26,6 +26,8 @@ struct TrainLayout {
   // With recompute selective: Megatron's --recompute-modules (synth/recompute_modules.h); 0: core_attn,
   // as --recompute selective alone.
   unsigned modules = 0;
+  // With recompute full: Megatron's block method, the first N layers of each chunk; 0: every layer.
+  int64_t recompute_layers = 0;
 };
 
 struct LayoutSpace {
@@ -41,7 +43,8 @@ struct LayoutSpace {
   std::map<std::string, int64_t> fixed;
 };
 
-// The recompute column of plan's table and CSV: none, selective or full, or the modules joined by '+'.
+// The recompute column of plan's table and CSV: none, selective or full, the modules joined by '+', or
+// full:N (the block method's N layers a chunk).
 std::string recompute_label(const TrainLayout& l);
 
 // The module sets of Megatron's selective recomputation (synth/recompute_modules.h) that plan train

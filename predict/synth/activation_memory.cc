@@ -144,15 +144,33 @@ double ActivationMemory::op_sac_saved() const {
 
 // One micro-batch's layers on this stage (with full recomputation: their inputs, plus the whole
 // activations of the one layer being recomputed; torchtitan's per-op policy likewise, keeping more).
+// Megatron's block method (--recompute-layers N) recomputes the first N layers of each of the stage's
+// chunks: they keep their inputs, the rest everything (the backward reaches the recomputed ones after the
+// others have freed theirs, so no layer's whole activations come on top).
 double ActivationMemory::layer_activation_bytes() const {
-  const double dense = s_.stage_dense_layers;
+  return kept_layer_bytes() + recompute_transient_bytes();
+}
+
+double ActivationMemory::recomputed_layers() const {
+  if (!o_.recompute) return 0;
+  const double L = s_.stage_layers;
+  return o_.recompute_layers > 0 ? std::min(L, double(o_.recompute_layers * o_.virtual_stages)) : L;
+}
+
+double ActivationMemory::kept_layer_bytes() const {
+  const double dense = s_.stage_dense_layers, L = s_.stage_layers;
   const double expert_layer = attention_saved() + mlp_saved(false);
   const double dense_layer = attention_saved() + mlp_saved(true);
-  if (o_.torchtitan_op_sac()) return s_.stage_layers * op_sac_saved() + dense_layer;
-  if (o_.recompute)
-    return s_.stage_layers * s_.Tn * double(s_.d) * s_.e + (dense < s_.stage_layers ? expert_layer : dense_layer);
+  if (o_.torchtitan_op_sac()) return L * op_sac_saved();
   // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
-  return (s_.stage_layers - dense) * expert_layer + dense * dense_layer;
+  const double whole = (L - dense) * expert_layer + dense * dense_layer;
+  const double r = recomputed_layers();
+  return (L > 0 ? (L - r) / L * whole : 0) + r * s_.Tn * double(s_.d) * s_.e;
+}
+
+double ActivationMemory::recompute_transient_bytes() const {
+  if (!o_.torchtitan_op_sac() && (recomputed_layers() == 0 || recomputed_layers() < s_.stage_layers)) return 0;
+  return attention_saved() + mlp_saved(s_.stage_dense_layers >= s_.stage_layers);
 }
 
 // Embeddings: BERT's LayerNorm, the embedding dropout's mask (GPT-2, BERT).
@@ -213,11 +231,7 @@ double ActivationMemory::first_stage_activation_bytes() const {
   if (o_.pp <= 1) return 0;
   const double in_flight = first_stage_microbatches();
   // Checkpointed: each micro-batch keeps what the policy saves; one layer's whole activations at a time.
-  if (o_.recompute || o_.torchtitan_op_sac()) {
-    const double kept = s_.stage_layers * (o_.torchtitan_op_sac() ? op_sac_saved() : s_.Tn * double(s_.d) * s_.e);
-    return in_flight * (kept + embedding_activation_bytes()) + (layer_activation_bytes() - kept);
-  }
-  return in_flight * (layer_activation_bytes() + embedding_activation_bytes());
+  return in_flight * (kept_layer_bytes() + embedding_activation_bytes()) + recompute_transient_bytes();
 }
 
 // ---- transient memory (inference) -------------------------------------------------------

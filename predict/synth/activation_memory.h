@@ -54,6 +54,11 @@ class ActivationMemory {
   double gated_saved(double rows, double F) const;
   double mlp_saved(bool dense_mlp) const;
   double layer_activation_bytes() const;
+  // Of it: what each micro-batch keeps, and the one layer's whole activations alive while it is
+  // recomputed (full recomputation, torchtitan's policy; 0 otherwise).
+  double kept_layer_bytes() const;
+  double recompute_transient_bytes() const;
+  double recomputed_layers() const;  // layers of this stage that keep only their inputs
   // torchtitan's per-op selective checkpointing: what one layer keeps (transformer_synth.cc).
   double op_sac_saved() const;
   double embedding_activation_bytes() const;

@@ -216,7 +216,10 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
       put(*s, std::move(k));
     };
     if (s->recompute)
-      for (const Kernel& k : s->fwd) recompute(k);
+      for (Kernel k : s->fwd) {
+        k.count *= s->recompute_share;
+        recompute(std::move(k));
+      }
     else
       for (size_t i : s->recompute_ops) recompute(s->fwd[i]);
     for (const Kernel& k : s->recompute_rows) recompute(k);

@@ -56,6 +56,7 @@ struct Section {
   double count = 1;    // runs of the whole section in one step (layers x micro-batches)
   double weights = 1;  // distinct parameter copies the section holds on this GPU (its layers)
   bool recompute = false;  // training: the forward rows run again, named kRecomputeSuffix, before the backward
+  double recompute_share = 1;  // of the section's runs, those recomputed (Megatron's block method)
   // Training, selective recomputation: these of the forward rows (indices into fwd) run again so,
   // and these rows besides (part of a row's launches: torchtitan's policy saves every other matmul).
   std::vector<size_t> recompute_ops;

@@ -99,6 +99,9 @@ struct SynthOptions {
   // train only: full activation recomputation (HF gradient checkpointing, Megatron-LM's "full"
   // granularity): each layer keeps only its input, and its forward runs again before its backward.
   bool recompute = false;
+  // With recompute: Megatron-LM's block method (--recompute-method block --recompute-num-layers N),
+  // only the first N layers of each pipeline chunk recomputed; 0: every layer.
+  int64_t recompute_layers = 0;
   // train only: Megatron-LM's selective recomputation (Korthikanti et al. 2022): eager attention's
   // core (QK^T through the attention over V) keeps no scores and runs again before its backward.
   bool selective_recompute = false;

@@ -197,5 +197,40 @@ TEST(PlanCli, ModuleRecomputationFitsBeforeFullAndReachesTheCommand) {
   EXPECT_EQ(none.rc, 2) << none.out;
 }
 
+// A dense layout that does not fit without recomputation is ranked with the fewest layers the block
+// method must recompute (Llama 3 70B on 32 H100s, TP 4 without a pipeline: 9 of 80), which is faster than
+// recomputing them all; the command reproduces it, and one layer fewer does not fit.
+TEST(PlanCli, TheBlockMethodRecomputesTheFewestLayersThatFit) {
+  const std::string req = "plan train llama3-70b --gpu H100-SXM --gpus 32 --batch 64 --seq 8192 --fix tp=4,cp=1,pp=1,mbs=1";
+  const RunResult r = run_kcast(req + " --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json all = nlohmann::json::parse(r.out);
+  const nlohmann::json& best = all.at(0);
+  EXPECT_EQ(best["recompute"], "full");
+  const int64_t n = best["recompute_layers"].get<int64_t>();
+  EXPECT_GT(n, 0);
+  EXPECT_LT(n, 80);
+  bool whole = false;  // full recomputation of every layer, slower, is ranked too
+  for (const nlohmann::json& c : all)
+    if (c["recompute"] == "full" && c["recompute_layers"] == 0 && c["zero"] == best["zero"]) {
+      whole = true;
+      EXPECT_LT(c["tokens_per_s_per_gpu"].get<double>(), best["tokens_per_s_per_gpu"].get<double>());
+    }
+  EXPECT_TRUE(whole);
+  const std::string cmd = best["command"].get<std::string>();
+  EXPECT_NE(cmd.find(" --recompute full --recompute-layers " + std::to_string(n) + " "), std::string::npos) << cmd;
+  const RunResult again = run_kcast(cmd.substr(6));
+  ASSERT_EQ(again.rc, 0) << again.out;
+  const nlohmann::json step = nlohmann::json::parse(again.out).at(0);
+  EXPECT_NEAR(step["step_s"].get<double>(), best["step_s"].get<double>(), 1e-9 * best["step_s"].get<double>());
+  EXPECT_TRUE(step["fits"].get<bool>());
+  std::string fewer = cmd.substr(6);
+  fewer.replace(fewer.find("--recompute-layers " + std::to_string(n)), 19 + std::to_string(n).size(),
+                "--recompute-layers " + std::to_string(n - 1));
+  const RunResult less = run_kcast(fewer);
+  ASSERT_EQ(less.rc, 0) << less.out;
+  EXPECT_GT(nlohmann::json::parse(less.out).at(0)["memory_gb"].get<double>(), 0.9 * 85.9) << "one layer fewer fits too";
+}
+
 }  // namespace
 }  // namespace kcast

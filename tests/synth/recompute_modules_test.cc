@@ -127,5 +127,47 @@ TEST(RecomputeModules, NamesParseAndBadOnesAreRefused) {
             std::string::npos);
 }
 
+// Megatron's block method (--recompute-layers N): the first N layers of each chunk keep their inputs and
+// run again, the rest keep everything. Llama 3 8B cut to 4 layers: each recomputed layer frees what a
+// layer keeps less its input (the same amount for 1, 2 and 3 of them), all 4 are full recomputation
+// (which keeps one layer's whole activations besides, while it runs again), and the recomputed rows are
+// that share of the forward's.
+TEST(RecomputeLayers, TheBlockMethodRecomputesTheFirstLayersOfEachChunk) {
+  SynthOptions o = megatron();
+  o.layers = 4;
+  o.seq = 256;
+  auto act = [&](bool full, int64_t n) {
+    SynthOptions x = o;
+    x.recompute = full, x.recompute_layers = n;
+    Footprint fp;
+    synthesize("llama3-8b", x, &fp);
+    return fp.activation_bytes;
+  };
+  const double none = act(false, 0), input = 256 * 4096 * e;  // a layer's input: T x d, 16 bits
+  const double one = none - act(true, 1);
+  EXPECT_GT(one, input);
+  EXPECT_DOUBLE_EQ(none - act(true, 2), 2 * one);
+  EXPECT_DOUBLE_EQ(none - act(true, 3), 3 * one);
+  EXPECT_DOUBLE_EQ(none - act(true, 0), 3 * one - input);  // 4 (W - I) less one whole layer W = 3W - 4I
+  EXPECT_DOUBLE_EQ(act(true, 4), act(true, 0));
+
+  SynthOptions x = o;
+  const auto plain = synthesize("llama3-8b", x);
+  x.recompute = true, x.recompute_layers = 1;
+  const auto block = synthesize("llama3-8b", x);
+  size_t rows = 0;
+  for (const Kernel& k : block) {
+    const auto at = k.name.find(" (recompute)");
+    if (at == std::string::npos) continue;
+    ++rows;
+    const Kernel* fwd = testing::find(plain, k.name.substr(0, at));
+    ASSERT_NE(fwd, nullptr) << k.name;
+    EXPECT_DOUBLE_EQ(k.count, fwd->count / 4) << k.name;
+  }
+  EXPECT_GT(rows, 5u);
+  x.recompute = false;
+  EXPECT_NE(input_error_of([&] { synthesize("llama3-8b", x); }).find("option '--recompute-layers'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kcast::synth

@@ -34,8 +34,13 @@ void check_recipe(const SynthOptions& opt) {
                      " training runs by a recipe: --recipe delayed, current, mxfp8 or block (fp8), nvfp4 (fp4)");
 }
 
-// Megatron's recomputed modules exist in the model they name (recompute_modules.h).
+// Megatron's recomputed modules exist in the model they name (recompute_modules.h); its block method
+// recomputes whole layers.
 void check_recompute_modules(const TransformerConfig& cfg, const SynthOptions& opt) {
+  if (opt.recompute_layers < 0) throw InputError("option '--recompute-layers': a positive count");
+  if (opt.recompute_layers > 0 && (!opt.recompute || opt.framework != Framework::megatron))
+    throw InputError("option '--recompute-layers': Megatron-LM's block method of full recomputation; give it with "
+                     "--recompute full --framework megatron");
   if (!opt.recompute_modules) return;
   auto refuse = [&](const std::string& why) { throw InputError("option '--recompute-modules': " + why); };
   if (opt.framework != Framework::megatron || opt.mode != Mode::train)

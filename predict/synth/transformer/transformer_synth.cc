@@ -146,10 +146,14 @@ bool TransformerSynth::softmax_upcast() const {
          ((c_.family == Family::llama && c_.fp32_softmax) || (c_.family == Family::opt && dt_ == DType::fp16));
 }
 
-// A section of repeated layers: with --recompute full, its forward runs again before its backward.
+// A section of repeated layers: with --recompute full, its forward runs again before its backward;
+// with --recompute-layers N, that of the first N layers of each pipeline chunk, taken in the same share
+// from every kind of layer the stage holds.
 Section& TransformerSynth::layer_section(const char* prefix, double count) {
   Section& s = tape_.section(prefix, count);
   s.recompute = o_.recompute;
+  if (o_.recompute && o_.recompute_layers > 0 && stage_layers_ > 0)
+    s.recompute_share = std::min(1.0, double(o_.recompute_layers * o_.virtual_stages) / stage_layers_);
   return s;
 }
 
