@@ -209,7 +209,7 @@ std::vector<Kernel> read_all(Reader& in, const std::string& file, const KernelLi
 std::string squeezed(const std::string& s) {
   std::string out;
   for (char ch : s)
-    if (ch != ' ' && ch != '\t' && ch != '_') out += char(std::tolower(static_cast<unsigned char>(ch)));
+    if (ch != ' ' && ch != '\t' && ch != '_') out += lower_ascii(ch);
   return out;
 }
 
