@@ -69,6 +69,7 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
          (f.activations_transient ? " (one layer's peak, estimate)" : " (estimate)");
   if (f.loss_transient_bytes > 0)
     s += ", the loss's backward " + gigabytes(f.loss_transient_bytes) + " more at its peak";
+  if (f.dispatch_buffer_bytes > 0) s += ", DeepEP's buffers " + gigabytes(f.dispatch_buffer_bytes);
   s += "; " + gigabytes(f.total_bytes()) +
        (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
   if (f.first_stage_activation_bytes > 0) {
@@ -126,6 +127,7 @@ nlohmann::json memory_json_of(const Footprint& f, const SynthOptions& o, const s
   j["activations"] =
       f.activation_bytes > 0 ? nlohmann::json(f.activations_transient ? "peak" : "kept") : nlohmann::json();
   j["loss_transient_bytes"] = f.loss_transient_bytes;
+  j["dispatch_buffer_bytes"] = f.dispatch_buffer_bytes;
   j["first_stage_activation_bytes"] = f.first_stage_activation_bytes;
   j["first_stage_microbatches"] = f.first_stage_microbatches;
   j["total_bytes"] = f.total_bytes();

@@ -244,8 +244,11 @@ struct Footprint {
   // included, plus causal attention's 6 x layers x seq x q.k width), so that recomputation, pipeline
   // bubbles and padding never count as useful work; 0 where not known.
   double model_flops_per_token = 0;
+  // train with --moe-dispatcher deepep: the communication buffers DeepEP allocates (moe_dispatch.h).
+  double dispatch_buffer_bytes = 0;
   double total_bytes() const {
-    return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes + loss_transient_bytes;
+    return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes + loss_transient_bytes +
+           dispatch_buffer_bytes;
   }
   // What the user should know about the list's scope, one line each: parts of the config not
   // synthesized (a multimodal model's encoders: neither their kernels nor their weights are in the

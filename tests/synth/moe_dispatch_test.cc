@@ -201,5 +201,31 @@ TEST(MoeDispatch, OverlapHidesTheExchangeBehindTheLayersCompute) {
   EXPECT_DOUBLE_EQ(hidden.step_us, 10);
 }
 
+// DeepEP's buffers, as csrc/config.hpp sizes them for deep_ep/buffer.py's configs (20 SMs: 10 channels;
+// a receive slot holds the row, an 8-byte source record and 128 top-k indices, weights and scales):
+// inside a node (8 GPUs) the NVLink buffer alone; over 4 nodes (32) an RDMA one besides, at the larger
+// of the dispatch and combine configs (combine's 20-token sends round its 128 receive slots up to 140).
+TEST(MoeDispatch, DeepEpBuffersFollowItsSizeHints) {
+  using transformer::dispatch_buffer_bytes;
+  const double row = 7168 * 2, slot = row + 8 + 128 * (8 + 4 + 4);
+  EXPECT_DOUBLE_EQ(dispatch_buffer_bytes(MoeDispatcher::deepep, 8, row), 10 * 8 * 5 * 4 + 10 * 8 * 256 * slot);
+  const double nvl = 10 * 8 * 11 * 4 + 10 * 8 * 288 * slot;
+  const double rdma = 10 * 4 * 18 * 2 * 4 + 10 * 4 * 140 * 2 * (slot + 16) + 1048576;
+  EXPECT_DOUBLE_EQ(dispatch_buffer_bytes(MoeDispatcher::deepep, 32, row), nvl + rdma);
+  EXPECT_EQ(dispatch_buffer_bytes(MoeDispatcher::alltoall, 32, row), 0);
+  EXPECT_EQ(dispatch_buffer_bytes(MoeDispatcher::deepep, 1, row), 0);
+  // The step's memory counts them with DeepEP, not with NCCL's all-to-all.
+  SynthOptions o = with_mode(Mode::train, 16, 1024);
+  o.dp = 8, o.ep = 8, o.microbatches = 2, o.dtype = DType::bf16, o.attention = AttentionImpl::flash;
+  o.framework = Framework::megatron;
+  Footprint nccl, deepep;
+  synthesize("mixtral-8x7b", o, &nccl);
+  o.moe_dispatcher = MoeDispatcher::deepep;
+  synthesize("mixtral-8x7b", o, &deepep);
+  EXPECT_DOUBLE_EQ(nccl.dispatch_buffer_bytes, 0);
+  EXPECT_DOUBLE_EQ(deepep.dispatch_buffer_bytes, dispatch_buffer_bytes(MoeDispatcher::deepep, 8, d * 2));
+  EXPECT_DOUBLE_EQ(deepep.total_bytes() - nccl.total_bytes(), deepep.dispatch_buffer_bytes);
+}
+
 }  // namespace
 }  // namespace kcast::synth

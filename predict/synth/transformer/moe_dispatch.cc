@@ -16,6 +16,53 @@ double expected_bins_hit(double experts, double k, double bins) {
   return bins * (1 - miss);
 }
 
+namespace {
+
+// deep_ep/buffer.py's recommended configs by group size: the NVLink receive slots of a channel and the
+// RDMA send / receive slots, for dispatch and combine (num_max_nvl_chunked_recv_tokens,
+// num_max_rdma_chunked_send_tokens, num_max_rdma_chunked_recv_tokens).
+struct DeepEpConfig {
+  int64_t ranks, nvl_recv, rdma_send, rdma_recv;
+};
+constexpr DeepEpConfig kDeepEpDispatch[] = {{2, 256, 6, 128},   {4, 256, 6, 128},   {8, 256, 6, 128},
+                                            {16, 288, 20, 128}, {24, 288, 32, 128}, {32, 288, 32, 128},
+                                            {64, 288, 28, 128}, {128, 560, 32, 128}, {144, 720, 12, 128},
+                                            {160, 720, 12, 128}};
+constexpr DeepEpConfig kDeepEpCombine[] = {{2, 256, 6, 128},   {4, 256, 6, 128},   {8, 256, 6, 128},
+                                           {16, 288, 28, 128}, {24, 288, 20, 128}, {32, 288, 20, 128},
+                                           {64, 288, 20, 128}, {128, 560, 12, 128}, {144, 720, 8, 128},
+                                           {160, 720, 8, 128}};
+
+// The config for a group: its own size's, else the next listed (DeepEP lists only these), else the largest.
+template <size_t N>
+const DeepEpConfig& deepep_config(const DeepEpConfig (&table)[N], int64_t ep) {
+  for (const DeepEpConfig& c : table)
+    if (c.ranks >= ep) return c;
+  return table[N - 1];
+}
+
+// csrc/config.hpp: get_nvl_buffer_size_hint and get_rdma_buffer_size_hint, for 20 SMs (10 channels),
+// 8 NVLink peers, an 8-byte SourceMeta, top-k and scale slots of 128.
+double deepep_bytes(const DeepEpConfig& c, int64_t ep, double hidden_bytes, bool rdma) {
+  const double channels = 10, peers = 8, slot_extras = 8 + 128 * 8 + 128 * 4 + 128 * 4;
+  const double rdma_ranks = std::max<double>(double(ep) / peers, 1), nvl_ranks = std::min<double>(double(ep), peers);
+  if (!rdma)
+    return channels * nvl_ranks * (2 * rdma_ranks + 3) * 4 + channels * nvl_ranks * double(c.nvl_recv) * (hidden_bytes + slot_extras);
+  if (ep <= 8) return 0;
+  const double recv = double((c.rdma_recv + c.rdma_send - 1) / c.rdma_send * c.rdma_send);  // aligned to the sends
+  return channels * rdma_ranks * (peers * 2 + 2) * 2 * 4 +
+         channels * rdma_ranks * recv * 2 * (hidden_bytes + slot_extras + 16) + 1048576;
+}
+
+}  // namespace
+
+double dispatch_buffer_bytes(MoeDispatcher d, int64_t ep, double hidden_bytes) {
+  if (d != MoeDispatcher::deepep || ep <= 1) return 0;
+  const DeepEpConfig &dispatch = deepep_config(kDeepEpDispatch, ep), &combine = deepep_config(kDeepEpCombine, ep);
+  return std::max(deepep_bytes(dispatch, ep, hidden_bytes, false), deepep_bytes(combine, ep, hidden_bytes, false)) +
+         std::max(deepep_bytes(dispatch, ep, hidden_bytes, true), deepep_bytes(combine, ep, hidden_bytes, true));
+}
+
 DispatchBytes dispatch_bytes(MoeDispatcher d, const DispatchShape& s) {
   DispatchBytes b;
   if (s.ep <= 1) return b;

@@ -34,6 +34,12 @@ struct DispatchBytes {
 // One dispatch (forward; its gradient's combine in backward moves the same).
 DispatchBytes dispatch_bytes(MoeDispatcher d, const DispatchShape& s);
 
+// The communication buffers DeepEP's normal (training) kernels allocate on every GPU of a group of `ep`
+// for activations `hidden_bytes` wide (Megatron-Core's fused_a2a.get_buffer: the larger of the dispatch
+// and combine configs' NVLink and RDMA size hints; deep_ep/buffer.py's configs, csrc/config.hpp's sizes,
+// 20 SMs). Other dispatchers: 0 (NCCL's buffers are the margin plan leaves; HybridEP's are not counted).
+double dispatch_buffer_bytes(MoeDispatcher d, int64_t ep, double hidden_bytes);
+
 // --moe-dispatcher's value; InputError naming the option and the choices otherwise.
 MoeDispatcher moe_dispatcher_option(const std::string& value);
 

@@ -20,6 +20,7 @@
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/option_checks.h"
 #include "predict/synth/transformer/transformer_synth.h"
+#include "predict/synth/transformer/moe_dispatch.h"
 
 namespace kcast::synth {
 
@@ -182,6 +183,8 @@ Footprint TransformerSynth::footprint() const {
   if (train_) {
     f.forward_rows = tape_.forward_rows();
     f.model_flops_per_token = model_flops_per_token();
+    // Megatron's get_hidden_bytes: the hidden width at no less than 2 bytes an element.
+    if (c_.experts > 0) f.dispatch_buffer_bytes = dispatch_buffer_bytes(o_.moe_dispatcher, o_.ep, double(d_) * std::max(e_, 2.0));
   }
   // A recipe keeps the narrow row- and column-wise copies of the block weights beside the BF16 ones
   // (TE's cached FP8 / FP4 weights); with FP8 parameters (--fp8-param-gather) instead of them: the
