@@ -106,6 +106,25 @@ class Fp8ParametersTest(unittest.TestCase):
         self.assertEqual(with_fp8[0]["step_s"], without[0]["step_s"])
 
 
+class RecomputeModulesTest(unittest.TestCase):
+    def test_a_module_list_is_the_clis_flag_and_lowers_the_memory(self):
+        opts = dict(mode="train", batch=64, seq=4096, dtype="fp8", recipe="mxfp8", attention="flash",
+                    framework="megatron", master_weights=True, pp=16, dp=16, ep=8, etp=1, microbatches=4)
+        _, with_modules = kcast.synth("deepseek-v3", gpus=["B200"], recompute_modules=["mla_up_proj", "moe_act"], **opts)
+        _, without = kcast.synth("deepseek-v3", gpus=["B200"], **opts)
+        expected = cli_json("synth", "deepseek-v3", "--mode", "train", "--batch", 64, "--seq", 4096, "--dtype", "fp8",
+                            "--recipe", "mxfp8", "--attention", "flash", "--framework", "megatron", "--master-weights",
+                            "--pp", 16, "--dp", 16, "--ep", 8, "--etp", 1, "--microbatches", 4,
+                            "--recompute-modules", "mla_up_proj,moe_act", "--gpu", "B200", "--format", "json",
+                            "-o", os.devnull)
+        self.assertEqual(with_modules, expected)
+        self.assertLess(with_modules[0]["memory_gb"], without[0]["memory_gb"])
+        self.assertGreater(with_modules[0]["recompute_s"], without[0]["recompute_s"])
+        with self.assertRaises(kcast.KcastError) as e:
+            kcast.synth("llama3-8b", gpus=["B200"], recompute_modules=["mla_up_proj"], **dict(opts, ep=1, etp=None))
+        self.assertIn("--recompute-modules", str(e.exception))
+
+
 class PredictTest(unittest.TestCase):
     def test_predict_and_whatif_return_the_clis_json(self):
         lst = kcast.synth("llama2-7b", mode="decode", batch=4, seq=512)
