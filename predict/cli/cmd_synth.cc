@@ -201,8 +201,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
   if (vm.count("recompute-modules")) {
     // Megatron: the list replaces selective's default (core_attn); it is selective granularity (with
     // --recompute full, synth's checks refuse it).
-    o.recompute_modules = synth::parse_recompute_modules("recompute-modules", a.recompute_modules);
-    o.selective_recompute = o.recomputes(synth::kRecomputeCoreAttn);
+    synth::set_recompute_modules(o, synth::parse_recompute_modules("recompute-modules", a.recompute_modules));
   }
   if (vm.count("kv-cache-dtype"))
     o.kv_cache_dtype = dtype_named("kv-cache-dtype", vm["kv-cache-dtype"].as<std::string>());

@@ -156,8 +156,9 @@ synth::SynthOptions with_layout(synth::SynthOptions o, const TrainLayout& l, int
   // Megatron FSDP shards the parameters themselves: --fp8-param-gather is the distributed optimizer's.
   if (o.zero >= 3) o.fp8_param_gather = false;
   o.recompute = l.recompute == Recompute::full;
-  o.selective_recompute = l.recompute == Recompute::selective && !l.modules;
-  o.recompute_modules = l.modules;
+  o.selective_recompute = l.recompute == Recompute::selective;
+  o.recompute_modules = 0;
+  if (l.modules) synth::set_recompute_modules(o, l.modules);  // as the command's --recompute-modules sets them
   o.recompute_layers = l.recompute_layers;
   return o;
 }

@@ -169,7 +169,8 @@ double ActivationMemory::kept_layer_bytes() const {
 }
 
 double ActivationMemory::recompute_transient_bytes() const {
-  if (!o_.torchtitan_op_sac() && (recomputed_layers() == 0 || recomputed_layers() < s_.stage_layers)) return 0;
+  // Only while every layer of the stage is recomputed (the block method's others keep theirs anyway).
+  if (!o_.torchtitan_op_sac() && (!o_.recompute || recomputed_layers() < s_.stage_layers)) return 0;
   return attention_saved() + mlp_saved(s_.stage_dense_layers >= s_.stage_layers);
 }
 

@@ -39,6 +39,11 @@ unsigned parse_recompute_modules(const std::string& option, const std::string& t
   return bits;
 }
 
+void set_recompute_modules(SynthOptions& o, unsigned bits) {
+  o.recompute_modules = bits;
+  o.selective_recompute = o.recomputes(kRecomputeCoreAttn);
+}
+
 std::vector<std::string> recompute_module_names(unsigned bits) {
   std::vector<std::string> out;
   for (const auto& [n, bit] : kModules)

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "predict/synth/synth.h"
+
 namespace kcast::synth {
 
 enum RecomputeModule : unsigned {
@@ -20,6 +22,10 @@ enum RecomputeModule : unsigned {
 // "mla_up_proj,moe_act" (commas or spaces) as bits; InputError naming `option` on an unknown name, on
 // `moe` (the whole mixture layer, its dispatch included, which synth does not recompute) or on an empty list.
 unsigned parse_recompute_modules(const std::string& option, const std::string& text);
+// Sets `o`'s modules from the bits, as Megatron takes a module list: it replaces selective
+// recomputation's default (core_attn), which stays on only where the list names it.
+void set_recompute_modules(SynthOptions& o, unsigned bits);
+
 // The bits as Megatron's names, in the order of the enum; and comma-separated.
 std::vector<std::string> recompute_module_names(unsigned bits);
 std::string recompute_modules_string(unsigned bits);

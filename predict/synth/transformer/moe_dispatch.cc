@@ -41,17 +41,25 @@ const DeepEpConfig& deepep_config(const DeepEpConfig (&table)[N], int64_t ep) {
   return table[N - 1];
 }
 
-// csrc/config.hpp: get_nvl_buffer_size_hint and get_rdma_buffer_size_hint, for 20 SMs (10 channels),
-// 8 NVLink peers, an 8-byte SourceMeta, top-k and scale slots of 128.
-double deepep_bytes(const DeepEpConfig& c, int64_t ep, double hidden_bytes, bool rdma) {
-  const double channels = 10, peers = 8, slot_extras = 8 + 128 * 8 + 128 * 4 + 128 * 4;
-  const double rdma_ranks = std::max<double>(double(ep) / peers, 1), nvl_ranks = std::min<double>(double(ep), peers);
-  if (!rdma)
-    return channels * nvl_ranks * (2 * rdma_ranks + 3) * 4 + channels * nvl_ranks * double(c.nvl_recv) * (hidden_bytes + slot_extras);
-  if (ep <= 8) return 0;
+// csrc/config.hpp's size hints, for 20 SMs (10 channels), 8 NVLink peers, an 8-byte SourceMeta, top-k
+// and scale slots of 128.
+constexpr double kChannels = 10, kPeers = 8, kSlotExtras = 8 + 128 * 8 + 128 * 4 + 128 * 4;
+
+double rdma_ranks(int64_t ep) { return std::max<double>(double(ep) / kPeers, 1); }
+
+// get_nvl_buffer_size_hint.
+double deepep_nvl_bytes(const DeepEpConfig& c, int64_t ep, double hidden_bytes) {
+  const double nvl_ranks = std::min<double>(double(ep), kPeers);
+  return kChannels * nvl_ranks * (2 * rdma_ranks(ep) + 3) * 4 +
+         kChannels * nvl_ranks * double(c.nvl_recv) * (hidden_bytes + kSlotExtras);
+}
+
+// get_rdma_buffer_size_hint: none inside one node.
+double deepep_rdma_bytes(const DeepEpConfig& c, int64_t ep, double hidden_bytes) {
+  if (ep <= kPeers) return 0;
   const double recv = double((c.rdma_recv + c.rdma_send - 1) / c.rdma_send * c.rdma_send);  // aligned to the sends
-  return channels * rdma_ranks * (peers * 2 + 2) * 2 * 4 +
-         channels * rdma_ranks * recv * 2 * (hidden_bytes + slot_extras + 16) + 1048576;
+  return kChannels * rdma_ranks(ep) * (kPeers * 2 + 2) * 2 * 4 +
+         kChannels * rdma_ranks(ep) * recv * 2 * (hidden_bytes + kSlotExtras + 16) + 1048576;
 }
 
 }  // namespace
@@ -59,8 +67,8 @@ double deepep_bytes(const DeepEpConfig& c, int64_t ep, double hidden_bytes, bool
 double dispatch_buffer_bytes(MoeDispatcher d, int64_t ep, double hidden_bytes) {
   if (d != MoeDispatcher::deepep || ep <= 1) return 0;
   const DeepEpConfig &dispatch = deepep_config(kDeepEpDispatch, ep), &combine = deepep_config(kDeepEpCombine, ep);
-  return std::max(deepep_bytes(dispatch, ep, hidden_bytes, false), deepep_bytes(combine, ep, hidden_bytes, false)) +
-         std::max(deepep_bytes(dispatch, ep, hidden_bytes, true), deepep_bytes(combine, ep, hidden_bytes, true));
+  return std::max(deepep_nvl_bytes(dispatch, ep, hidden_bytes), deepep_nvl_bytes(combine, ep, hidden_bytes)) +
+         std::max(deepep_rdma_bytes(dispatch, ep, hidden_bytes), deepep_rdma_bytes(combine, ep, hidden_bytes));
 }
 
 DispatchBytes dispatch_bytes(MoeDispatcher d, const DispatchShape& s) {
