@@ -312,7 +312,7 @@ int plan_train_cmd(int argc, char** argv) {
 
 struct ServePlanArgs {
   std::string model, config, gpu, dtype = "bf16", kv_cache_dtype, engine = "vllm", format = "table", cost_model_file,
-      budgets, load = "concurrency", disaggregated, html;
+      budgets, seq_limits, load = "concurrency", disaggregated, html;
 };
 
 // A configuration's short label: "XxP+YxD" for a disaggregated split (X prefill workers of P GPUs, Y
@@ -340,7 +340,8 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
   if (l.attention_dp) cmd << " --ep " << l.ep << " --attention-dp";
   cmd << " --dtype " << a.dtype;
   if (!a.kv_cache_dtype.empty()) cmd << " --kv-cache-dtype " << a.kv_cache_dtype;
-  cmd << " --engine " << a.engine << " --max-batched-tokens " << l.max_batched_tokens << " --input-tokens " << g.input
+  cmd << " --engine " << a.engine << " --max-batched-tokens " << l.max_batched_tokens << " --max-num-seqs "
+      << l.max_num_seqs << " --input-tokens " << g.input
       << " --output-tokens " << g.output << speculative_flags(l.speculative_tokens, g.acceptance);
   if (g.request_rate) cmd << " --request-rate " << rate_text(c.request_rate) << " --requests " << g.requests;
   else cmd << " --concurrency " << c.concurrency;
@@ -348,6 +349,7 @@ nlohmann::json serve_candidate_json(const plan::ServeCandidate& c, const ServePl
   const nlohmann::json none;  // the other kind of load's keys: null
   return {{"gpus_per_replica", l.gpus_per_replica}, {"replicas", l.replicas}, {"tp", l.tp()}, {"pp", l.pp},
           {"ep", l.ep}, {"attention_dp", l.attention_dp}, {"max_batched_tokens", l.max_batched_tokens},
+          {"max_num_seqs", l.max_num_seqs},
           {"speculative_tokens", l.speculative_tokens},
           {"disaggregated", l.disaggregated()},
           {"prefill_workers", l.disaggregated() ? nlohmann::json(l.prefill_workers) : none},
@@ -379,7 +381,9 @@ int plan_serve_cmd(int argc, char** argv) {
       "dtype", po::value(&a.dtype)->default_value("bf16"), "bf16, fp8 or fp4")(
       "kv-cache-dtype", po::value(&a.kv_cache_dtype), "the KV cache's dtype (default the model's)")(
       "max-batched-tokens", po::value(&a.budgets), "token budgets per iteration to try, B1,B2,... (default: the "
-      "engine's and 2048)")("gpus-per-node", po::value<int64_t>(), "GPUs per node (default: the GPU's scale-up domain): a replica stays in one")(
+      "engine's and 2048)")("max-num-seqs", po::value(&a.seq_limits),
+                               "sequence limits per iteration (per engine rank) to try, S1,S2,... (default: the "
+                               "engine's and 256)")("gpus-per-node", po::value<int64_t>(), "GPUs per node (default: the GPU's scale-up domain): a replica stays in one")(
       "max-concurrency", po::value<int64_t>(), "clients per replica the search stops at (default 4096)")(
       "load", po::value(&a.load)->default_value("concurrency"),
       "the load searched per replica: concurrency (a closed loop of clients) or request-rate (Poisson "
@@ -399,7 +403,7 @@ int plan_serve_cmd(int argc, char** argv) {
                      "kcast plan serve MODEL|--config HF.json --gpu G --gpus N --input-tokens I --output-tokens O\n"
                      "       [--slo-ttft MS] [--slo-itl MS] [--percentile 50|90|99] [--engine vllm|sglang|trtllm]\n"
                      "       [--dtype DT] [--kv-cache-dtype DT] [--max-batched-tokens B1,B2,...]\n"
-                     "       [--load concurrency|request-rate] [--requests N] [--disaggregated on|off] [--top K]\n"
+                     "       [--max-num-seqs S1,S2,...] [--load concurrency|request-rate] [--requests N] [--disaggregated on|off] [--top K]\n"
                      "       [--speculative-tokens K1,K2,... --acceptance A]\n"
                      "       [--format table|csv|json] [--html OUT.html]",
                      opts, pos, vm))
@@ -442,8 +446,13 @@ int plan_serve_cmd(int argc, char** argv) {
   const serve::EngineConfig defaults = serve::engine_defaults(a.engine, gpu);
   space.token_budgets = a.budgets.empty() ? std::vector<int64_t>{defaults.max_batched_tokens, 2048}
                                           : parse_int_list("max-batched-tokens", a.budgets, 1, "a token count");
-  std::sort(space.token_budgets.begin(), space.token_budgets.end());
-  space.token_budgets.erase(std::unique(space.token_budgets.begin(), space.token_budgets.end()), space.token_budgets.end());
+  // 256: vLLM V0's and trtllm-build's default sequence limit, a smaller batch beside today's defaults.
+  space.seq_limits = a.seq_limits.empty() ? std::vector<int64_t>{defaults.max_num_seqs, 256}
+                                          : parse_int_list("max-num-seqs", a.seq_limits, 1, "a sequence count");
+  for (std::vector<int64_t>* v : {&space.token_budgets, &space.seq_limits}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
   const synth::TransformerConfig cfg = transformer_of(a.model, a.config);
   space.moe = cfg.experts > 0;
   space.draft_counts = spec.tokens;
@@ -469,7 +478,8 @@ int plan_serve_cmd(int argc, char** argv) {
     else if (c.status == plan::ServeCandidate::Status::slo_missed) ++missed;
     else if (++refused == 1) refused_why = c.why;
   }
-  console_err() << "kcast plan: " << layouts.size() << " configurations on " << space.gpus << " x " << gpu.name << ": "
+  // `all` holds one candidate per distinct answer: a sequence limit never reached is the larger one's.
+  console_err() << "kcast plan: " << all.size() << " configurations on " << space.gpus << " x " << gpu.name << ": "
                 << ranked << " ranked, " << missed << " miss the SLOs at one client, " << refused << " refused"
                 << (refused_why.empty() ? "" : " (e.g. " + refused_why + ")") << "\n";
   if (ranked == 0) {
@@ -507,7 +517,7 @@ int plan_serve_cmd(int argc, char** argv) {
     std::vector<plan::HtmlColumn> columns = {
         {"GPUs/replica", "gpus_per_replica"}, {"replicas", "replicas"}, {"TP", "tp"}, {"EP", "ep"},
         {"attention-DP", "attention_dp"}, {"prefill workers", "prefill_workers"}, {"prefill TP", "prefill_tp"},
-        {"decode workers", "decode_workers"}, {"tokens/iter", "max_batched_tokens"}};
+        {"decode workers", "decode_workers"}, {"tokens/iter", "max_batched_tokens"}, {"max seqs", "max_num_seqs"}};
     if (spec.on()) columns.push_back({"drafts", "speculative_tokens"});
     columns.push_back({goal.request_rate ? "req/s/replica" : "clients/replica",
                        goal.request_rate ? "request_rate_per_replica" : "concurrency_per_replica", 2});
@@ -527,8 +537,8 @@ int plan_serve_cmd(int argc, char** argv) {
   const bool csv = fmt == Format::csv;
   console_out() << (csv ? "rank,gpus_per_replica,replicas,attention_dp,ep,max_batched_tokens,concurrency_per_replica,"
                           "output_tokens_per_s_per_gpu,ttft_ms,itl_ms,command,request_rate_per_replica,prefill_workers,"
-                          "prefill_tp,decode_workers,decode_tp,speculative_tokens\n"
-                        : std::string("rank  GPUs/replica  replicas  attn-DP  EP  tokens/iter  ") +
+                          "prefill_tp,decode_workers,decode_tp,speculative_tokens,max_num_seqs\n"
+                        : std::string("rank  GPUs/replica  replicas  attn-DP  EP  tokens/iter  max seqs  ") +
                               (goal.request_rate ? "  req/s/replica" : "clients/replica") +
                               "  out tok/s/GPU  TTFT (ms)  ITL (ms)" + (space.disaggregated ? "  prefill+decode" : "") +
                               (spec.on() ? "  drafts" : "") + "\n");
@@ -549,17 +559,17 @@ int plan_serve_cmd(int argc, char** argv) {
       const plan::ServeLayout& l = shown[i]->layout;
       for (int64_t v : {l.prefill_workers, l.prefill_tp, l.decode_workers, l.decode_tp})
         console_out() << "," << (l.disaggregated() ? std::to_string(v) : "");
-      console_out() << "," << l.speculative_tokens << "\n";
+      console_out() << "," << l.speculative_tokens << "," << l.max_num_seqs << "\n";
     } else {
       char buf[256];
       const std::string load = goal.request_rate ? rate_text(shown[i]->request_rate) : std::to_string(shown[i]->concurrency);
       const plan::ServeLayout& l = shown[i]->layout;
       const std::string split = !space.disaggregated ? "" : l.disaggregated() ? "  " + serve_label(l) : "  -";
       const std::string drafts = spec.on() ? "  " + std::to_string(l.speculative_tokens) : "";
-      std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %16s %14s %10s %9s%s%s\n", rank++,
+      std::snprintf(buf, sizeof buf, "%4d %13lld %9lld %8s %3lld %12lld %9lld %16s %14s %10s %9s%s%s\n", rank++,
                     (long long)j["gpus_per_replica"].get<int64_t>(), (long long)j["replicas"].get<int64_t>(),
                     j["attention_dp"].get<bool>() ? "yes" : "no", (long long)j["ep"].get<int64_t>(),
-                    (long long)j["max_batched_tokens"].get<int64_t>(), load.c_str(),
+                    (long long)j["max_batched_tokens"].get<int64_t>(), (long long)l.max_num_seqs, load.c_str(),
                     report::fixed(j["output_tokens_per_s_per_gpu"].get<double>(), 0).c_str(),
                     report::fixed(ttft, 1).c_str(), report::fixed(itl, 2).c_str(), split.c_str(), drafts.c_str());
       console_out() << buf;

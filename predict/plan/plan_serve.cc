@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 #include "model/error.h"
 #include "predict/e2e/predictor.h"
@@ -214,6 +215,17 @@ std::vector<ServeLayout> enumerate_serve_layouts(const ServeSpace& s) {
     if (s.gpus % g) continue;
     for (int64_t b : budgets) out.push_back({g, s.gpus / g, false, 1, b, pp});
   }
+  // Each configuration with each sequence limit: a lower one caps the decode batch, trading queueing
+  // (TTFT) for a shorter iteration (ITL), which can meet an ITL objective at a higher rate.
+  if (!s.seq_limits.empty()) {
+    std::vector<ServeLayout> limited;
+    for (const ServeLayout& l : out)
+      for (int64_t n : s.seq_limits) {
+        limited.push_back(l);
+        limited.back().max_num_seqs = n;
+      }
+    out = std::move(limited);
+  }
   // Each configuration with each draft count (speculative decoding); pipelines only without drafts.
   if (s.draft_counts.empty() || s.draft_counts == std::vector<int64_t>{0}) return out;
   std::vector<ServeLayout> drafted;
@@ -241,6 +253,8 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
       e.acceptance = goal.acceptance;
       if (c.layout.max_batched_tokens > 0) e.max_batched_tokens = c.layout.max_batched_tokens;
       c.layout.max_batched_tokens = e.max_batched_tokens;
+      if (c.layout.max_num_seqs > 0) e.max_num_seqs = c.layout.max_num_seqs;
+      c.layout.max_num_seqs = e.max_num_seqs;
       if (c.layout.disaggregated()) {
         evaluate_disaggregated(step, base, e, goal, gpu, lm, db, what, c);
         return;
@@ -264,6 +278,29 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
       c.why = e.what();
     }
   });
+  // A sequence limit the engine never reached answers exactly as a larger one does: keep the larger.
+  const auto same_but_limit = [](const ServeLayout& a, const ServeLayout& b) {
+    const auto key = [](const ServeLayout& l) {
+      return std::tie(l.gpus_per_replica, l.replicas, l.attention_dp, l.ep, l.max_batched_tokens, l.pp,
+                      l.speculative_tokens, l.prefill_workers, l.prefill_tp, l.decode_workers, l.decode_tp);
+    };
+    return key(a) == key(b);
+  };
+  const auto same_answer = [](const ServeCandidate& a, const ServeCandidate& b) {
+    const auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+    return a.status == b.status && a.why == b.why && a.concurrency == b.concurrency &&
+           same(a.request_rate, b.request_rate) && same(a.point.output_tokens_per_s, b.point.output_tokens_per_s) &&
+           same(a.point.ttft_ms.mean, b.point.ttft_ms.mean) && same(a.point.itl_ms.mean, b.point.itl_ms.mean);
+  };
+  std::vector<ServeCandidate> kept;
+  for (size_t i = 0; i < all.size(); ++i) {
+    bool redundant = false;
+    for (size_t j = 0; j < all.size() && !redundant; ++j)
+      redundant = all[j].layout.max_num_seqs > all[i].layout.max_num_seqs &&
+                  same_but_limit(all[i].layout, all[j].layout) && same_answer(all[i], all[j]);
+    if (!redundant) kept.push_back(std::move(all[i]));
+  }
+  all = std::move(kept);
   std::stable_sort(all.begin(), all.end(), [](const ServeCandidate& a, const ServeCandidate& b) {
     if (a.status != b.status) return int(a.status) < int(b.status);
     if (a.status != ServeCandidate::Status::ranked) return false;

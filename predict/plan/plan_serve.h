@@ -1,7 +1,7 @@
 // `kcast plan serve`: the serving configurations of a model on N GPUs — GPUs per replica (tensor
 // parallel, or attention data parallel with the experts split over them for a mixture; pipeline stages
 // of whole nodes where a replica outgrows one, as the engines serve the largest models), the number of
-// replicas, the engine's token budget per iteration — each simulated with `kcast serve`'s code at the
+// replicas, the engine's token budget and sequence limit per iteration — each simulated with `kcast serve`'s code at the
 // highest load per replica (closed-loop clients, or a Poisson request rate) whose TTFT and ITL (at the
 // chosen percentile) meet the SLOs, ranked by output tokens/s per GPU.
 #pragma once
@@ -24,6 +24,7 @@ struct ServeLayout {
   // parallel, and decode workers of decode_tp GPUs (tensor parallel, or for a mixture attention data
   // parallel with the experts over them: attention_dp, ep), in one node; gpus_per_replica is their sum.
   int64_t prefill_workers = 0, prefill_tp = 0, decode_workers = 0, decode_tp = 0;
+  int64_t max_num_seqs = 0;  // sequences an engine rank schedules an iteration (0: the engine's default)
   bool disaggregated() const { return prefill_workers > 0; }
   // The GPUs of the engine that decodes: the replica's, or a decode worker's.
   int64_t decode_gpus() const { return disaggregated() ? decode_tp : gpus_per_replica; }
@@ -34,6 +35,7 @@ struct ServeSpace {
   int64_t gpus = 0, gpus_per_node = 8;
   bool moe = false;
   std::vector<int64_t> token_budgets;  // empty: the engine's default only
+  std::vector<int64_t> seq_limits;     // --max-num-seqs values to try; empty: the engine's default only
   std::vector<int64_t> draft_counts;   // speculative decoding's draft counts to try; empty: off
   bool disaggregated = false;  // also the splits of a node's GPUs into prefill and decode workers
 };

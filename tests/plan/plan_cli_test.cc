@@ -114,6 +114,34 @@ TEST(PlanCli, ARequestRateCandidatesCommandReproducesIt) {
   EXPECT_NE(bad.out.find("option '--load'"), std::string::npos) << bad.out;
 }
 
+// `--max-num-seqs S1,S2`: the limits tried, each candidate's in its JSON and its command, which gives
+// back the candidate's own figures; a bad limit is named.
+TEST(PlanCli, SequenceLimitsAreTriedAndReproduced) {
+  const RunResult r = run_kcast(
+      "plan serve llama3-8b --gpu H100-SXM --gpus 1 --input-tokens 512 --output-tokens 64 --slo-itl 40 "
+      "--max-num-seqs 1024,4 --disaggregated off --top 100 --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::set<int64_t> limits;
+  for (const nlohmann::json& c : nlohmann::json::parse(r.out)) {
+    const int64_t n = c["max_num_seqs"].get<int64_t>();
+    limits.insert(n);
+    const std::string cmd = c["command"].get<std::string>();
+    EXPECT_NE(cmd.find("--max-num-seqs " + std::to_string(n) + " "), std::string::npos) << cmd;
+    if (n != 4) continue;
+    const RunResult again = run_kcast(cmd.substr(6));
+    ASSERT_EQ(again.rc, 0) << again.out;
+    const nlohmann::json served = nlohmann::json::parse(again.out);
+    EXPECT_NEAR(served["output_tokens_per_s"].get<double>(), c["output_tokens_per_s"].get<double>(),
+                1e-6 * c["output_tokens_per_s"].get<double>());
+    EXPECT_EQ(served["max_num_seqs"], 4);
+  }
+  EXPECT_EQ(limits, (std::set<int64_t>{4, 1024}));
+  const RunResult bad = run_kcast(
+      "plan serve llama3-8b --gpu H100-SXM --gpus 1 --input-tokens 512 --output-tokens 64 --max-num-seqs 0", true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("option '--max-num-seqs'"), std::string::npos) << bad.out;
+}
+
 // --html: the candidates shown, each with its command, and their throughput by rank, as a page; a run
 // that fails leaves an existing page as it was.
 TEST(PlanCli, TheHtmlPageHoldsTheCandidatesShown) {

@@ -3,7 +3,10 @@
 // not fit are set aside with the reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "calibrate/model_file.h"
 #include "io/gpu_database_csv.h"
@@ -21,10 +24,12 @@ synth::SynthOptions serving() {
 }
 
 std::vector<ServeCandidate> run(const std::string& model, int64_t gpus, const char* gpu, double itl_ms,
-                                bool request_rate = false, double ttft_ms = 400) {
+                                bool request_rate = false, double ttft_ms = 400,
+                                std::vector<int64_t> seq_limits = {}) {
   ServeSpace s;
   s.gpus = gpus;
   s.token_budgets = {2048, 8192};
+  s.seq_limits = std::move(seq_limits);
   ServeGoal g;
   g.input = 512, g.output = 64, g.slo.ttft_ms = ttft_ms, g.slo.itl_ms = itl_ms, g.max_concurrency = 256;
   g.request_rate = request_rate, g.requests = 200;
@@ -166,6 +171,49 @@ TEST(PlanServe, DraftCountsMultiplyTheConfigurationsButPipelines) {
     if (l.pp > 1) EXPECT_EQ(l.speculative_tokens, 0);
   s.draft_counts = {0};
   EXPECT_EQ(enumerate_serve_layouts(s).size(), plain.size());
+}
+
+// Sequence limits multiply the configurations, each with each.
+TEST(PlanServe, SequenceLimitsMultiplyTheConfigurations) {
+  ServeSpace s;
+  s.gpus = 8, s.moe = true, s.disaggregated = true;
+  const std::vector<ServeLayout> plain = enumerate_serve_layouts(s);
+  s.seq_limits = {64, 256, 1024};
+  const std::vector<ServeLayout> limited = enumerate_serve_layouts(s);
+  EXPECT_EQ(limited.size(), 3 * plain.size());
+  std::map<int64_t, size_t> per_limit;
+  for (const ServeLayout& l : limited) ++per_limit[l.max_num_seqs];
+  EXPECT_EQ(per_limit, (std::map<int64_t, size_t>{{64, plain.size()}, {256, plain.size()}, {1024, plain.size()}}));
+}
+
+// A limit below the load the SLOs allow holds the running batch to it (and so serves less); limits the
+// engine never reaches answer as the larger one does, which alone is kept. Each candidate records the
+// limit it ran with (the engine's default where none was given).
+TEST(PlanServe, ASequenceLimitCapsTheBatchAndUnreachedLimitsCollapse) {
+  const auto capped = run("llama3-8b", 1, "H100-SXM", 40, false, 400, {4, 1024});
+  std::set<int64_t> limits;
+  double at4 = 0, at1024 = 0;
+  for (const ServeCandidate& c : capped) {
+    ASSERT_EQ(c.status, ServeCandidate::Status::ranked) << c.why;
+    limits.insert(c.layout.max_num_seqs);
+    if (c.layout.max_num_seqs == 4) {
+      EXPECT_LE(c.point.max_running, 4);
+      at4 = std::max(at4, c.output_tokens_per_s_per_gpu());
+    } else {
+      at1024 = std::max(at1024, c.output_tokens_per_s_per_gpu());
+    }
+  }
+  EXPECT_EQ(limits, (std::set<int64_t>{4, 1024}));
+  EXPECT_LT(at4, at1024);
+  // The search stops at 256 clients a replica: limits of 512 and 1024 are never reached.
+  const auto unreached = run("llama3-8b", 1, "H100-SXM", 40, false, 400, {512, 1024});
+  const auto plain = run("llama3-8b", 1, "H100-SXM", 40, false, 400);
+  ASSERT_EQ(unreached.size(), plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_EQ(unreached[i].layout.max_num_seqs, 1024);
+    EXPECT_EQ(plain[i].layout.max_num_seqs, 1024);  // vLLM's default on an 80 GB GPU
+    EXPECT_EQ(unreached[i].output_tokens_per_s_per_gpu(), plain[i].output_tokens_per_s_per_gpu());
+  }
 }
 
 }  // namespace
