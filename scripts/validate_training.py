@@ -101,6 +101,18 @@ def recompute_modules(r):
 DEEPSEEK_LAYOUTS = {(8, 4): "Et|(tt|)*30mL", (8, 2): "Et*4|(t*4|)*14tmL", (2, 8): "Et*4|(t*4|)*14tmL"}
 
 
+def cpu_offload_layers(r):
+    """The layers whose activations Megatron-Bridge's recipe for a row offloads to the host
+    (cpu_offloading_num_layers in llama/llama3_workload_base_configs.py, V1 and V2 alike): its Llama 3
+    70B runs under Megatron FSDP on GB300 (BF16 30, FP8 current scaling 20), GB200 (BF16 20, FP8 current
+    scaling 40) and B200 (FP8 current scaling 5). 0: none (and never with pipeline stages)."""
+    if r["model"] != "llama3-70b" or int(r["fsdp"] or 0) == 0 or int(r["pp"]) > 1:
+        return 0
+    table = {("GB300", "bf16"): 30, ("GB300", "fp8-current"): 20, ("GB200", "bf16"): 20,
+             ("GB200", "fp8-current"): 40, ("B200", "fp8-current"): 5}
+    return table.get((r["system"], r["precision"]), 0)
+
+
 def fp8_params(r):
     """Whether the row's precision recipe keeps FP8 parameters: Megatron-Bridge's delayed, current-scaling
     and MXFP8 recipes set fp8_param_gather (src/megatron/bridge/training/mixed_precision.py), NeMo 2.0's
@@ -141,6 +153,8 @@ def command(kcast, r):
         args += ["--recompute", r["recompute"]]
     elif recompute_modules(r):
         args += ["--recompute-modules", ",".join(recompute_modules(r))]
+    elif cpu_offload_layers(r):
+        args += ["--cpu-offload-layers", str(cpu_offload_layers(r))]
     return args
 
 

@@ -68,6 +68,7 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
   if (c.layout.modules) s << " --recompute-modules " << synth::recompute_modules_string(c.layout.modules);
   else if (c.layout.recompute != plan::Recompute::none) s << " --recompute " << plan::to_string(c.layout.recompute);
   if (c.layout.recompute_layers > 0) s << " --recompute-layers " << c.layout.recompute_layers;
+  if (c.layout.offload_layers > 0) s << " --cpu-offload-layers " << c.layout.offload_layers;
   // synth with --gpu takes the GPU's scale-up domain as its node unless told otherwise.
   const GpuSpec* g = default_gpu_database().find(a.gpu);
   if (!g || o.gpus_per_node != g->domain_size) s << " --gpus-per-node " << o.gpus_per_node;
@@ -84,6 +85,8 @@ nlohmann::json candidate_json(const TrainCandidate& c, const PlanArgs& a, int64_
   j["recompute_modules"] = synth::recompute_module_names(l.modules);
   // With recompute "full": the block method's layers a chunk (0: every layer).
   j["recompute_layers"] = l.recompute_layers;
+  // Megatron's CPU activation offloading instead of recomputation: its layers (0: none).
+  j["cpu_offload_layers"] = l.offload_layers;
   j.update(step_json_of(c.timing, c.fit, c.options));
   j["command"] = command_of(c, a, seq);
   return j;
@@ -292,7 +295,7 @@ int plan_train_cmd(int argc, char** argv) {
     console_out() << list.dump(2) << "\n";
   } else if (fmt == Format::csv) {
     console_out() << "rank,tp,pp,cp,ep,dp,vp,microbatches,micro_batch_size,recompute,step_s,tokens_per_s_per_gpu,mfu,"
-                     "memory_gb,exposed_comm_s,bubble_s,recompute_s,command,zero\n";
+                     "memory_gb,exposed_comm_s,bubble_s,recompute_s,command,zero,cpu_offload_layers\n";
     for (size_t i = 0; i < top.size(); ++i) {
       const TrainCandidate* c = top[i];
       const nlohmann::json& j = list[i];
@@ -301,7 +304,8 @@ int plan_train_cmd(int argc, char** argv) {
       console_out() << "," << plan::recompute_label(c->layout);
       for (const char* k : {"step_s", "tokens_per_s_per_gpu", "mfu", "memory_gb", "exposed_comm_s", "bubble_s", "recompute_s"})
         console_out() << "," << (j[k].is_null() ? "" : report::fmt(j[k].get<double>()));
-      console_out() << "," << report::csv_cell(j["command"].get<std::string>()) << "," << c->options.zero << "\n";
+      console_out() << "," << report::csv_cell(j["command"].get<std::string>()) << "," << c->options.zero << ","
+                    << c->layout.offload_layers << "\n";
     }
   } else {
     write_table(top, console_out());

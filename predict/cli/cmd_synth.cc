@@ -78,6 +78,10 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "recompute-layers", po::value<int64_t>(),
       "train, --framework megatron, --recompute full: Megatron-LM's block method (--recompute-method block "
       "--recompute-num-layers N), only the first N layers of each pipeline chunk recomputed")(
+      "cpu-offload-layers", po::value<int64_t>(),
+      "train, --framework megatron, one pipeline stage, no recomputation: Megatron-LM's CPU activation "
+      "offloading (--cpu-offloading-num-layers N): N layers' activations copied to host memory in the forward "
+      "and back in the backward, over the GPU's host link, behind the other layers' compute")(
       "master-weights", "train with a 16-bit --dtype in mixed precision: fp32 master weights and Adam state "
       "(12 bytes per parameter) beside the 16-bit weights and gradients")(
       "config", po::value(&a.config), "Hugging Face config.json of a transformer (instead of MODEL)")(
@@ -198,6 +202,9 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
   o.recompute = r == Recompute::full;
   o.selective_recompute = r == Recompute::selective;
   if (vm.count("recompute-layers")) o.recompute_layers = positive_int(vm, "recompute-layers", 1);
+  // 0, as Megatron's default, offloads nothing.
+  if (vm.count("cpu-offload-layers") && vm["cpu-offload-layers"].as<int64_t>() != 0)
+    o.cpu_offload_layers = positive_int(vm, "cpu-offload-layers", 1);
   if (vm.count("recompute-modules")) {
     // Megatron: the list replaces selective's default (core_attn); it is selective granularity (with
     // --recompute full, synth's checks refuse it).
@@ -265,7 +272,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--dtype DT] [--attention eager|flash] [--runtime eager|serving]\n"
                      "       [--optimizer adam|adamw|sgd|none] [--head H]\n"
                      "       [--no-loss] [--recompute none|selective|full] [--recompute-modules LIST]\n"
-                     "       [--recompute-layers N] [--master-weights]\n"
+                     "       [--recompute-layers N] [--cpu-offload-layers N] [--master-weights]\n"
                      "       [--config FILE.json]\n"
                      "       [--layers N] [--hidden D] [--heads H] [--kv-heads H] [--ffn F] [--vocab V]\n"
                      "       [--tp N] [--sequence-parallel] [--cp N] [--pp N] [--virtual-stages V] [--dp N] [--ep N]\n"

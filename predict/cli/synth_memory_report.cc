@@ -70,6 +70,9 @@ std::string footprint_line(const Footprint& f, const SynthOptions& o) {
   if (f.loss_transient_bytes > 0)
     s += ", the loss's backward " + gigabytes(f.loss_transient_bytes) + " more at its peak";
   if (f.dispatch_buffer_bytes > 0) s += ", DeepEP's buffers " + gigabytes(f.dispatch_buffer_bytes);
+  if (f.offloaded_activation_bytes > 0)
+    s += " (" + std::to_string(o.cpu_offload_layers) + " layers' activations, " +
+         gigabytes(f.offloaded_activation_bytes) + ", offloaded to host memory)";
   s += "; " + gigabytes(f.total_bytes()) +
        (f.activation_bytes > 0 ? " before workspace" : " before activations and workspace");
   if (f.first_stage_activation_bytes > 0) {
@@ -128,6 +131,8 @@ nlohmann::json memory_json_of(const Footprint& f, const SynthOptions& o, const s
       f.activation_bytes > 0 ? nlohmann::json(f.activations_transient ? "peak" : "kept") : nlohmann::json();
   j["loss_transient_bytes"] = f.loss_transient_bytes;
   j["dispatch_buffer_bytes"] = f.dispatch_buffer_bytes;
+  j["cpu_offload_layers"] = o.cpu_offload_layers;
+  j["offloaded_activation_bytes"] = f.offloaded_activation_bytes;
   j["first_stage_activation_bytes"] = f.first_stage_activation_bytes;
   j["first_stage_microbatches"] = f.first_stage_microbatches;
   j["total_bytes"] = f.total_bytes();

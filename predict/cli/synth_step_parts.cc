@@ -41,6 +41,7 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
   StepParts p;
   std::array<double, kGroups> comm{};
   double forward = 0, backward = 0, gemm = 0, attention = 0, pipelined = 0, pipelined_compute = 0;
+  double layers_forward = 0, layers_backward = 0, offload_out = 0, offload_back = 0;
   const size_t forward_rows = fp.forward_rows > 0 ? fp.forward_rows : rows.size();
   // The recipe's quantization kernels, by the name its table gives them (recipe.h).
   const synth::transformer::RecipeKernels* recipe = synth::transformer::recipe_kernels(o.recipe);
@@ -49,11 +50,18 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
     const double us = row_us[r] * k.count;
     p.list_us += us;
     if (in_pipelined_layers(k.name)) pipelined += us;
+    if (has(k.name, synth::kCpuOffloadName)) {  // on the copy stream, not the compute one
+      (r < forward_rows ? offload_out : offload_back) += us;
+      continue;
+    }
     if (k.cls == KernelClass::communication) {
       comm[group_of(k.name, r < forward_rows)] += us;
       continue;
     }
-    if (in_pipelined_layers(k.name)) pipelined_compute += us;
+    if (in_pipelined_layers(k.name)) {
+      pipelined_compute += us;
+      (r < forward_rows ? layers_forward : layers_backward) += us;
+    }
     if (has(k.name, ".moe.")) p.expert_compute_us += us;
     if (k.name.ends_with(synth::kRecomputeSuffix)) p.recompute_us += us;
     if (recipe && has(k.name, recipe->quantize)) p.quantize_us += us;
@@ -63,7 +71,16 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
     (r < forward_rows ? forward : backward) += us;
   }
   for (double c : comm) p.comm_us += c;
-  p.compute_us = p.list_us - p.comm_us;
+  p.offload_us = offload_out + offload_back;
+  p.compute_us = p.list_us - p.comm_us - p.offload_us;
+  // CPU offloading: each offloaded layer's copy runs behind the next layer's compute (its reload behind
+  // the backward of the layer after it), one copy at a time: what a layer's copy outlasts a layer's
+  // compute is waited for, in each direction.
+  if (p.offload_us > 0 && fp.layers > 0) {
+    const double share = double(o.cpu_offload_layers) / fp.layers;
+    p.exposed_offload_us = std::max(0.0, offload_out - share * layers_forward) +
+                           std::max(0.0, offload_back - share * layers_backward);
+  }
   // The 1F1B schedule's fill and drain: pp - 1 of the m v + pp - 1 chunk times the layers' rows stand for.
   const double m = double(o.microbatches), v = double(o.virtual_stages), pp = double(o.pp);
   if (o.pp > 1) p.bubble_us = pipelined * (pp - 1) / (m * v + pp - 1);
@@ -87,7 +104,7 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
   p.exposed_expert_comm_us = exposed[kExpert];
   for (double e : exposed) p.exposed_comm_us += e;
   p.step_us = o.framework == Framework::eager ? p.list_us
-                                              : std::max(p.compute_us + p.exposed_comm_us, p.comm_us);
+                                              : std::max(p.compute_us + p.exposed_comm_us + p.exposed_offload_us, p.comm_us);
   return p;
 }
 

@@ -15,7 +15,10 @@
 //               With --moe-a2a-overlap (Megatron-Core's batch-level EP overlap), the expert-parallel
 //               dispatch and combine behind the layers' compute of the other micro-batch;
 //   eager:      nothing overlaps (the step is the list's sum, as `kcast predict` gives it).
-// The step is then compute + exposed communication, and never less than the communication itself.
+//   CPU activation offloading (--cpu-offload-layers): each offloaded layer's copy to the host behind the
+//               next layer's forward, its reload behind the backward of the layer after it.
+// The step is then compute + exposed communication (+ exposed offload copies), and never less than the
+// communication itself.
 #pragma once
 #include <vector>
 
@@ -36,6 +39,8 @@ struct StepParts {
   // Mixtures of experts: the expert-parallel dispatch and combine, the part the step waits for, and
   // the MoE blocks' own kernels (router, permutations, experts, shared experts).
   double expert_comm_us = 0, exposed_expert_comm_us = 0, expert_compute_us = 0;
+  // CPU activation offloading: the copies to the host and back, and the part the step waits for.
+  double offload_us = 0, exposed_offload_us = 0;
 };
 
 // `rows`: the list as predicted; `row_us`: each row's time (one launch); `fp`: its footprint.

@@ -146,6 +146,8 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
       t.expert_comm_us = parts.expert_comm_us;
       t.exposed_expert_comm_us = parts.exposed_expert_comm_us;
       t.expert_compute_us = parts.expert_compute_us;
+      t.cpu_offload_us = parts.offload_us;
+      t.exposed_cpu_offload_us = parts.exposed_offload_us;
     }
     t.unit = fp.step_unit;
     t.gpus = o.tp * o.pp * o.dp * o.cp;
@@ -218,6 +220,8 @@ std::string parts_line(const SynthTiming& t, const SynthOptions& o) {
   if (t.bubble_us > 0) s += "; pipeline bubble " + human_time(t.bubble_us);
   if (t.recompute_us > 0) s += "; recompute " + human_time(t.recompute_us);
   if (t.quantize_us > 0) s += "; quantization " + human_time(t.quantize_us);
+  if (o.cpu_offload_layers > 0)
+    s += "; CPU offload copies " + human_time(t.cpu_offload_us) + ", exposed " + human_time(t.exposed_cpu_offload_us);
   if (o.ep > 1)
     s += "; expert parallel (" + std::string(synth::to_string(o.moe_dispatcher)) +
          (o.moe_a2a_overlap ? ", overlapped" : "") + ", balanced routing): dispatch and combine " +
@@ -261,6 +265,11 @@ nlohmann::json step_json_of(const SynthTiming& t, const MemoryFit& fit, const Sy
   j["fits"] = fit.fits;
   j["framework"] = synth::to_string(o.framework);
   j["recipe"] = synth::transformer::to_string(o.recipe);
+  if (o.cpu_offload_layers > 0) {
+    j["cpu_offload_layers"] = o.cpu_offload_layers;
+    j["cpu_offload_s"] = t.cpu_offload_us * 1e-6;
+    j["exposed_cpu_offload_s"] = t.exposed_cpu_offload_us * 1e-6;
+  }
   if (o.mode == synth::Mode::train && t.expert_compute_us > 0) {
     // Mixtures of experts: the expert-parallel exchange and the MoE blocks' share of the step.
     j["moe_dispatcher"] = synth::to_string(o.moe_dispatcher);

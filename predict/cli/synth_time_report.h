@@ -45,6 +45,7 @@ struct SynthTiming {
   bool train = false;
   double comm_us = 0, exposed_comm_us = 0, bubble_us = 0, recompute_us = 0, quantize_us = 0;
   double expert_comm_us = 0, exposed_expert_comm_us = 0, expert_compute_us = 0;  // mixtures of experts
+  double cpu_offload_us = 0, exposed_cpu_offload_us = 0;  // --cpu-offload-layers' copies
   double model_tflops_per_gpu = kUnknown;
 };
 

@@ -24,6 +24,7 @@ const char* to_string(Recompute r) {
 }
 
 std::string recompute_label(const TrainLayout& l) {
+  if (l.offload_layers > 0) return "offload:" + std::to_string(l.offload_layers);
   if (l.recompute_layers > 0) return "full:" + std::to_string(l.recompute_layers);
   if (!l.modules) return to_string(l.recompute);
   std::string out = synth::recompute_modules_string(l.modules);
@@ -160,6 +161,7 @@ synth::SynthOptions with_layout(synth::SynthOptions o, const TrainLayout& l, int
   o.recompute_modules = 0;
   if (l.modules) synth::set_recompute_modules(o, l.modules);  // as the command's --recompute-modules sets them
   o.recompute_layers = l.recompute_layers;
+  o.cpu_offload_layers = l.offload_layers;
   return o;
 }
 

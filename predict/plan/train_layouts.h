@@ -28,6 +28,9 @@ struct TrainLayout {
   unsigned modules = 0;
   // With recompute full: Megatron's block method, the first N layers of each chunk; 0: every layer.
   int64_t recompute_layers = 0;
+  // Without recomputation or pipeline stages: Megatron's CPU activation offloading of N layers
+  // (--cpu-offload-layers); 0: none.
+  int64_t offload_layers = 0;
 };
 
 struct LayoutSpace {
@@ -43,8 +46,8 @@ struct LayoutSpace {
   std::map<std::string, int64_t> fixed;
 };
 
-// The recompute column of plan's table and CSV: none, selective or full, the modules joined by '+', or
-// full:N (the block method's N layers a chunk).
+// The recompute column of plan's table and CSV: none, selective or full, the modules joined by '+',
+// full:N (the block method's N layers a chunk), or offload:N (N layers' activations offloaded instead).
 std::string recompute_label(const TrainLayout& l);
 
 // The module sets of Megatron's selective recomputation (synth/recompute_modules.h) that plan train

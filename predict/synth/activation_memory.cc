@@ -157,15 +157,23 @@ double ActivationMemory::recomputed_layers() const {
   return o_.recompute_layers > 0 ? std::min(L, double(o_.recompute_layers * o_.virtual_stages)) : L;
 }
 
-double ActivationMemory::kept_layer_bytes() const {
+// (Sliding-window layers keep the same tensors: eager attention materializes every score.)
+double ActivationMemory::stage_layers_saved() const {
   const double dense = s_.stage_dense_layers, L = s_.stage_layers;
-  const double expert_layer = attention_saved() + mlp_saved(false);
-  const double dense_layer = attention_saved() + mlp_saved(true);
+  return (L - dense) * (attention_saved() + mlp_saved(false)) + dense * (attention_saved() + mlp_saved(true));
+}
+
+double ActivationMemory::kept_layer_bytes() const {
+  const double L = s_.stage_layers;
   if (o_.torchtitan_op_sac()) return L * op_sac_saved();
-  // (Sliding-window layers keep the same tensors: eager attention materializes every score.)
-  const double whole = (L - dense) * expert_layer + dense * dense_layer;
   const double r = recomputed_layers();
-  return (L > 0 ? (L - r) / L * whole : 0) + r * s_.Tn * double(s_.d) * s_.e;
+  // Offloading's layers leave the GPU once copied (recomputation and offloading exclude each other).
+  const double offloaded = std::min(L, double(o_.cpu_offload_layers));
+  return (L > 0 ? (L - r - offloaded) / L * stage_layers_saved() : 0) + r * s_.Tn * double(s_.d) * s_.e;
+}
+
+double ActivationMemory::offloaded_layer_bytes() const {
+  return s_.stage_layers > 0 ? stage_layers_saved() / s_.stage_layers : 0;
 }
 
 double ActivationMemory::recompute_transient_bytes() const {

@@ -42,6 +42,10 @@ class ActivationMemory {
   double loss_transient_bytes() const;
   // Inference: the most one layer's forward holds at once.
   double inference_peak_bytes() const;
+  // Training with --cpu-offload-layers: what one offloaded layer keeps for the backward (the stage's
+  // layers on average), copied to the host in the forward and back in the backward; those layers'
+  // share leaves the kept activations above.
+  double offloaded_layer_bytes() const;
 
  private:
   // Fused kernels (Megatron-LM / Transformer Engine, torch.compile) keep what their own backward reads.
@@ -54,6 +58,7 @@ class ActivationMemory {
   double gated_saved(double rows, double F) const;
   double mlp_saved(bool dense_mlp) const;
   double layer_activation_bytes() const;
+  double stage_layers_saved() const;  // every layer of the stage keeping all it saves
   // Of it: what each micro-batch keeps, and the one layer's whole activations alive while it is
   // recomputed (full recomputation, torchtitan's policy; 0 otherwise).
   double kept_layer_bytes() const;

@@ -17,6 +17,8 @@ namespace kcast::synth {
 
 // The suffix of a forward row that activation recomputation runs again before its backward.
 inline constexpr const char* kRecomputeSuffix = " (recompute)";
+// The copies of --cpu-offload-layers (transformer_synth.cc), which the step's parts overlap.
+inline constexpr const char* kCpuOffloadName = "activations (cpu offload)";
 
 // A GEMM row C[m x n] = A[m x k] B[k x n], `batch` products; flops and bytes derived from the shape.
 Kernel gemm(const std::string& name, DType dt, int64_t batch, int64_t m, int64_t n, int64_t k);

@@ -102,6 +102,11 @@ struct SynthOptions {
   // With recompute: Megatron-LM's block method (--recompute-method block --recompute-num-layers N),
   // only the first N layers of each pipeline chunk recomputed; 0: every layer.
   int64_t recompute_layers = 0;
+  // train only, --framework megatron, one pipeline stage, no recomputation: Megatron-LM's CPU
+  // activation offloading (--cpu-offloading-num-layers N, Transformer Engine's offload context): what
+  // N layers keep for the backward is copied to host memory over the GPU's host link during the
+  // forward and back during the backward, behind the other layers' compute.
+  int64_t cpu_offload_layers = 0;
   // train only: Megatron-LM's selective recomputation (Korthikanti et al. 2022): eager attention's
   // core (QK^T through the attention over V) keeps no scores and runs again before its backward.
   bool selective_recompute = false;
@@ -246,6 +251,9 @@ struct Footprint {
   double model_flops_per_token = 0;
   // train with --moe-dispatcher deepep: the communication buffers DeepEP allocates (moe_dispatch.h).
   double dispatch_buffer_bytes = 0;
+  // train with --cpu-offload-layers: what those layers keep for the backward, held in host memory
+  // instead (not in total_bytes: the GPU's memory is what the figures are about).
+  double offloaded_activation_bytes = 0;
   double total_bytes() const {
     return weight_bytes + gradient_bytes + optimizer_bytes + kv_cache_bytes + activation_bytes + loss_transient_bytes +
            dispatch_buffer_bytes;

@@ -260,5 +260,42 @@ TEST(PlanCli, TheBlockMethodRecomputesTheFewestLayersThatFit) {
   EXPECT_GT(nlohmann::json::parse(less.out).at(0)["memory_gb"].get<double>(), 0.9 * 85.9) << "one layer fewer fits too";
 }
 
+// One pipeline stage: Megatron's CPU activation offloading is tried too, the fewest layers that fit,
+// and is the candidate where it is faster than recomputation (a GB200's NVLink-C2C hides the copies; on
+// an H100's PCIe link recomputation wins, the test above). Its command reproduces it; one layer fewer
+// does not fit.
+TEST(PlanCli, OffloadingTheFewestLayersThatFitWhereItBeatsRecomputation) {
+  const RunResult r = run_kcast("plan train llama3-70b --gpu GB200 --gpus 64 --batch 128 --seq 8192 --dtype fp8 --recipe "
+                                "current --fix tp=1,cp=1,pp=1,mbs=2,zero=3 --format json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json all = nlohmann::json::parse(r.out);
+  const nlohmann::json& best = all.at(0);
+  EXPECT_EQ(best["recompute"], "none");
+  const int64_t n = best["cpu_offload_layers"].get<int64_t>();
+  EXPECT_GT(n, 0);
+  EXPECT_LT(n, 80);
+  bool recomputed = false;
+  for (const nlohmann::json& c : all)
+    if (c["recompute"] == "full") {
+      recomputed = true;
+      EXPECT_EQ(c["cpu_offload_layers"], 0);
+      EXPECT_LT(c["tokens_per_s_per_gpu"].get<double>(), best["tokens_per_s_per_gpu"].get<double>());
+    }
+  EXPECT_TRUE(recomputed);
+  const std::string cmd = best["command"].get<std::string>();
+  const std::string flag = "--cpu-offload-layers " + std::to_string(n);
+  ASSERT_NE(cmd.find(" " + flag + " "), std::string::npos) << cmd;
+  const RunResult again = run_kcast(cmd.substr(6));
+  ASSERT_EQ(again.rc, 0) << again.out;
+  const nlohmann::json step = nlohmann::json::parse(again.out).at(0);
+  EXPECT_NEAR(step["step_s"].get<double>(), best["step_s"].get<double>(), 1e-9 * best["step_s"].get<double>());
+  EXPECT_EQ(step["cpu_offload_layers"], n);
+  std::string fewer = cmd.substr(6);
+  fewer.replace(fewer.find(flag), flag.size(), "--cpu-offload-layers " + std::to_string(n - 1));
+  const RunResult less = run_kcast(fewer);
+  ASSERT_EQ(less.rc, 0) << less.out;
+  EXPECT_GT(nlohmann::json::parse(less.out).at(0)["memory_gb"].get<double>(), 0.9 * 199.72) << "one layer fewer fits too";
+}
+
 }  // namespace
 }  // namespace kcast

@@ -144,6 +144,23 @@ TEST(TrainingRecipe, WeightsHoldTheNarrowCopiesAndWithFp8ParametersNoBf16Copy) {
   }
 }
 
+// Fully sharded (--zero 3) a layer's weights are whole only while gathered, two layers at a time, and
+// so are their narrow copies: two layers' worth, not the stage's.
+TEST(TrainingRecipe, FullyShardedNarrowCopiesAreTwoLayersWorth) {
+  const double layer = kD * (kD + 2 * kKvd) + kD * kD + kD * 2 * kF + kF * kD;
+  for (Recipe r : {Recipe::current, Recipe::mxfp8}) {
+    SynthOptions o = small(r), bf16 = small(Recipe::none);
+    o.zero = bf16.zero = 3;
+    o.dp = bf16.dp = 2;
+    o.batch = bf16.batch = 2 * kB;
+    Footprint f, plain;
+    synthesize("llama3-8b", o, &f);
+    synthesize("llama3-8b", bf16, &plain);
+    const double per_elem = r == Recipe::mxfp8 ? 1 + 1 + 2.0 / 32 : 2;
+    EXPECT_DOUBLE_EQ(f.weight_bytes - plain.weight_bytes, 2 * layer * per_elem) << transformer::to_string(r);
+  }
+}
+
 TEST(TrainingRecipe, WeightQuantizationIsOncePerStepNotPerMicrobatch) {
   SynthOptions one = small(Recipe::delayed), four = one;
   four.microbatches = 4;
@@ -151,6 +168,11 @@ TEST(TrainingRecipe, WeightQuantizationIsOncePerStepNotPerMicrobatch) {
   const auto a = synthesize("llama3-8b", one), b = synthesize("llama3-8b", four);
   EXPECT_DOUBLE_EQ(sum_where(a, "recipe.weights", &Kernel::bytes), sum_where(b, "recipe.weights", &Kernel::bytes));
   EXPECT_DOUBLE_EQ(4 * sum_where(a, "(input)", &Kernel::bytes), sum_where(b, "(input)", &Kernel::bytes));
+  // Fully sharded, every gather (each micro-batch's forward and backward) quantizes them again.
+  SynthOptions sharded = four;
+  sharded.zero = 3, sharded.dp = 2, sharded.batch = 2 * four.batch;
+  const auto c = synthesize("llama3-8b", sharded);
+  EXPECT_DOUBLE_EQ(sum_where(c, "recipe.weights", &Kernel::bytes), 2 * 4 * sum_where(b, "recipe.weights", &Kernel::bytes));
 }
 
 TEST(TrainingRecipe, MegatronFusesNormsRopeSwigluAndTheLoss) {

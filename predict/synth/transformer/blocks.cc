@@ -59,6 +59,9 @@ void TransformerSynth::recipe_linear(Section& s, const std::string& name, double
   const RecipeKernels& q = *recipe_;
   const int64_t r = int64_t(rows);
   recipe_weight_elems_ += s.weights * n * double(in) * double(out);
+  double& unit = recipe_section_elems_[&s];
+  unit += n * double(in) * double(out);
+  recipe_layer_elems_ = std::max(recipe_layer_elems_, unit);
   auto quantize = [&](const char* what, double elems) {
     return times(work(name + " " + q.quantize + what, EW, DType::bf16, q.flops_per_elem * elems,
                       q.bytes_per_elem() * elems),
@@ -72,14 +75,17 @@ void TransformerSynth::recipe_linear(Section& s, const std::string& name, double
 }
 
 // The block weights' quantization, once per step: TE casts them on the first micro-batch and reuses
-// the narrow copies for the others.
+// the narrow copies for the others. Fully sharded (--zero 3), the narrow copies live only while their
+// layer is gathered (the footprint, transformer_synth.cc): each gather, in every micro-batch's forward
+// and backward, quantizes its weights again.
 void TransformerSynth::recipe_weights() {
   if (!recipe_ || recipe_weight_elems_ <= 0) return;
-  Section& w = tape_.section("recipe.", 1);
+  const bool sharded = o_.zero >= 3;
+  Section& w = tape_.section("recipe.", sharded ? 2.0 * double(o_.microbatches) : 1.0);
   w.weights = 0;
   const double e = recipe_weight_elems_;
-  w.op(work(std::string("weights ") + recipe_->quantize + " (cached across micro-batches)", EW, DType::bf16,
-            recipe_->flops_per_elem * e, recipe_->bytes_per_elem() * e));
+  w.op(work(std::string("weights ") + recipe_->quantize + (sharded ? " (each gather)" : " (cached across micro-batches)"),
+            EW, DType::bf16, recipe_->flops_per_elem * e, recipe_->bytes_per_elem() * e));
 }
 
 Kernel TransformerSynth::accumulate(const std::string& name, double elems, double n) {

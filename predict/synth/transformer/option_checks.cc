@@ -34,6 +34,21 @@ void check_recipe(const SynthOptions& opt) {
                      " training runs by a recipe: --recipe delayed, current, mxfp8 or block (fp8), nvfp4 (fp4)");
 }
 
+// Megatron-LM's CPU activation offloading, with Megatron's own conditions (TransformerConfig's
+// __post_init__: fewer layers than the model's, no pipeline parallelism, no recomputation).
+void check_cpu_offload(const TransformerConfig& cfg, const SynthOptions& opt) {
+  if (opt.cpu_offload_layers == 0) return;
+  auto refuse = [](const std::string& why) { throw InputError("option '--cpu-offload-layers': " + why); };
+  if (opt.cpu_offload_layers < 0) refuse("a positive count of layers");
+  if (opt.mode != Mode::train || opt.framework != Framework::megatron)
+    refuse("Megatron-LM's activation offloading: use it with --mode train --framework megatron");
+  if (opt.cpu_offload_layers >= cfg.layers)
+    refuse("fewer than the model's " + std::to_string(cfg.layers) + " layers (Megatron offloads at most all but one)");
+  if (opt.pp > 1) refuse("Megatron-LM offloads activations only without pipeline parallelism (--pp 1)");
+  if (opt.recompute || opt.selective_recompute || opt.recompute_modules)
+    refuse("Megatron-LM offloads activations only without recomputation (--recompute none)");
+}
+
 // Megatron's recomputed modules exist in the model they name (recompute_modules.h); its block method
 // recomputes whole layers.
 void check_recompute_modules(const TransformerConfig& cfg, const SynthOptions& opt) {
@@ -41,6 +56,7 @@ void check_recompute_modules(const TransformerConfig& cfg, const SynthOptions& o
   if (opt.recompute_layers > 0 && (!opt.recompute || opt.framework != Framework::megatron))
     throw InputError("option '--recompute-layers': Megatron-LM's block method of full recomputation; give it with "
                      "--recompute full --framework megatron");
+  check_cpu_offload(cfg, opt);
   if (!opt.recompute_modules) return;
   auto refuse = [&](const std::string& why) { throw InputError("option '--recompute-modules': " + why); };
   if (opt.framework != Framework::megatron || opt.mode != Mode::train)

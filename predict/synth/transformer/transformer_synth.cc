@@ -107,6 +107,7 @@ std::vector<Kernel> TransformerSynth::run() {
   Section* linear_layers = linear > 0 ? &layer_section(kLinearLayerSection, linear) : nullptr;
   if (linear_layers) layer(*linear_layers, false, 0, /*linear=*/true);
   const double v = double(o_.virtual_stages);
+  if (o_.cpu_offload_layers > 0) cpu_offload(tape_.section("offload.", double(o_.cpu_offload_layers) * m));
   if (o_.pp > 1) stage_sends(tape_.section("pp.", m * v + pp - 2));
   Section& out = tape_.section("head.", 1);
   head(out);
@@ -138,6 +139,17 @@ std::vector<Kernel> TransformerSynth::run() {
   if (o_.pp > 1) embed.weights = 0;
   recipe_weights();
   return tape_.assemble(o_, dt_);
+}
+
+// Megatron-LM's CPU activation offloading (Transformer Engine's offload context): in each offloaded
+// layer's forward what it keeps for the backward goes to host memory, a copy over the host link on
+// its own stream; in the backward it comes back, prefetched a layer ahead. One run per offloaded layer
+// and micro-batch; synth_step_parts.cc hides them behind the layers' compute.
+void TransformerSynth::cpu_offload(Section& s) {
+  s.weights = 0;
+  const double bytes = ActivationMemory(c_, o_, shape()).offloaded_layer_bytes();
+  s.op(work(std::string(kCpuOffloadName) + " [CUDA memcpy Device-to-Host]", KernelClass::memcpy, dt_, 0, bytes),
+       {work(std::string(kCpuOffloadName) + " reload [CUDA memcpy Host-to-Device]", KernelClass::memcpy, dt_, 0, bytes)});
 }
 
 // Eager attention's softmax runs in fp32 on 16-bit scores (HF's Llama family; OPT in fp16), then
@@ -188,9 +200,13 @@ Footprint TransformerSynth::footprint() const {
   }
   // A recipe keeps the narrow row- and column-wise copies of the block weights beside the BF16 ones
   // (TE's cached FP8 / FP4 weights); with FP8 parameters (--fp8-param-gather) instead of them: the
-  // module holds the narrow copies only, the fp32 master copy in the optimizer.
-  if (recipe_)
-    f.weight_bytes += recipe_weight_elems_ * (recipe_->stored_bytes_per_elem - (o_.fp8_param_gather ? e_ : 0.0));
+  // module holds the narrow copies only, the fp32 master copy in the optimizer. Fully sharded
+  // (--zero 3) a layer's weights exist whole only while gathered, and so do their narrow copies: two
+  // layers' worth at a time, as the gathered weights themselves (Tape::footprint).
+  if (recipe_) {
+    const double narrow = o_.zero >= 3 ? 2 * recipe_layer_elems_ : recipe_weight_elems_;
+    f.weight_bytes += narrow * (recipe_->stored_bytes_per_elem - (o_.fp8_param_gather ? e_ : 0.0));
+  }
   const ActivationMemory activations(c_, o_, shape());
   if (!train_) {
     f.activation_bytes = activations.inference_peak_bytes();
@@ -198,6 +214,7 @@ Footprint TransformerSynth::footprint() const {
   }
   if (train_) {
     f.activation_bytes = activations.activation_bytes();
+    f.offloaded_activation_bytes = double(o_.cpu_offload_layers) * activations.offloaded_layer_bytes();
     f.first_stage_activation_bytes = activations.first_stage_activation_bytes();
     f.loss_transient_bytes = activations.loss_transient_bytes();
     if (o_.pp > 1) f.first_stage_microbatches = activations.first_stage_microbatches();

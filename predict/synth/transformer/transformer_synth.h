@@ -4,6 +4,7 @@
 // kcast reaches the synthesizer through predict/synth/synth.h (synthesize_transformer).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,8 @@ class TransformerSynth {
   // Training with a low-precision recipe (--recipe): the block projections' kernels; null: none.
   const RecipeKernels* recipe_ = nullptr;
   double recipe_weight_elems_ = 0;  // the narrow weights this GPU quantizes once per step
+  double recipe_layer_elems_ = 0;   // the most narrow weights one repetition of a section holds (a layer)
+  std::map<const Section*, double> recipe_section_elems_;  // per section, one repetition's narrow weights
   // Megatron-LM / Transformer Engine's fused kernels (--framework megatron), or torch.compile's
   // (--compile): one kernel per norm, rotary, gated activation and cross-entropy.
   bool fused_ = false;
@@ -130,6 +133,7 @@ class TransformerSynth {
   void all_to_all(Section& s, const std::string& name, bool dispatch);
   void tp_all_reduce(Section& s, const std::string& name, bool forward);
   void stage_sends(Section& s);
+  void cpu_offload(Section& s);
 
   // embedding_head.cc: embeddings, heads, loss
   void embedding(Section& s, const std::string& name, double rows, int64_t table, bool vocab_parallel = false);
