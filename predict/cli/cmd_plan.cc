@@ -156,7 +156,7 @@ int plan_train_cmd(int argc, char** argv) {
       "fp8-param-gather", "megatron, FP8 recipes: FP8 parameters (as kcast synth; layouts with Megatron FSDP keep "
       "16-bit ones)")(
       "fix", po::value(&a.fix), "hold some of the layout: tp=8,pp=4,cp=1,ep=8,dp=..,vp=..,mbs=..,microbatches=..,"
-      "recompute=none|selective|full")("top", po::value<int64_t>(), "candidates shown (default 10)")(
+      "recompute=none|selective|full|MODULE+MODULE,zero=1|3,offload=N (0: none)")("top", po::value<int64_t>(), "candidates shown (default 10)")(
       "threads", po::value<unsigned>(), "worker threads (default: all cores)")(
       "format", po::value(&a.format)->default_value("table"), "table, csv or json")(
       "html", po::value(&a.html), "also write the candidates shown as a self-contained page here")(
@@ -231,8 +231,12 @@ int plan_train_cmd(int argc, char** argv) {
   if (!(fraction > 0 && fraction <= 1)) throw InputError("option '--memory-fraction': a share from 0 to 1");
   // Megatron's module sets, where recomputation is the planner's to choose (not --fix recompute=...).
   plan::RecomputeLadder ladder;
-  if (base.framework == synth::Framework::megatron && !space.fixed.count("recompute"))
-    ladder = {plan::recompute_module_ladder(cfg), cfg.layers};
+  if (base.framework == synth::Framework::megatron) {
+    const auto recompute = space.fixed.find("recompute");
+    const bool free = recompute == space.fixed.end();
+    ladder = {free ? plan::recompute_module_ladder(cfg) : std::vector<unsigned>{}, cfg.layers, free,
+              !space.fixed.count("offload") && (free || recompute->second == 0)};
+  }
   const std::vector<TrainCandidate> all =
       plan::plan_train(step, base, layouts, space.batch, gpu, lm, db, threads, fraction, ladder);
 

@@ -45,7 +45,7 @@ std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth:
           l.modules = modules;
           if ((fitted = attempt(l))) break;
         }
-        if (!fitted && ladder.layers > 0) {
+        if (!fitted && ladder.block && ladder.layers > 0) {
           // The block method: the fewest layers a chunk that fit (memory falls as they grow), found by
           // bisection; a whole chunk is full recomputation, enumerated on its own.
           const int64_t chunks = none_layout.pp * none_layout.vp, chunk = (ladder.layers + chunks - 1) / chunks;
@@ -59,7 +59,7 @@ std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth:
         }
         // Megatron's CPU activation offloading (one stage, no recomputation): the fewest layers that fit,
         // by bisection; where recomputation fits too, the faster of the two is the candidate.
-        if (ladder.layers > 1 && none_layout.pp == 1) {
+        if (ladder.offload && ladder.layers > 1 && none_layout.pp == 1) {
           TrainCandidate off = c;
           synth::Footprint off_fp;
           std::vector<Kernel> off_kernels;

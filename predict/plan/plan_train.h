@@ -20,7 +20,11 @@ using StepSynthesizer = synth::StepSynth;  // synth's step for a set of options 
 // What plan_train may try, under Megatron, on a layout that does not fit without recomputation.
 struct RecomputeLadder {
   std::vector<unsigned> modules;  // recompute_module_ladder(), cheapest first
-  int64_t layers = 0;             // the model's layers: > 0 tries the block method (--recompute-layers)
+  int64_t layers = 0;             // the model's layers: > 0 lets the two below be tried
+  bool block = true;    // the block method (--recompute-layers); off where --fix holds the recomputation
+  // Megatron's CPU activation offloading on one-stage layouts (--cpu-offload-layers); off where --fix holds
+  // the offloaded layers or a recomputation (Megatron offloads only without one).
+  bool offload = true;
 };
 
 struct TrainCandidate {
@@ -38,7 +42,8 @@ struct TrainCandidate {
 // the CUDA context, NCCL's buffers, library workspaces and the allocator's fragmentation.
 // `ladder`: a layout without recomputation that does not fit is tried with each module set in turn
 // (recompute selective, its modules), then, where `ladder.layers` is given, with the block method's
-// fewest recomputed layers a chunk (recompute full, recompute_layers), and ranked with the first that fits.
+// fewest recomputed layers a chunk (recompute full, recompute_layers), and ranked with the first that fits;
+// a one-stage layout also with the fewest offloaded layers that fit (ladder.offload), the faster kept.
 std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth::SynthOptions& base,
                                        const std::vector<TrainLayout>& layouts, int64_t batch, const GpuSpec& gpu,
                                        const LoadedModel& lm, const GpuDatabase& db, unsigned threads = 0,

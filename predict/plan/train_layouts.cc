@@ -83,9 +83,13 @@ std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
                 if (!allowed(s, "recompute", int64_t(rc))) continue;
                 const auto modules = s.fixed.find("recompute_modules");
                 const unsigned mods = modules == s.fixed.end() ? 0u : unsigned(modules->second);
-                if (allowed(s, "zero", s.default_zero)) out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc, -1, mods});
+                // --fix offload=N: Megatron offloads only one stage's layers and never while recomputing.
+                const auto offload = s.fixed.find("offload");
+                const int64_t off = offload == s.fixed.end() ? 0 : offload->second;
+                if (off > 0 && (pp > 1 || rc != Recompute::none)) continue;
+                if (allowed(s, "zero", s.default_zero)) out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc, -1, mods, 0, off});
                 if (s.megatron_fsdp && pp == 1 && dp > 1 && allowed(s, "zero", 3))
-                  out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc, 3, mods});
+                  out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc, 3, mods, 0, off});
               }
             }
           }
@@ -105,10 +109,11 @@ std::map<std::string, int64_t> parse_fix(const std::string& text) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     const bool known_key = key == "tp" || key == "pp" || key == "cp" || key == "ep" || key == "dp" || key == "vp" ||
-                           key == "mbs" || key == "microbatches" || key == "recompute" || key == "zero";
+                           key == "mbs" || key == "microbatches" || key == "recompute" || key == "zero" ||
+                           key == "offload";
     if (!known_key)
       throw InputError("option '--fix': '" + item + "': give KEY=VALUE with KEY one of tp, pp, cp, ep, dp, vp, mbs, "
-                       "microbatches, recompute, zero");
+                       "microbatches, recompute, zero, offload");
     if (key == "recompute") {
       if (value == "none") out[key] = 0;
       else if (value == "selective") out[key] = 1;
@@ -132,8 +137,11 @@ std::map<std::string, int64_t> parse_fix(const std::string& text) {
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used != value.size() || value.empty() || v < 1)
-        throw InputError("option '--fix': " + key + "='" + value + "' is not a positive integer");
+      // offload=0: no CPU activation offloading (the planner's search off); the others at least 1.
+      const int64_t least = key == "offload" ? 0 : 1;
+      if (used != value.size() || value.empty() || v < least)
+        throw InputError("option '--fix': " + key + "='" + value + "' is not a " +
+                         (least ? "positive" : "non-negative") + " integer");
       out[key] = v;
     }
     start = end + 1;

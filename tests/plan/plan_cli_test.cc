@@ -187,7 +187,7 @@ TEST(PlanCli, MixtureSettingsReachEveryCandidatesCommand) {
 // can fit without it, and the winner's command carries the option.
 TEST(PlanCli, Fp8ParametersLetMoreLayoutsFitAndReachTheCommand) {
   const std::string req = "plan train llama3-8b --gpu H100-SXM --gpus 8 --batch 128 --seq 8192 --dtype fp8 --recipe "
-                          "current --fix tp=1,pp=1,cp=1,mbs=1,recompute=none,zero=1 --memory-fraction 0.95 --format json";
+                          "current --fix tp=1,pp=1,cp=1,mbs=1,recompute=none,zero=1,offload=0 --memory-fraction 0.95 --format json";
   const RunResult with = run_kcast(req + " --fp8-param-gather"), without = run_kcast(req, true);
   ASSERT_EQ(with.rc, 0) << with.out;
   EXPECT_NE(with.out.find("--fp8-param-gather"), std::string::npos) << with.out;
@@ -295,6 +295,29 @@ TEST(PlanCli, OffloadingTheFewestLayersThatFitWhereItBeatsRecomputation) {
   const RunResult less = run_kcast(fewer);
   ASSERT_EQ(less.rc, 0) << less.out;
   EXPECT_GT(nlohmann::json::parse(less.out).at(0)["memory_gb"].get<double>(), 0.9 * 199.72) << "one layer fewer fits too";
+}
+
+// --fix offload=N holds N offloaded layers on every layout (one stage, no recomputation: the others are
+// not Megatron's to run); offload=0 turns the planner's offloading off; a bad value is named.
+TEST(PlanCli, FixOffloadHoldsTheOffloadedLayers) {
+  const std::string req = "plan train llama3-70b --gpu GB200 --gpus 64 --batch 128 --seq 8192 --dtype fp8 --recipe current "
+                          "--format json --top 1000 --fix mbs=2,";
+  const RunResult held = run_kcast(req + "offload=40");
+  ASSERT_EQ(held.rc, 0) << held.out;
+  const nlohmann::json all = nlohmann::json::parse(held.out);
+  ASSERT_FALSE(all.empty());
+  for (const nlohmann::json& c : all) {
+    EXPECT_EQ(c["cpu_offload_layers"], 40);
+    EXPECT_EQ(c["pp"], 1);
+    EXPECT_EQ(c["recompute"], "none");
+    EXPECT_NE(c["command"].get<std::string>().find(" --cpu-offload-layers 40 "), std::string::npos);
+  }
+  const RunResult off = run_kcast(req + "offload=0");
+  ASSERT_EQ(off.rc, 0) << off.out;
+  for (const nlohmann::json& c : nlohmann::json::parse(off.out)) EXPECT_EQ(c["cpu_offload_layers"], 0);
+  const RunResult bad = run_kcast(req + "offload=-1", true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("option '--fix': offload='-1'"), std::string::npos) << bad.out;
 }
 
 }  // namespace
