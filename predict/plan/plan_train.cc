@@ -1,12 +1,26 @@
 #include "predict/plan/plan_train.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "model/error.h"
 #include "predict/e2e/predictor.h"
 #include "predict/report/text_util.h"
 
 namespace kcast::plan {
+
+namespace {
+
+// A layout tried by the recomputation / offloading ladder: its options, memory and step.
+struct Trial {
+  TrainLayout layout;
+  synth::SynthOptions options;
+  cli::MemoryFit fit;
+  synth::Footprint fp;
+  std::vector<Kernel> kernels;
+};
+
+}  // namespace
 
 std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth::SynthOptions& base,
                                        const std::vector<TrainLayout>& layouts, int64_t batch, const GpuSpec& gpu,
@@ -27,62 +41,67 @@ std::vector<TrainCandidate> plan_train(const StepSynthesizer& step, const synth:
       // A module set frees activations at most: past those the ladder is not tried.
       const double activations = c.fit.first_stage_decides ? fp.first_stage_activation_bytes : fp.activation_bytes;
       if (!fits(c.fit) && c.layout.recompute == Recompute::none && c.fit.need_bytes - activations <= usable) {
-        const TrainLayout none_layout = c.layout;
-        // The candidate becomes `l` where it fits.
-        auto attempt = [&](const TrainLayout& l) {
-          const synth::SynthOptions o = with_layout(base, l, batch);
-          synth::Footprint f2;
-          std::vector<Kernel> k2 = step(o, &f2);
-          const cli::MemoryFit fit2 = cli::memory_fit(f2, gpu);
-          if (!fits(fit2)) return false;
-          c.layout = l, c.options = o, c.fit = fit2, fp = std::move(f2), kernels = std::move(k2);
-          return true;
+        const TrainLayout none = c.layout;
+        // `l` synthesized and sized; nothing where it does not fit.
+        auto trial = [&](const TrainLayout& l) -> std::optional<Trial> {
+          Trial t{l, with_layout(base, l, batch), {}, {}, {}};
+          t.kernels = step(t.options, &t.fp);
+          t.fit = cli::memory_fit(t.fp, gpu);
+          if (!fits(t.fit)) return std::nullopt;
+          return t;
         };
-        bool fitted = false;
+        // The fewest of lo..hi that fits, `with(n)` the layout at n (memory falls as n grows): bisection.
+        auto fewest = [&](int64_t lo, int64_t hi, const auto& with) {
+          std::optional<Trial> best;
+          while (lo <= hi) {
+            const int64_t n = lo + (hi - lo) / 2;
+            if (auto t = trial(with(n))) best = std::move(t), hi = n - 1;
+            else lo = n + 1;
+          }
+          return best;
+        };
+        std::optional<Trial> recomputed;
         for (unsigned modules : ladder.modules) {
-          TrainLayout l = c.layout;
+          TrainLayout l = none;
           l.recompute = Recompute::selective;
           l.modules = modules;
-          if ((fitted = attempt(l))) break;
+          if ((recomputed = trial(l))) break;
         }
-        if (!fitted && ladder.block && ladder.layers > 0) {
-          // The block method: the fewest layers a chunk that fit (memory falls as they grow), found by
-          // bisection; a whole chunk is full recomputation, enumerated on its own.
-          const int64_t chunks = none_layout.pp * none_layout.vp, chunk = (ladder.layers + chunks - 1) / chunks;
-          for (int64_t lo = 1, hi = chunk - 1; lo <= hi;) {
-            TrainLayout l = none_layout;
+        if (!recomputed && ladder.block && ladder.layers > 0) {
+          // The block method: the fewest layers a chunk that fit; a whole chunk is full recomputation,
+          // enumerated on its own.
+          const int64_t chunks = none.pp * none.vp, chunk = (ladder.layers + chunks - 1) / chunks;
+          recomputed = fewest(1, chunk - 1, [&](int64_t n) {
+            TrainLayout l = none;
             l.recompute = Recompute::full;
-            l.recompute_layers = lo + (hi - lo) / 2;
-            if (attempt(l)) hi = l.recompute_layers - 1;
-            else lo = l.recompute_layers + 1;
-          }
+            l.recompute_layers = n;
+            return l;
+          });
         }
-        // Megatron's CPU activation offloading (one stage, no recomputation): the fewest layers that fit,
-        // by bisection; where recomputation fits too, the faster of the two is the candidate.
-        if (ladder.offload && ladder.layers > 1 && none_layout.pp == 1) {
-          TrainCandidate off = c;
-          synth::Footprint off_fp;
-          std::vector<Kernel> off_kernels;
-          for (int64_t lo = 1, hi = ladder.layers - 1; lo <= hi;) {
-            TrainLayout l = none_layout;
-            l.offload_layers = lo + (hi - lo) / 2;
-            const synth::SynthOptions o = with_layout(base, l, batch);
-            synth::Footprint f2;
-            std::vector<Kernel> k2 = step(o, &f2);
-            const cli::MemoryFit fit2 = cli::memory_fit(f2, gpu);
-            if (fits(fit2)) {
-              off.layout = l, off.options = o, off.fit = fit2, off_fp = std::move(f2), off_kernels = std::move(k2);
-              hi = l.offload_layers - 1;
-            } else {
-              lo = l.offload_layers + 1;
-            }
-          }
-          if (!off_kernels.empty()) {
-            off.timing = cli::time_synth_step(off_kernels, off_fp, off.options, {&gpu}, lm, db, false).front();
-            if (fits(c.fit)) c.timing = cli::time_synth_step(kernels, fp, c.options, {&gpu}, lm, db, false).front();
-            if (!fits(c.fit) || off.timing.tokens_per_s_per_gpu() > c.timing.tokens_per_s_per_gpu()) c = std::move(off);
-            timed = true;
-          }
+        // Megatron's CPU activation offloading (one stage, no recomputation): the fewest layers that fit;
+        // where recomputation fits too, the faster of the two is the candidate.
+        std::optional<Trial> offloaded;
+        if (ladder.offload && ladder.layers > 1 && none.pp == 1)
+          offloaded = fewest(1, ladder.layers - 1, [&](int64_t n) {
+            TrainLayout l = none;
+            l.offload_layers = n;
+            return l;
+          });
+        auto adopt = [&](Trial& t) {
+          c.layout = t.layout, c.options = std::move(t.options), c.fit = t.fit;
+          fp = std::move(t.fp), kernels = std::move(t.kernels);
+        };
+        if (recomputed && offloaded) {
+          const auto time = [&](const Trial& t) {
+            return cli::time_synth_step(t.kernels, t.fp, t.options, {&gpu}, lm, db, false).front();
+          };
+          const cli::SynthTiming r = time(*recomputed), o = time(*offloaded);
+          const bool offload_wins = o.tokens_per_s_per_gpu() > r.tokens_per_s_per_gpu();
+          adopt(offload_wins ? *offloaded : *recomputed);
+          c.timing = offload_wins ? o : r;
+          timed = true;
+        } else if (recomputed || offloaded) {
+          adopt(recomputed ? *recomputed : *offloaded);
         }
       }
       if (!fits(c.fit)) {

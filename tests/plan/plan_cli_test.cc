@@ -225,6 +225,24 @@ TEST(PlanCli, ModuleRecomputationFitsBeforeFullAndReachesTheCommand) {
   EXPECT_EQ(none.rc, 2) << none.out;
 }
 
+// A candidate's command (`option N` in it) gives back its step and fits; with N - 1 it needs more than
+// the planner's 90% of `capacity_gb`: N is the fewest that fit.
+void expect_fewest_that_fit(const nlohmann::json& best, const std::string& option, int64_t n, double capacity_gb) {
+  const std::string cmd = best["command"].get<std::string>(), flag = option + " " + std::to_string(n);
+  ASSERT_NE(cmd.find(" " + flag + " "), std::string::npos) << cmd;
+  const RunResult again = run_kcast(cmd.substr(6));
+  ASSERT_EQ(again.rc, 0) << again.out;
+  const nlohmann::json step = nlohmann::json::parse(again.out).at(0);
+  EXPECT_NEAR(step["step_s"].get<double>(), best["step_s"].get<double>(), 1e-9 * best["step_s"].get<double>());
+  EXPECT_TRUE(step["fits"].get<bool>());
+  std::string fewer = cmd.substr(6);
+  fewer.replace(fewer.find(flag), flag.size(), option + " " + std::to_string(n - 1));
+  const RunResult less = run_kcast(fewer);
+  ASSERT_EQ(less.rc, 0) << less.out;
+  EXPECT_GT(nlohmann::json::parse(less.out).at(0)["memory_gb"].get<double>(), 0.9 * capacity_gb)
+      << "one layer fewer fits too";
+}
+
 // A dense layout that does not fit without recomputation is ranked with the fewest layers the block
 // method must recompute (Llama 3 70B on 32 H100s, TP 4 without a pipeline: 9 of 80), which is faster than
 // recomputing them all; the command reproduces it, and one layer fewer does not fit.
@@ -245,19 +263,8 @@ TEST(PlanCli, TheBlockMethodRecomputesTheFewestLayersThatFit) {
       EXPECT_LT(c["tokens_per_s_per_gpu"].get<double>(), best["tokens_per_s_per_gpu"].get<double>());
     }
   EXPECT_TRUE(whole);
-  const std::string cmd = best["command"].get<std::string>();
-  EXPECT_NE(cmd.find(" --recompute full --recompute-layers " + std::to_string(n) + " "), std::string::npos) << cmd;
-  const RunResult again = run_kcast(cmd.substr(6));
-  ASSERT_EQ(again.rc, 0) << again.out;
-  const nlohmann::json step = nlohmann::json::parse(again.out).at(0);
-  EXPECT_NEAR(step["step_s"].get<double>(), best["step_s"].get<double>(), 1e-9 * best["step_s"].get<double>());
-  EXPECT_TRUE(step["fits"].get<bool>());
-  std::string fewer = cmd.substr(6);
-  fewer.replace(fewer.find("--recompute-layers " + std::to_string(n)), 19 + std::to_string(n).size(),
-                "--recompute-layers " + std::to_string(n - 1));
-  const RunResult less = run_kcast(fewer);
-  ASSERT_EQ(less.rc, 0) << less.out;
-  EXPECT_GT(nlohmann::json::parse(less.out).at(0)["memory_gb"].get<double>(), 0.9 * 85.9) << "one layer fewer fits too";
+  EXPECT_NE(best["command"].get<std::string>().find(" --recompute full --recompute-layers "), std::string::npos);
+  expect_fewest_that_fit(best, "--recompute-layers", n, 85.9);
 }
 
 // One pipeline stage: Megatron's CPU activation offloading is tried too, the fewest layers that fit,
@@ -282,19 +289,7 @@ TEST(PlanCli, OffloadingTheFewestLayersThatFitWhereItBeatsRecomputation) {
       EXPECT_LT(c["tokens_per_s_per_gpu"].get<double>(), best["tokens_per_s_per_gpu"].get<double>());
     }
   EXPECT_TRUE(recomputed);
-  const std::string cmd = best["command"].get<std::string>();
-  const std::string flag = "--cpu-offload-layers " + std::to_string(n);
-  ASSERT_NE(cmd.find(" " + flag + " "), std::string::npos) << cmd;
-  const RunResult again = run_kcast(cmd.substr(6));
-  ASSERT_EQ(again.rc, 0) << again.out;
-  const nlohmann::json step = nlohmann::json::parse(again.out).at(0);
-  EXPECT_NEAR(step["step_s"].get<double>(), best["step_s"].get<double>(), 1e-9 * best["step_s"].get<double>());
-  EXPECT_EQ(step["cpu_offload_layers"], n);
-  std::string fewer = cmd.substr(6);
-  fewer.replace(fewer.find(flag), flag.size(), "--cpu-offload-layers " + std::to_string(n - 1));
-  const RunResult less = run_kcast(fewer);
-  ASSERT_EQ(less.rc, 0) << less.out;
-  EXPECT_GT(nlohmann::json::parse(less.out).at(0)["memory_gb"].get<double>(), 0.9 * 199.72) << "one layer fewer fits too";
+  expect_fewest_that_fit(best, "--cpu-offload-layers", n, 199.72);
 }
 
 // --fix offload=N holds N offloaded layers on every layout (one stage, no recomputation: the others are
