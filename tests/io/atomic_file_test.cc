@@ -147,7 +147,9 @@ TEST(AtomicFile, ASignalDuringTheWriteRemovesTheTemporaryFile) {
     int status = 0;
     ASSERT_EQ(::waitpid(child, &status, 0), child);
     EXPECT_TRUE(WIFSIGNALED(status)) << sig;
-    if (WIFSIGNALED(status)) EXPECT_EQ(WTERMSIG(status), sig);
+    if (WIFSIGNALED(status)) {
+      EXPECT_EQ(WTERMSIG(status), sig);
+    }
     std::vector<std::string> left;
     for (const auto& e : fs::directory_iterator(dir)) left.push_back(e.path().filename().string());
     EXPECT_EQ(left, std::vector<std::string>{"out.csv"}) << sig;

@@ -199,7 +199,9 @@ void expect_table_matches_rows(const KernelTable& t, const std::vector<Kernel>& 
     ASSERT_EQ(k.k, rows[r].k) << "row " << r;
     ASSERT_EQ(k.bytes, rows[r].bytes) << "row " << r;  // NaN where not given: compare known-ness too
     ASSERT_EQ(known(k.duration_us), known(rows[r].duration_us)) << "row " << r;
-    if (known(k.duration_us)) ASSERT_EQ(k.duration_us, rows[r].duration_us) << "row " << r;
+    if (known(k.duration_us)) {
+      ASSERT_EQ(k.duration_us, rows[r].duration_us) << "row " << r;
+    }
     ASSERT_EQ(k.start_us, rows[r].start_us) << "row " << r;
     ASSERT_EQ(k.stream, rows[r].stream) << "row " << r;
     if (view.kind_of(r) == seen.size()) seen.push_back(k.name);  // a new kind: the next in order

@@ -168,7 +168,9 @@ TEST(PlanServe, DraftCountsMultiplyTheConfigurationsButPipelines) {
   ASSERT_GT(pipelines, 0u);
   EXPECT_EQ(drafted.size(), 3 * plain.size() - 2 * pipelines);
   for (const ServeLayout& l : drafted)
-    if (l.pp > 1) EXPECT_EQ(l.speculative_tokens, 0);
+    if (l.pp > 1) {
+      EXPECT_EQ(l.speculative_tokens, 0);
+    }
   s.draft_counts = {0};
   EXPECT_EQ(enumerate_serve_layouts(s).size(), plain.size());
 }

@@ -111,7 +111,9 @@ TEST_F(ServeDisaggregatedLlama, OneClientSendsEachRequestWhenItsLastEnds) {
   const RequestResult a = simulate_disaggregated(alone, rate(1), prefill, decode, d).requests[0];
   for (size_t i = 0; i < r.requests.size(); ++i) {
     const RequestResult& q = r.requests[i];
-    if (i > 0) EXPECT_DOUBLE_EQ(q.arrival_s, r.requests[i - 1].finish_s);
+    if (i > 0) {
+      EXPECT_DOUBLE_EQ(q.arrival_s, r.requests[i - 1].finish_s);
+    }
     EXPECT_NEAR(q.first_token_s - q.arrival_s, a.first_token_s - a.arrival_s, 1e-9);
     EXPECT_NEAR(q.finish_s - q.arrival_s, a.finish_s - a.arrival_s, 1e-9);
   }
