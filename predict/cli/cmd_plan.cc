@@ -289,7 +289,8 @@ int plan_train_cmd(int argc, char** argv) {
         std::to_string(space.gpus) + " x " + gpu.name + ", global batch " + std::to_string(space.batch) + " x " +
             std::to_string(space.seq) + " tokens; the fitting layouts best first",
         {{"TP", "tp"}, {"PP", "pp"}, {"CP", "cp"}, {"EP", "ep"}, {"DP", "dp"}, {"VP", "vp"},
-         {"micro-batch", "micro_batch_size"}, {"recompute", "recompute"}, {"step (s)", "step_s", 3},
+         {"micro-batch", "micro_batch_size"}, {"recompute", "recompute"}, {"offloaded layers", "cpu_offload_layers"},
+         {"step (s)", "step_s", 3},
          {"tokens/s/GPU", "tokens_per_s_per_gpu"}, {"MFU", "mfu", 3}, {"memory GB", "memory_gb", 1},
          {"exposed comm (s)", "exposed_comm_s", 3}, {"bubble (s)", "bubble_s", 3}},
         list, labels, "tokens_per_s_per_gpu", "tokens/s per GPU");
