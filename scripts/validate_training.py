@@ -103,14 +103,17 @@ DEEPSEEK_LAYOUTS = {(8, 4): "Et|(tt|)*30mL", (8, 2): "Et*4|(t*4|)*14tmL", (2, 8)
 
 def cpu_offload_layers(r):
     """The layers whose activations Megatron-Bridge's recipe for a row offloads to the host
-    (cpu_offloading_num_layers in llama/llama3_workload_base_configs.py, V1 and V2 alike): its Llama 3
-    70B runs under Megatron FSDP on GB300 (BF16 30, FP8 current scaling 20), GB200 (BF16 20, FP8 current
-    scaling 40) and B200 (FP8 current scaling 5). 0: none (and never with pipeline stages)."""
-    if r["model"] != "llama3-70b" or int(r["fsdp"] or 0) == 0 or int(r["pp"]) > 1:
+    (cpu_offloading_num_layers in llama/llama3_workload_base_configs.py and llama31_workload_base_configs.py),
+    on its Megatron FSDP runs without pipeline stages: Llama 3 70B on GB300 (BF16 30, FP8 current scaling
+    20), GB200 (BF16 20, FP8-CS 40) and B200 (FP8-CS 5); Llama 3.1 405B on GB300 (BF16 40, FP8-CS 10) and
+    GB200 (FP8-CS 92). 0: none."""
+    if int(r["fsdp"] or 0) == 0 or int(r["pp"]) > 1:
         return 0
-    table = {("GB300", "bf16"): 30, ("GB300", "fp8-current"): 20, ("GB200", "bf16"): 20,
-             ("GB200", "fp8-current"): 40, ("B200", "fp8-current"): 5}
-    return table.get((r["system"], r["precision"]), 0)
+    table = {("llama3-70b", "GB300", "bf16"): 30, ("llama3-70b", "GB300", "fp8-current"): 20,
+             ("llama3-70b", "GB200", "bf16"): 20, ("llama3-70b", "GB200", "fp8-current"): 40,
+             ("llama3-70b", "B200", "fp8-current"): 5, ("llama3.1-405b", "GB300", "bf16"): 40,
+             ("llama3.1-405b", "GB300", "fp8-current"): 10, ("llama3.1-405b", "GB200", "fp8-current"): 92}
+    return table.get((r["model"], r["system"], r["precision"]), 0)
 
 
 def fp8_params(r):
