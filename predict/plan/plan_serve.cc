@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
-#include <tuple>
 
 #include "model/error.h"
 #include "predict/e2e/predictor.h"
@@ -279,12 +278,9 @@ std::vector<ServeCandidate> plan_serve(const serve::StepSynthesizer& step, const
     }
   });
   // A sequence limit the engine never reached answers exactly as a larger one does: keep the larger.
-  const auto same_but_limit = [](const ServeLayout& a, const ServeLayout& b) {
-    const auto key = [](const ServeLayout& l) {
-      return std::tie(l.gpus_per_replica, l.replicas, l.attention_dp, l.ep, l.max_batched_tokens, l.pp,
-                      l.speculative_tokens, l.prefill_workers, l.prefill_tp, l.decode_workers, l.decode_tp);
-    };
-    return key(a) == key(b);
+  const auto same_but_limit = [](ServeLayout a, const ServeLayout& b) {
+    a.max_num_seqs = b.max_num_seqs;
+    return a == b;
   };
   const auto same_answer = [](const ServeCandidate& a, const ServeCandidate& b) {
     const auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };

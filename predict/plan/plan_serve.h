@@ -29,6 +29,7 @@ struct ServeLayout {
   // The GPUs of the engine that decodes: the replica's, or a decode worker's.
   int64_t decode_gpus() const { return disaggregated() ? decode_tp : gpus_per_replica; }
   int64_t tp() const { return attention_dp ? 1 : disaggregated() ? decode_tp : gpus_per_replica / pp; }
+  bool operator==(const ServeLayout&) const = default;
 };
 
 struct ServeSpace {

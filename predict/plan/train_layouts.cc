@@ -44,6 +44,13 @@ std::vector<unsigned> recompute_module_ladder(const synth::TransformerConfig& cf
 
 std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
   std::vector<TrainLayout> out;
+  // What --fix holds on every layout: Megatron's recomputed modules and offloaded layers (0: none).
+  const auto fixed = [&](const char* key) {
+    const auto it = s.fixed.find(key);
+    return it == s.fixed.end() ? int64_t(0) : it->second;
+  };
+  const unsigned mods = unsigned(fixed("recompute_modules"));
+  const int64_t off = fixed("offload");
   for (int64_t tp : kDegrees) {
     // Tensor parallelism stays inside a node and must split the query and key/value heads.
     if (tp > s.gpus_per_node || s.gpus % tp || (s.heads && s.heads % tp) || !allowed(s, "tp", tp)) continue;
@@ -81,11 +88,7 @@ std::vector<TrainLayout> enumerate_train_layouts(const LayoutSpace& s) {
                 // these frameworks does not keep: only when asked for (--fix recompute=selective).
                 if (rc == Recompute::selective && !s.fixed.count("recompute")) continue;
                 if (!allowed(s, "recompute", int64_t(rc))) continue;
-                const auto modules = s.fixed.find("recompute_modules");
-                const unsigned mods = modules == s.fixed.end() ? 0u : unsigned(modules->second);
                 // --fix offload=N: Megatron offloads only one stage's layers and never while recomputing.
-                const auto offload = s.fixed.find("offload");
-                const int64_t off = offload == s.fixed.end() ? 0 : offload->second;
                 if (off > 0 && (pp > 1 || rc != Recompute::none)) continue;
                 if (allowed(s, "zero", s.default_zero)) out.push_back({tp, pp, cp, ep, dp, vp, m, mbs, rc, -1, mods, 0, off});
                 if (s.megatron_fsdp && pp == 1 && dp > 1 && allowed(s, "zero", 3))
