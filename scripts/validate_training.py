@@ -176,7 +176,7 @@ def main():
     groups = {}
     refused = 0
     print(f"{'model':<16} {'gpu':<9} {'gpus':>5} {'prec':<11} {'tp pp cp vp ep':<15} {'published':>9} "
-          f"{'kcast':>9} {'error':>7}  exposed/bubble/quant s")
+          f"{'kcast':>9} {'error':>7}  exposed/bubble/quant/host s")
     for r in rows:
         kind = "moe" if r["model"] in MOE else "dense"
         if a.rows != "all" and kind != a.rows:
@@ -196,7 +196,7 @@ def main():
         source = " ".join(r["source"].split()[:2])
         groups.setdefault((kind, source, r["system"]), []).append(abs(err))
         print(f"{r['model']:<16} {r['system']:<9} {r['gpus']:>5} {r['precision']:<11} {layout:<15} {published:>9.0f} "
-              f"{pred:>9.0f} {100 * err:>+6.1f}%  {g['exposed_comm_s']:.2f}/{g['bubble_s']:.2f}/{g['quantize_s']:.2f}")
+              f"{pred:>9.0f} {100 * err:>+6.1f}%  {g['exposed_comm_s']:.2f}/{g['bubble_s']:.2f}/{g['quantize_s']:.2f}/{g['exposed_host_s']:.2f}")
     print()
     print(f"{'rows':<6} {'source':<48} {'gpu':<9} {'n':>3} {'median':>7} {'p90':>7}")
     for (kind, source, gpu), errs in sorted(groups.items()):

@@ -95,21 +95,21 @@ nlohmann::json candidate_json(const TrainCandidate& c, const PlanArgs& a, int64_
 void write_table(const std::vector<const TrainCandidate*>& top, std::ostream& os) {
   using report::fixed;
   os << "rank  tp pp cp ep   dp vp  mbs  micro  recompute           zero   step (s)  tokens/s/GPU   MFU  memory GB  exposed comm  "
-        "bubble  recompute s\n";
+        "bubble  recompute s  exposed host\n";
   int rank = 1;
   for (const TrainCandidate* c : top) {
     const auto& l = c->layout;
     const auto& t = c->timing;
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "%4d %3lld %2lld %2lld %2lld %4lld %2lld %4lld %6lld  %-19s %4d %9s %13s %5s %10s %13s %7s %12s\n",
+                  "%4d %3lld %2lld %2lld %2lld %4lld %2lld %4lld %6lld  %-19s %4d %9s %13s %5s %10s %13s %7s %12s %13s\n",
                   rank++, (long long)l.tp, (long long)l.pp, (long long)l.cp, (long long)l.ep, (long long)l.dp,
                   (long long)l.vp, (long long)l.mbs, (long long)l.microbatches, plan::recompute_label(l).c_str(),
                   c->options.zero,
                   fixed(t.step_us * 1e-6, 3).c_str(), fixed(t.tokens_per_s_per_gpu(), 0).c_str(),
                   known(t.mfu) ? (fixed(t.mfu * 100, 1) + "%").c_str() : "-", fixed(c->fit.need_bytes * 1e-9, 1).c_str(),
                   fixed(t.exposed_comm_us * 1e-6, 3).c_str(), fixed(t.bubble_us * 1e-6, 3).c_str(),
-                  fixed(t.recompute_us * 1e-6, 3).c_str());
+                  fixed(t.recompute_us * 1e-6, 3).c_str(), fixed(t.exposed_host_us * 1e-6, 3).c_str());
     os << buf;
   }
 }
@@ -292,7 +292,8 @@ int plan_train_cmd(int argc, char** argv) {
          {"micro-batch", "micro_batch_size"}, {"recompute", "recompute"}, {"offloaded layers", "cpu_offload_layers"},
          {"step (s)", "step_s", 3},
          {"tokens/s/GPU", "tokens_per_s_per_gpu"}, {"MFU", "mfu", 3}, {"memory GB", "memory_gb", 1},
-         {"exposed comm (s)", "exposed_comm_s", 3}, {"bubble (s)", "bubble_s", 3}},
+         {"exposed comm (s)", "exposed_comm_s", 3}, {"bubble (s)", "bubble_s", 3},
+         {"exposed host (s)", "exposed_host_s", 3}},
         list, labels, "tokens_per_s_per_gpu", "tokens/s per GPU");
     write_file_atomically(a.html, [&](std::ostream& os) { os << page; });
   }
@@ -300,7 +301,7 @@ int plan_train_cmd(int argc, char** argv) {
     console_out() << list.dump(2) << "\n";
   } else if (fmt == Format::csv) {
     console_out() << "rank,tp,pp,cp,ep,dp,vp,microbatches,micro_batch_size,recompute,step_s,tokens_per_s_per_gpu,mfu,"
-                     "memory_gb,exposed_comm_s,bubble_s,recompute_s,command,zero,cpu_offload_layers\n";
+                     "memory_gb,exposed_comm_s,bubble_s,recompute_s,command,zero,cpu_offload_layers,exposed_host_s\n";
     for (size_t i = 0; i < top.size(); ++i) {
       const TrainCandidate* c = top[i];
       const nlohmann::json& j = list[i];
@@ -310,7 +311,7 @@ int plan_train_cmd(int argc, char** argv) {
       for (const char* k : {"step_s", "tokens_per_s_per_gpu", "mfu", "memory_gb", "exposed_comm_s", "bubble_s", "recompute_s"})
         console_out() << "," << (j[k].is_null() ? "" : report::fmt(j[k].get<double>()));
       console_out() << "," << report::csv_cell(j["command"].get<std::string>()) << "," << c->options.zero << ","
-                    << c->layout.offload_layers << "\n";
+                    << c->layout.offload_layers << "," << report::fmt(c->timing.exposed_host_us * 1e-6) << "\n";
     }
   } else {
     write_table(top, console_out());

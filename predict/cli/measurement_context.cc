@@ -4,11 +4,6 @@
 
 namespace kcast::cli {
 
-namespace {
-
-// NeuSight's per-op corpora by the op family a kernel class stands for (its bmm corpus for batched
-// GEMMs and fused attention, linear for the rest of the GEMMs; element-wise ops' floor for the classes
-// it has no corpus of).
 std::string neusight_context(const Kernel& k) {
   switch (k.cls) {
     case KernelClass::gemm: return k.batch > 1 ? "neusight:bmm" : "neusight:linear";
@@ -19,8 +14,6 @@ std::string neusight_context(const Kernel& k) {
     default: return "neusight:add";
   }
 }
-
-}  // namespace
 
 void tag_measurement_context(std::vector<Kernel>& rows, const std::string& setup) {
   if (setup != "neusight")

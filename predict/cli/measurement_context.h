@@ -12,6 +12,11 @@
 
 namespace kcast::cli {
 
+// The NeuSight per-op corpus whose framework floor stands for a kernel's op family: its bmm corpus for
+// batched GEMMs and fused attention, linear for the rest of the GEMMs, element-wise ops' floor for the
+// classes it has no corpus of.
+std::string neusight_context(const Kernel& k);
+
 // Sets each row's `context` to SETUP's context for its op family; InputError naming --context for a
 // setup kcast does not know (the known ones: neusight).
 void tag_measurement_context(std::vector<Kernel>& rows, const std::string& setup);

@@ -5,6 +5,7 @@
 #include <array>
 #include <string>
 
+#include "predict/cli/synth_host_issue.h"
 #include "predict/synth/emitter.h"
 #include "predict/synth/transformer/recipe.h"
 
@@ -37,7 +38,7 @@ bool in_pipelined_layers(const std::string& name) {
 }  // namespace
 
 StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>& row_us, const synth::SynthOptions& o,
-                     const synth::Footprint& fp) {
+                     const synth::Footprint& fp, const std::vector<double>& host_us) {
   StepParts p;
   std::array<double, kGroups> comm{};
   double forward = 0, backward = 0, gemm = 0, attention = 0, pipelined = 0, pipelined_compute = 0;
@@ -103,8 +104,19 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
   p.expert_comm_us = comm[kExpert];
   p.exposed_expert_comm_us = exposed[kExpert];
   for (double e : exposed) p.exposed_comm_us += e;
-  p.step_us = o.framework == Framework::eager ? p.list_us
-                                              : std::max(p.compute_us + p.exposed_comm_us + p.exposed_offload_us, p.comm_us);
+  if (!host_us.empty()) {
+    // The compute stream's rows only: collectives and the offload copies run beside it.
+    std::vector<double> gpu_us(rows.size(), 0.0);
+    for (size_t r = 0; r < rows.size(); ++r)
+      if (rows[r].cls != KernelClass::communication && !has(rows[r].name, synth::kCpuOffloadName)) gpu_us[r] = row_us[r];
+    const HostIssue h = host_issue(rows, gpu_us, host_us, forward_rows);
+    p.host_us = h.host_us;
+    p.exposed_host_us = h.exposed_us;
+    p.host_syncs = h.syncs;
+  }
+  p.step_us = o.framework == Framework::eager
+                  ? p.list_us
+                  : std::max(p.compute_us + p.exposed_comm_us + p.exposed_offload_us + p.exposed_host_us, p.comm_us);
   return p;
 }
 

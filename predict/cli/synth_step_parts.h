@@ -17,8 +17,10 @@
 //   eager:      nothing overlaps (the step is the list's sum, as `kcast predict` gives it).
 //   CPU activation offloading (--cpu-offload-layers): each offloaded layer's copy to the host behind the
 //               next layer's forward, its reload behind the backward of the layer after it.
-// The step is then compute + exposed communication (+ exposed offload copies), and never less than the
-// communication itself.
+//   The host's issue of the kernels (synth_host_issue.h): what the GPU waits for the CPU, at the MoE
+//               layers' host reads and wherever the host's issue outlasts the GPU's work.
+// The step is then compute + exposed communication (+ exposed offload copies, + exposed host issue), and
+// never less than the communication itself.
 #pragma once
 #include <vector>
 
@@ -41,10 +43,13 @@ struct StepParts {
   double expert_comm_us = 0, exposed_expert_comm_us = 0, expert_compute_us = 0;
   // CPU activation offloading: the copies to the host and back, and the part the step waits for.
   double offload_us = 0, exposed_offload_us = 0;
+  // The host's issue of the kernels: its time, the part the GPU waits for, and the host reads.
+  double host_us = 0, exposed_host_us = 0, host_syncs = 0;
 };
 
-// `rows`: the list as predicted; `row_us`: each row's time (one launch); `fp`: its footprint.
+// `rows`: the list as predicted; `row_us`: each row's time (one launch); `fp`: its footprint; `host_us`:
+// each row's host time of one launch (empty: the host's issue is not charged, as under CUDA graphs).
 StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>& row_us, const synth::SynthOptions& o,
-                     const synth::Footprint& fp);
+                     const synth::Footprint& fp, const std::vector<double>& host_us = {});
 
 }  // namespace kcast::cli

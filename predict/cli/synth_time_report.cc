@@ -8,6 +8,7 @@
 #include "io/kernel_list_csv.h"
 #include "model/error.h"
 
+#include "predict/cli/measurement_context.h"
 #include "predict/cli/synth_step_parts.h"
 #include "predict/e2e/predictor.h"
 #include "predict/report/text_util.h"
@@ -127,6 +128,12 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
   const double decode_bytes = generate || decode ? part_bytes(w, decode_part) : 0;
   std::vector<SynthTiming> out;
   const bool train = o.mode == Mode::train;
+  // Each launch's host time (synth_host_issue.h): its op family's framework floor; none under CUDA graphs.
+  std::vector<double> host_us;
+  if (train && !cuda_graph && o.framework != synth::Framework::eager) {  // eager: the predictor's sum
+    host_us.reserve(rows.size());
+    for (const Kernel& k : rows) host_us.push_back(model.model.params().context_overhead(neusight_context(k)));
+  }
   for (size_t i = 0; i < preds.size(); ++i) {
     const GpuPrediction& p = preds[i];
     const GpuSpec& g = *gpus[i];
@@ -134,7 +141,7 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
     t.gpu = p.gpu;
     t.step_us = p.step_us;
     if (train) {
-      const StepParts parts = step_parts(rows, p.row_us, o, fp);
+      const StepParts parts = step_parts(rows, p.row_us, o, fp, host_us);
       // Eager PyTorch overlaps nothing: its step stays the predictor's, to the last bit.
       if (o.framework != synth::Framework::eager) t.step_us = parts.step_us;
       t.train = true;
@@ -148,6 +155,9 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
       t.expert_compute_us = parts.expert_compute_us;
       t.cpu_offload_us = parts.offload_us;
       t.exposed_cpu_offload_us = parts.exposed_offload_us;
+      t.host_us = parts.host_us;
+      t.exposed_host_us = parts.exposed_host_us;
+      t.host_syncs = parts.host_syncs;
     }
     t.unit = fp.step_unit;
     t.gpus = o.tp * o.pp * o.dp * o.cp;
@@ -222,6 +232,9 @@ std::string parts_line(const SynthTiming& t, const SynthOptions& o) {
   if (t.quantize_us > 0) s += "; quantization " + human_time(t.quantize_us);
   if (o.cpu_offload_layers > 0)
     s += "; CPU offload copies " + human_time(t.cpu_offload_us) + ", exposed " + human_time(t.exposed_cpu_offload_us);
+  if (t.exposed_host_us > 0 || t.host_syncs > 0)
+    s += "; host issue " + human_time(t.host_us) + ", exposed " + human_time(t.exposed_host_us) +
+         (t.host_syncs > 0 ? " (" + grouped(t.host_syncs) + " host reads)" : "");
   if (o.ep > 1)
     s += "; expert parallel (" + std::string(synth::to_string(o.moe_dispatcher)) +
          (o.moe_a2a_overlap ? ", overlapped" : "") + ", balanced routing): dispatch and combine " +
@@ -261,6 +274,11 @@ nlohmann::json step_json_of(const SynthTiming& t, const MemoryFit& fit, const Sy
   j["bubble_s"] = t.bubble_us * 1e-6;
   j["recompute_s"] = t.recompute_us * 1e-6;
   j["quantize_s"] = t.quantize_us * 1e-6;
+  if (t.train) {
+    j["host_s"] = t.host_us * 1e-6;
+    j["exposed_host_s"] = t.exposed_host_us * 1e-6;
+    j["host_syncs"] = t.host_syncs;
+  }
   j["memory_gb"] = fit.need_bytes * 1e-9;
   j["fits"] = fit.fits;
   j["framework"] = synth::to_string(o.framework);

@@ -19,6 +19,9 @@ namespace kcast::synth {
 inline constexpr const char* kRecomputeSuffix = " (recompute)";
 // The copies of --cpu-offload-layers (transformer_synth.cc), which the step's parts overlap.
 inline constexpr const char* kCpuOffloadName = "activations (cpu offload)";
+// A row whose result the host reads before it can issue what follows (Megatron-Core's tokens per
+// expert): the CPU waits there for the GPU to drain (predict/cli/synth_host_issue.h).
+inline constexpr const char* kToHostTag = " (to host)";
 
 // A GEMM row C[m x n] = A[m x k] B[k x n], `batch` products; flops and bytes derived from the shape.
 Kernel gemm(const std::string& name, DType dt, int64_t batch, int64_t m, int64_t n, int64_t k);

@@ -1,0 +1,117 @@
+// The host's issue of a training step (predict/cli/synth_host_issue.h): over a stretch without a host
+// read the GPU waits only for what the host's issue outlasts it; after a read the GPU starts from empty
+// and each kernel starts no sooner than the host issues it. The race's figures here are worked by hand.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "predict/cli/synth_host_issue.h"
+#include "predict/synth/emitter.h"
+#include "predict/synth/synth.h"
+#include "tests/predict/predict_fixture.h"
+#include "tests/synth/synth_options.h"
+
+namespace kcast::synth {
+namespace {
+
+using cli::host_issue;
+using testing::with_mode;
+
+Kernel row(const std::string& name, double count, KernelClass cls = KernelClass::gemm) {
+  Kernel k;
+  k.name = name;
+  k.cls = cls;
+  k.count = count;
+  return k;
+}
+
+const std::string kRead = std::string("layer.moe.tokens_per_expert [CUDA memcpy Device-to-Host]") + kToHostTag;
+
+TEST(HostIssue, WithoutAHostReadTheGpuWaitsOnlyForWhatTheIssueOutlasts) {
+  const std::vector<Kernel> rows = {row("layer.a", 10), row("layer.b", 10), row("optimizer.step", 1)};
+  // The GPU's 10 x 5 + 10 x 1 + 20 = 80 us against the host's 10 x 2 + 10 x 2 + 2 = 42: hidden.
+  auto h = host_issue(rows, {5, 1, 20}, {2, 2, 2}, 2);
+  EXPECT_DOUBLE_EQ(h.host_us, 42);
+  EXPECT_DOUBLE_EQ(h.exposed_us, 0);
+  EXPECT_DOUBLE_EQ(h.syncs, 0);
+  // A host 5x slower: 210 us of issue over 80 us of work.
+  h = host_issue(rows, {5, 1, 20}, {10, 10, 10}, 2);
+  EXPECT_DOUBLE_EQ(h.exposed_us, 210 - 80);
+}
+
+TEST(HostIssue, AfterAHostReadKernelsStartNoSoonerThanIssued) {
+  // Three layers' forwards, each: a GEMM (host 2, GPU 10), the read (host 1), four small launches
+  // (host 5, GPU 1). After a read the host issues the four in 20 us, the last ends at 21; the GEMM is
+  // issued at 22 and ends at 32; the next read waits for it. The GPU worked 14 of those 32 us.
+  const std::vector<Kernel> rows = {row("layer.gemm", 3), row(kRead, 3, KernelClass::memcpy), row("layer.small", 12)};
+  const auto h = host_issue(rows, {10, 0, 1}, {2, 1, 5}, rows.size());
+  EXPECT_DOUBLE_EQ(h.syncs, 3);
+  EXPECT_DOUBLE_EQ(h.exposed_us, 3 * (32 - 14));
+  EXPECT_DOUBLE_EQ(h.host_us, 3 * 2 + 3 * 1 + 12 * 5);
+}
+
+TEST(HostIssue, AGpuBoundStretchWaitsOnlyForTheFirstIssueAfterTheRead) {
+  const std::vector<Kernel> rows = {row(kRead, 4, KernelClass::memcpy), row("layer.a", 4), row("layer.b", 4)};
+  const auto h = host_issue(rows, {0, 50, 50}, {1, 3, 3}, rows.size());
+  EXPECT_DOUBLE_EQ(h.exposed_us, 4 * 3.0);
+}
+
+TEST(HostIssue, NoHostTimesChargeNothing) {
+  const std::vector<Kernel> rows = {row(kRead, 4, KernelClass::memcpy), row("layer.a", 4)};
+  const auto h = host_issue(rows, {0, 50}, {}, rows.size());
+  EXPECT_DOUBLE_EQ(h.host_us, 0);
+  EXPECT_DOUBLE_EQ(h.exposed_us, 0);
+}
+
+TEST(HostIssue, MegatronMoeReadsTheTokenCountsOncePerLayerForward) {
+  SynthOptions o = with_mode(Mode::train, 16, 1024);
+  o.attention = AttentionImpl::flash;
+  o.framework = Framework::megatron;
+  o.dp = 8;
+  o.ep = 8;
+  o.microbatches = 2;
+  const auto reads = [](const std::vector<Kernel>& ks) {
+    double n = 0;
+    for (const auto& k : ks)
+      if (k.name.find(kToHostTag) != std::string::npos) n += k.count;
+    return n;
+  };
+  // Mixtral 8x7B: 32 MoE layers, two micro-batches; full recomputation reads them again.
+  EXPECT_DOUBLE_EQ(reads(synthesize("mixtral-8x7b", o)), 32 * 2);
+  o.recompute = true;
+  EXPECT_DOUBLE_EQ(reads(synthesize("mixtral-8x7b", o)), 2 * 32 * 2);
+  o.recompute = false;
+  o.ep = 1;
+  EXPECT_DOUBLE_EQ(reads(synthesize("mixtral-8x7b", o)), 32 * 2);  // the grouped GEMM's splits still
+  EXPECT_DOUBLE_EQ(reads(synthesize("llama3-8b", o)), 0);           // a dense model reads nothing
+}
+
+nlohmann::json step_of(const std::string& args) {
+  const auto r = kcast::testing::run_kcast("synth " + args + " --format json -o /dev/null");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  return nlohmann::json::parse(r.out)[0];
+}
+
+TEST(HostIssue, TheStepWaitsForTheExposedIssueAndCudaGraphsRemoveIt) {
+  const std::string run =
+      "qwen3-30b-a3b --mode train --batch 64 --seq 4096 --dtype fp8 --recipe mxfp8 --framework megatron "
+      "--attention flash --master-weights --dp 8 --ep 8 --etp 1 --moe-dispatcher hybridep --gpu B200";
+  const auto small = step_of(run + " --microbatches 8");  // one sequence a micro-batch
+  const double exposed = small["exposed_host_s"].get<double>();
+  EXPECT_GT(exposed, 0);
+  EXPECT_GE(small["host_s"].get<double>(), exposed);
+  EXPECT_DOUBLE_EQ(small["host_syncs"].get<double>(), 48 * 8);
+  // Under CUDA graphs the host issues nothing (and launches cost less): at most the step less the issue.
+  const auto graphed = step_of(run + " --microbatches 8 --cuda-graph");
+  EXPECT_DOUBLE_EQ(graphed["exposed_host_s"].get<double>(), 0);
+  EXPECT_LE(graphed["step_s"].get<double>(), small["step_s"].get<double>() - exposed * (1 - 1e-12));
+  // Four sequences a micro-batch issue the same kernels for four times the work: the host shows less.
+  const auto large = step_of(run + " --microbatches 2");
+  EXPECT_LT(large["exposed_host_s"].get<double>() / large["step_s"].get<double>(),
+            exposed / small["step_s"].get<double>());
+}
+
+}  // namespace
+}  // namespace kcast::synth
