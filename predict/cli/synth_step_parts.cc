@@ -65,7 +65,8 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
     }
     if (has(k.name, ".moe.")) p.expert_compute_us += us;
     if (k.name.ends_with(synth::kRecomputeSuffix)) p.recompute_us += us;
-    if (recipe && has(k.name, recipe->quantize)) p.quantize_us += us;
+    if (recipe && (has(k.name, recipe->quantize) || (recipe->multi_quantize && has(k.name, recipe->multi_quantize))))
+      p.quantize_us += us;
     if (k.cls == KernelClass::gemm) gemm += us;
     if (k.cls == KernelClass::attention) attention += us;
     if (k.cls == KernelClass::optimizer) continue;

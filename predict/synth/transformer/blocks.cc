@@ -62,10 +62,12 @@ void TransformerSynth::recipe_linear(Section& s, const std::string& name, double
   double& unit = recipe_section_elems_[&s];
   unit += n * double(in) * double(out);
   recipe_layer_elems_ = std::max(recipe_layer_elems_, unit);
+  // The experts' (n of them, a grouped projection) in one launch where TE fuses them (recipe.h).
+  const bool fused = n > 1 && q.multi_quantize;
   auto quantize = [&](const char* what, double elems) {
-    return times(work(name + " " + q.quantize + what, EW, DType::bf16, q.flops_per_elem * elems,
-                      q.bytes_per_elem() * elems),
-                 n);
+    const Kernel k = work(name + " " + (fused ? q.multi_quantize : q.quantize) + what, EW, DType::bf16,
+                          q.flops_per_elem * elems * (fused ? n : 1), q.bytes_per_elem() * elems * (fused ? n : 1));
+    return fused ? k : times(k, n);
   };
   s.op(quantize(" (input)", rows * double(in)));
   s.op(times(gemm(name + " te::gemm (fprop)", q.gemm_dtype, 1, r, out, in), n),

@@ -15,7 +15,8 @@ namespace {
 // The row-wise and the column-wise copy.
 constexpr double kFp8Copies = 1 + 1;
 constexpr RecipeKernels kRecipes[] = {
-    {Recipe::delayed, "delayed", DType::fp8, "te::cast_transpose (fp8, delayed scaling)", 1, kFp8Copies, 3, false},
+    {Recipe::delayed, "delayed", DType::fp8, "te::cast_transpose (fp8, delayed scaling)", 1, kFp8Copies, 3, false,
+     "te::multi_cast_transpose (fp8, delayed scaling)"},
     // Current scaling reads the BF16 tensor twice: its amax first.
     {Recipe::current, "current", DType::fp8, "te::amax|cast_transpose (fp8, current scaling)", 2, kFp8Copies, 4,
      false},

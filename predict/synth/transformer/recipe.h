@@ -26,6 +26,10 @@ struct RecipeKernels {
   double stored_bytes_per_elem;
   double flops_per_elem;  // amax, scale and cast; nvfp4 adds the 16-point Hadamard transform
   bool needs_fp4_units;   // block-scaled formats run on Blackwell's tensor cores (the FP4 / MX generation)
+  // A grouped projection's (the experts') inputs quantized in one launch: TE's fused_multi_quantize runs
+  // nvte_multi_cast_transpose only for delayed scaling with a column-wise copy, and loops nvte_quantize
+  // over the tensors otherwise (nullptr: one launch per expert).
+  const char* multi_quantize = nullptr;
   // Bytes per element that quantizing a BF16 tensor moves: its reads and what it writes.
   double bytes_per_elem() const { return 2 * bf16_reads + stored_bytes_per_elem; }
 };
