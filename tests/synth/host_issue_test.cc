@@ -88,6 +88,35 @@ TEST(HostIssue, MegatronMoeReadsTheTokenCountsOncePerLayerForward) {
   EXPECT_DOUBLE_EQ(reads(synthesize("llama3-8b", o)), 0);           // a dense model reads nothing
 }
 
+// Delayed scaling quantizes a grouped projection's expert inputs in one launch (TE's
+// nvte_multi_cast_transpose); MXFP8 launches one per expert. The bytes are the same either way.
+TEST(HostIssue, DelayedScalingQuantizesTheExpertsInOneLaunch) {
+  SynthOptions o = with_mode(Mode::train, 16, 1024);
+  o.attention = AttentionImpl::flash;
+  o.framework = Framework::megatron;
+  o.dtype = DType::fp8;
+  o.dp = 8;
+  o.ep = 2;  // Mixtral's 8 experts: 4 on each GPU, every one chosen
+  o.microbatches = 2;
+  const auto quantized = [&](Recipe r, const char* kernel) {
+    o.recipe = r;
+    double launches = 0, bytes = 0;
+    for (const Kernel& k : synthesize("mixtral-8x7b", o))
+      if (k.name.starts_with("layer.moe.experts.gate_up_proj") && k.name.find(kernel) != std::string::npos &&
+          k.name.ends_with("(input)")) {
+        launches += k.count;
+        bytes += k.count * k.bytes;
+      }
+    return std::pair{launches, bytes};
+  };
+  const auto delayed = quantized(Recipe::delayed, "te::multi_cast_transpose");
+  const auto mx = quantized(Recipe::mxfp8, "te::quantize_mxfp8");
+  EXPECT_DOUBLE_EQ(delayed.first, 32 * 2);  // a launch per layer and micro-batch
+  EXPECT_DOUBLE_EQ(mx.first, 32 * 2 * 4);   // a launch per local expert besides
+  // Per element: BF16 read once, two FP8 copies (delayed); MXFP8 adds its E8M0 scales, one per 32 values.
+  EXPECT_DOUBLE_EQ(mx.second / delayed.second, (2 + 2 + 2.0 / 32) / (2 + 2));
+}
+
 nlohmann::json step_of(const std::string& args) {
   const auto r = kcast::testing::run_kcast("synth " + args + " --format json -o /dev/null");
   EXPECT_EQ(r.rc, 0) << r.out;
