@@ -19,6 +19,7 @@
 #include "predict/plan/plan_serve.h"
 #include "predict/plan/plan_train.h"
 #include "predict/report/text_util.h"
+#include "predict/synth/cuda_graph_modules.h"
 #include "predict/synth/recompute_modules.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/moe_dispatch.h"
@@ -41,7 +42,7 @@ synth::TransformerConfig transformer_of(const std::string& model, const std::str
 
 struct PlanArgs {
   std::string what, model, config, gpu, dtype = "bf16", recipe, framework = "megatron", fix, format = "table",
-      cost_model_file, moe_dispatcher = "alltoall", html;
+      cost_model_file, moe_dispatcher = "alltoall", html, cuda_graph_modules;
 };
 
 // The `kcast synth` command line that reproduces a candidate's figures.
@@ -61,6 +62,7 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
     if (o.moe_a2a_overlap) s << " --moe-a2a-overlap";
   }
   if (o.fp8_param_gather) s << " --fp8-param-gather";
+  if (o.cuda_graph_modules) s << " --cuda-graph-modules " << synth::cuda_graph_modules_string(o.cuda_graph_modules);
   if (o.mtp_layers > 0) s << " --mtp-layers " << o.mtp_layers;
   if (o.virtual_stages > 1) s << " --virtual-stages " << o.virtual_stages;
   s << " --microbatches " << o.microbatches;
@@ -155,6 +157,8 @@ int plan_train_cmd(int argc, char** argv) {
       "mtp-layers", po::value<int64_t>(), "multi-token prediction depths (as kcast synth)")(
       "fp8-param-gather", "megatron, FP8 recipes: FP8 parameters (as kcast synth; layouts with Megatron FSDP keep "
       "16-bit ones)")(
+      "cuda-graph-modules", po::value(&a.cuda_graph_modules), "megatron: per-layer CUDA graphs on every layout, "
+      "attn, mlp, moe_router, moe_preprocess (as kcast synth)")(
       "fix", po::value(&a.fix), "hold some of the layout: tp=8,pp=4,cp=1,ep=8,dp=..,vp=..,mbs=..,microbatches=..,"
       "recompute=none|selective|full|MODULE+MODULE,zero=1|3,offload=N (0: none)")("top", po::value<int64_t>(), "candidates shown (default 10)")(
       "threads", po::value<unsigned>(), "worker threads (default: all cores)")(
@@ -168,7 +172,7 @@ int plan_train_cmd(int argc, char** argv) {
                      "kcast plan train MODEL|--config HF.json --gpu G --gpus N --batch GBS --seq S\n"
                      "       [--dtype bf16|fp8|fp4] [--recipe R] [--framework megatron|torchtitan|automodel] [--compile]\n"
                      "       [--etp 1] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
-                     "       [--mtp-layers N] [--fp8-param-gather] [--fix tp=8,...] [--memory-fraction F] [--top K] [--format table|csv|json]\n"
+                     "       [--mtp-layers N] [--fp8-param-gather] [--cuda-graph-modules LIST] [--fix tp=8,...] [--memory-fraction F] [--top K] [--format table|csv|json]\n"
                      "       [--html OUT.html] [--threads N]\n"
                      "       [--cost-model M.json]",
                      opts, pos, vm))
@@ -200,6 +204,8 @@ int plan_train_cmd(int argc, char** argv) {
   base.moe_dispatcher = synth::transformer::moe_dispatcher_option(a.moe_dispatcher);
   base.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
   base.fp8_param_gather = vm.count("fp8-param-gather") > 0;
+  if (vm.count("cuda-graph-modules"))
+    base.cuda_graph_modules = synth::parse_cuda_graph_modules("cuda-graph-modules", a.cuda_graph_modules);
   if (vm.count("mtp-layers")) base.mtp_layers = positive_int(vm, "mtp-layers", 1);
   plan::LayoutSpace space;
   space.default_zero = base.zero;

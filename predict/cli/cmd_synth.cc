@@ -19,6 +19,7 @@
 #include "predict/cli/synth_memory_report.h"
 #include "predict/cli/synth_time_report.h"
 #include "predict/synth/pipeline_layout.h"
+#include "predict/synth/cuda_graph_modules.h"
 #include "predict/synth/recompute_modules.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/moe_dispatch.h"
@@ -40,7 +41,7 @@ int64_t positive(const po::variables_map& vm, const char* option) { return posit
 struct SynthArgs {
   std::string model, mode = "infer", dtype, attention = "eager", runtime = "eager", optimizer = "adam", head = "auto",
       config, out, gpus, recompute = "none", memory_json, cost_model_file, batch_sweep, format, html, recipe,
-      framework = "eager", pp_layout, context, moe_dispatcher = "alltoall", recompute_modules;
+      framework = "eager", pp_layout, context, moe_dispatcher = "alltoall", recompute_modules, cuda_graph_modules;
 };
 
 // The option table (its help text is the per-flag reference `kcast synth --help` prints).
@@ -128,6 +129,9 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "cost-model", po::value(&a.cost_model_file),
       "with --gpu: the model.json to predict with (default: the shipped model)")(
       "cuda-graph", "with --gpu: predict the step replayed as CUDA graphs (as serving stacks replay decode steps)")(
+      "cuda-graph-modules", po::value(&a.cuda_graph_modules), "train, --framework megatron: Megatron-LM's per-layer "
+      "CUDA graphs (--cuda-graph-impl transformer_engine --cuda-graph-modules; Megatron-Bridge's cuda_graph_scope): "
+      "attn, mlp, moe_router, moe_preprocess, each issued as one launch a direction (the host's issue, with --gpu)")(
       "context", po::value(&a.context),
       "with --gpu: predict the step as this measurement setup timed it, its per-op framework floors added "
       "(neusight: each op timed alone with CUDA events, as NeuSight's labels are); the list's rows name it")(
@@ -210,6 +214,8 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
     // --recompute full, synth's checks refuse it).
     synth::set_recompute_modules(o, synth::parse_recompute_modules("recompute-modules", a.recompute_modules));
   }
+  if (vm.count("cuda-graph-modules"))
+    o.cuda_graph_modules = synth::parse_cuda_graph_modules("cuda-graph-modules", a.cuda_graph_modules);
   if (vm.count("kv-cache-dtype"))
     o.kv_cache_dtype = dtype_named("kv-cache-dtype", vm["kv-cache-dtype"].as<std::string>());
   if (!a.dtype.empty()) o.dtype = dtype_named("dtype", a.dtype);
@@ -281,7 +287,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--batch-sweep B1,B2,... [--format table|csv|json] [--html OUT.html]] [--acceptance A]\n"
                      "       [--recipe delayed|current|mxfp8|block|nvfp4] [--framework eager|megatron|torchtitan|automodel]\n"
                      "       [--etp 1|TP] [--mtp-layers N] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
-                     "       [--fp8-param-gather]\n"
+                     "       [--fp8-param-gather] [--cuda-graph-modules attn,mlp,moe_router,moe_preprocess]\n"
                      "       [--compile] [--pp-layout L1,L2,...] [--format json (with --gpu)]\n"
                      "       [--list]",
                      opts, pos, vm))
@@ -302,6 +308,8 @@ int cmd_synth(int argc, char** argv) {
 
   SynthOptions o = synth_options_from(vm, a);
   const bool cuda_graph = vm.count("cuda-graph") > 0;
+  if (cuda_graph && o.cuda_graph_modules != 0)
+    throw InputError("option '--cuda-graph-modules': --cuda-graph already replays the whole step as graphs; give one");
   double acceptance = kUnknown;
   if (vm.count("acceptance")) {
     acceptance = vm["acceptance"].as<double>();

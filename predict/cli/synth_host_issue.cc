@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "predict/cli/measurement_context.h"
+#include "predict/synth/cuda_graph_modules.h"
 #include "predict/synth/emitter.h"
 
 namespace kcast::cli {
@@ -72,6 +74,19 @@ HostIssue host_issue(const std::vector<Kernel>& rows, const std::vector<double>&
     gpu += rows[r].count * gpu_us[r];
   }
   out.exposed_us += std::max(0.0, host - gpu);
+  return out;
+}
+
+std::vector<double> launch_host_us(const std::vector<Kernel>& rows, const ModelParams& params, unsigned graph_modules) {
+  std::vector<double> out;
+  out.reserve(rows.size());
+  const double replay = params.context_overhead("neusight:add");
+  bool captured_before = false;
+  for (const Kernel& k : rows) {
+    const bool captured = synth::in_cuda_graph(k, graph_modules);
+    out.push_back(!captured ? params.context_overhead(neusight_context(k)) : captured_before ? 0.0 : replay);
+    captured_before = captured;
+  }
   return out;
 }
 

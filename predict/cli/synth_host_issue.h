@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/kernel.h"
+#include "model/model_params.h"
 
 namespace kcast::cli {
 
@@ -31,5 +32,11 @@ struct HostIssue {
 // `host_us`: each row's host time of one launch; rows before `forward_rows` are the forward.
 HostIssue host_issue(const std::vector<Kernel>& rows, const std::vector<double>& gpu_us,
                      const std::vector<double>& host_us, size_t forward_rows);
+
+// Each row's host time of one launch: its op family's framework floor in `params`. Rows inside the
+// per-layer CUDA graphs of `graph_modules` (synth/cuda_graph_modules.h) cost nothing of their own; the
+// first row of each captured run carries the graph's replay, one launch at the element-wise floor.
+std::vector<double> launch_host_us(const std::vector<Kernel>& rows, const ModelParams& params,
+                                   unsigned graph_modules = 0);
 
 }  // namespace kcast::cli

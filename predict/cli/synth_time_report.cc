@@ -8,7 +8,7 @@
 #include "io/kernel_list_csv.h"
 #include "model/error.h"
 
-#include "predict/cli/measurement_context.h"
+#include "predict/cli/synth_host_issue.h"
 #include "predict/cli/synth_step_parts.h"
 #include "predict/e2e/predictor.h"
 #include "predict/report/text_util.h"
@@ -130,10 +130,8 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
   const bool train = o.mode == Mode::train;
   // Each launch's host time (synth_host_issue.h): its op family's framework floor; none under CUDA graphs.
   std::vector<double> host_us;
-  if (train && !cuda_graph && o.framework != synth::Framework::eager) {  // eager: the predictor's sum
-    host_us.reserve(rows.size());
-    for (const Kernel& k : rows) host_us.push_back(model.model.params().context_overhead(neusight_context(k)));
-  }
+  if (train && !cuda_graph && o.framework != synth::Framework::eager)  // eager: the predictor's sum
+    host_us = launch_host_us(rows, model.model.params(), o.cuda_graph_modules);
   for (size_t i = 0; i < preds.size(); ++i) {
     const GpuPrediction& p = preds[i];
     const GpuSpec& g = *gpus[i];

@@ -278,6 +278,9 @@ void check_parallelism(const SynthOptions& opt) {
        opt.recipe == Recipe::nvfp4 || opt.zero >= 3))
     throw InputError("option '--fp8-param-gather': Megatron's FP8 parameters, only with --mode train --framework "
                      "megatron, an FP8 --recipe (delayed, current, mxfp8, block) and --zero 0 to 2");
+  if (opt.cuda_graph_modules != 0 && (opt.mode != Mode::train || opt.framework != Framework::megatron))
+    throw InputError("option '--cuda-graph-modules': Megatron-LM's per-layer training graphs, only with --mode train "
+                     "--framework megatron");
   if (opt.mtp_layers > 0 && opt.mode != Mode::train)
     throw InputError("option '--mtp-layers': multi-token prediction is a training objective; use --mode train");
   if (opt.etp != 0 && opt.mode != Mode::train)

@@ -115,6 +115,9 @@ struct SynthOptions {
   // forward runs again before its backward and what it alone kept is freed.
   unsigned recompute_modules = 0;
   bool recomputes(unsigned module) const { return (recompute_modules & module) != 0; }
+  // train only, --framework megatron: Megatron-LM's per-layer CUDA graphs (--cuda-graph-modules), the
+  // CudaGraphModule bits of cuda_graph_modules.h: what they capture issues as one launch a direction.
+  unsigned cuda_graph_modules = 0;
   // With --framework torchtitan, --recompute selective is torchtitan's per-op checkpointing policy
   // (transformer_synth.cc, torchtitan_op_sac): its kernels and what it keeps both follow it.
   bool torchtitan_op_sac() const { return selective_recompute && framework == Framework::torchtitan; }

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "predict/cli/synth_host_issue.h"
+#include "predict/synth/cuda_graph_modules.h"
 #include "predict/synth/emitter.h"
 #include "predict/synth/synth.h"
+#include "tests/input_error_of.h"
 #include "tests/predict/predict_fixture.h"
 #include "tests/synth/synth_options.h"
 
@@ -140,6 +142,84 @@ TEST(HostIssue, TheStepWaitsForTheExposedIssueAndCudaGraphsRemoveIt) {
   const auto large = step_of(run + " --microbatches 2");
   EXPECT_LT(large["exposed_host_s"].get<double>() / large["step_s"].get<double>(),
             exposed / small["step_s"].get<double>());
+}
+
+}  // namespace
+}  // namespace kcast::synth
+
+namespace kcast::synth {
+namespace {
+
+TEST(CudaGraphModules, NamesAreMegatronsAndTheUncapturableOnesAreRefused) {
+  EXPECT_EQ(parse_cuda_graph_modules("cuda-graph-modules", "attn,moe_router moe_preprocess"),
+            kGraphAttn | kGraphMoeRouter | kGraphMoePreprocess);
+  EXPECT_EQ(cuda_graph_modules_string(kGraphMoeRouter | kGraphAttn), "attn,moe_router");
+  const auto error = [](const std::string& text) {
+    return kcast::testing::input_error_of([&] { parse_cuda_graph_modules("cuda-graph-modules", text); });
+  };
+  EXPECT_NE(error("moe").find("dropless routing reads its counts on the host"), std::string::npos);
+  EXPECT_NE(error("mamba").find("no Mamba layers"), std::string::npos);
+  EXPECT_NE(error("attn,core_attn").find("'core_attn' is not one of attn, mlp, moe_router, moe_preprocess"),
+            std::string::npos);
+  EXPECT_NE(error("moe_preprocess").find("name moe_router too"), std::string::npos);
+  EXPECT_NE(error(",").find("name at least one module"), std::string::npos);
+  for (const std::string& e : std::vector<std::string>{error("moe"), error("x"), error("")})
+    EXPECT_EQ(e.rfind("option '--cuda-graph-modules': ", 0), 0u) << e;
+}
+
+// Qwen3-30B-A3B's layer with attn, moe_router and moe_preprocess captured: the rows from the layer's
+// input norm to the token counts are one graph forward and one backward, the experts stay eager.
+TEST(CudaGraphModules, ACapturedRunCostsOneReplayADirection) {
+  SynthOptions o = with_mode(Mode::train, 8, 1024);
+  o.attention = AttentionImpl::flash;
+  o.framework = Framework::megatron;
+  o.dp = 8, o.ep = 8, o.etp = 1;
+  o.dtype = DType::fp8, o.recipe = Recipe::mxfp8;
+  o.cuda_graph_modules = kGraphAttn | kGraphMoeRouter | kGraphMoePreprocess;
+  const std::vector<Kernel> rows = synthesize("qwen3-30b-a3b", o);
+  ModelParams params;
+  params.context_overhead_us = {{"neusight:add", 20}, {"neusight:linear", 40}, {"neusight:bmm", 30},
+                                {"neusight:ln", 35}, {"neusight:softmax", 25}};
+  const std::vector<double> eager = cli::launch_host_us(rows, params);
+  const std::vector<double> graphed = cli::launch_host_us(rows, params, o.cuda_graph_modules);
+  int replays = 0, captured = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const bool in = in_cuda_graph(rows[r], o.cuda_graph_modules);
+    captured += in;
+    if (!in) EXPECT_DOUBLE_EQ(graphed[r], eager[r]) << rows[r].name;
+    if (in && graphed[r] > 0) {
+      ++replays;
+      EXPECT_DOUBLE_EQ(graphed[r], 20) << rows[r].name;  // one launch at the element-wise floor
+    }
+    if (rows[r].name.find(".experts") != std::string::npos) EXPECT_FALSE(in) << rows[r].name;
+    if (rows[r].name.starts_with("layer.attn.flash") || rows[r].name.starts_with("layer.moe.router") ||
+        rows[r].name.find(kToHostTag) != std::string::npos)
+      EXPECT_TRUE(in) << rows[r].name;
+  }
+  EXPECT_GT(captured, 20);
+  EXPECT_EQ(replays, 2);
+  // Outside the layers nothing is captured, whatever the modules.
+  for (const Kernel& k : rows)
+    if (!k.name.starts_with("layer.")) EXPECT_FALSE(in_cuda_graph(k, ~0u)) << k.name;
+}
+
+TEST(CudaGraphModules, TheStepIssuesLessAndTheOptionIsMegatronTrainingOnly) {
+  const std::string run =
+      "qwen3-30b-a3b --mode train --batch 64 --seq 4096 --dtype fp8 --recipe mxfp8 --framework megatron "
+      "--attention flash --master-weights --dp 8 --ep 8 --etp 1 --moe-dispatcher hybridep --microbatches 8 --gpu B200";
+  const auto eager = step_of(run);
+  const auto graphed = step_of(run + " --cuda-graph-modules attn,moe_router,moe_preprocess");
+  EXPECT_LT(graphed["host_s"].get<double>(), eager["host_s"].get<double>());
+  EXPECT_LT(graphed["exposed_host_s"].get<double>(), eager["exposed_host_s"].get<double>());
+  EXPECT_LT(graphed["step_s"].get<double>(), eager["step_s"].get<double>());
+  EXPECT_DOUBLE_EQ(graphed["host_syncs"].get<double>(), eager["host_syncs"].get<double>());  // still read on the host
+  for (const std::string& bad : {run + " --cuda-graph-modules attn --cuda-graph",
+                                 std::string("llama3-8b --mode infer --cuda-graph-modules attn"),
+                                 std::string("llama3-8b --mode train --cuda-graph-modules attn")}) {
+    const auto r = kcast::testing::run_kcast("synth " + bad + " -o /dev/null", true);
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_NE(r.out.find("option '--cuda-graph-modules'"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace
