@@ -20,7 +20,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from validate_training import MOE, fp8_params, moe_recipe  # noqa: E402  (the recipes' settings, one table)
+from validate_training import MOE, cuda_graphs, fp8_params, moe_recipe  # noqa: E402  (the recipes' settings, one table)
 RECIPE = {"bf16": ("bf16", None), "fp8": ("fp8", "delayed"), "fp8-current": ("fp8", "current"),
           "mxfp8": ("fp8", "mxfp8"), "nvfp4": ("fp4", "nvfp4")}
 
@@ -53,6 +53,8 @@ def main():
             args += ["--etp", "1", "--moe-dispatcher", dispatcher] + (["--moe-a2a-overlap"] if overlap else [])
             if r["model"].startswith("deepseek"):
                 args += ["--mtp-layers", "1"]
+        if cuda_graphs(r) not in (None, "full"):  # per-layer graphs on every layout (plan has no whole-step graph)
+            args += ["--cuda-graph-modules", cuda_graphs(r)]
         pub = published(r)
         lay = "tp{tp} pp{pp} cp{cp} vp{vp} ep{ep} mbs{micro_batch_size}".format(**pub)
         head = f"{r['model']:<16} {r['system']:<9} {r['gpus']:>5} {r['precision']:<6} {lay:<28}"

@@ -96,6 +96,52 @@ def recompute_modules(r):
     return []
 
 
+def cuda_graphs(r):
+    """Megatron-Bridge's CUDA graphs for a row (cuda_graph_impl / cuda_graph_scope in the same
+    {qwen,deepseek,gpt_oss}/*_workload_base_configs.py): "full" for full_iteration (one graph for the whole
+    step: kcast synth --cuda-graph), a --cuda-graph-modules list for Transformer Engine's per-layer graphs,
+    None for none. Where a config's layout differs from the row's (Qwen3-30B-A3B on B200 at one sequence a
+    micro-batch ran an older config), the row gets none."""
+    model, gpu, prec = r["model"], r["system"], r["precision"]
+    ep, mbs, gbs, pp = int(r["ep"] or 1), int(r["mbs"]), int(r["gbs"]), int(r["pp"])
+    narrow_mx = prec in ("mxfp8", "nvfp4")
+    layer, router = "attn,moe_router,moe_preprocess", "moe_router,moe_preprocess"
+    if model == "qwen3-30b-a3b":
+        if gpu == "B200":
+            return layer if mbs == 4 else None
+        if gpu == "GB200":
+            return router if prec == "mxfp8" else layer
+        if gpu in ("GB300", "B300"):
+            return router
+        return router if prec == "bf16" else None  # H100: BF16 only
+    if model == "qwen3-235b-a22b":
+        if gpu == "GB200":
+            return layer
+        if gpu == "GB300":
+            return layer if int(r["gpus"]) == 256 else router  # V2 (256 GPUs) adds attn
+        return None
+    if model.startswith("deepseek"):
+        if gpu in ("GB200", "GB300") and narrow_mx:
+            return "full"
+        if gpu == "B300":
+            return "full" if prec == "mxfp8" else layer
+        if gpu == "GB300":
+            return layer if prec == "bf16" else None
+        if gpu == "GB200":
+            return layer
+        if gpu == "B200" and narrow_mx and pp == 8 and ep == 32 and prec == "mxfp8":
+            return layer
+        return None
+    if model == "gpt-oss-120b":
+        if gpu == "GB300":
+            return "full" if narrow_mx and ep == 16 else layer
+        if gpu == "B300":
+            return layer
+        if gpu == "GB200" and narrow_mx and gbs == 1280:
+            return "full"
+    return None
+
+
 # DeepSeek-V3's recipes train one multi-token prediction depth and lay their pipelines out so
 # (deepseek_workload_base_configs.py, pp_layout by pp x vp; elsewhere an even split).
 DEEPSEEK_LAYOUTS = {(8, 4): "Et|(tt|)*30mL", (8, 2): "Et*4|(t*4|)*14tmL", (2, 8): "Et*4|(t*4|)*14tmL"}
@@ -158,6 +204,11 @@ def command(kcast, r):
         args += ["--recompute-modules", ",".join(recompute_modules(r))]
     elif cpu_offload_layers(r):
         args += ["--cpu-offload-layers", str(cpu_offload_layers(r))]
+    graphs = cuda_graphs(r)
+    if graphs == "full":
+        args.append("--cuda-graph")
+    elif graphs:
+        args += ["--cuda-graph-modules", graphs]
     return args
 
 
