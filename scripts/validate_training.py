@@ -98,7 +98,7 @@ def recompute_modules(r):
 
 def cuda_graphs(r):
     """Megatron-Bridge's CUDA graphs for a row (cuda_graph_impl / cuda_graph_scope in the same
-    {qwen,deepseek,gpt_oss}/*_workload_base_configs.py): "full" for full_iteration (one graph for the whole
+    {qwen,deepseek,kimi,gpt_oss}/*_workload_base_configs.py): "full" for full_iteration (one graph for the whole
     step: kcast synth --cuda-graph), a --cuda-graph-modules list for Transformer Engine's per-layer graphs,
     None for none. Where a config's layout differs from the row's (Qwen3-30B-A3B on B200 at one sequence a
     micro-batch ran an older config), the row gets none."""
@@ -132,6 +132,10 @@ def cuda_graphs(r):
         if gpu == "B200" and narrow_mx and pp == 8 and ep == 32 and prec == "mxfp8":
             return layer
         return None
+    if model == "kimi-k2":  # GB300 MXFP8 whole-step; GB200 the router's
+        if gpu == "GB300":
+            return "full" if prec == "mxfp8" else None
+        return router if gpu == "GB200" else None
     if model == "gpt-oss-120b":
         if gpu == "GB300":
             return "full" if narrow_mx and ep == 16 else layer
