@@ -12,7 +12,7 @@ namespace kcast::cli {
 
 namespace {
 
-bool in_layers(const std::string& name) { return name.starts_with("layer.") || name.starts_with("local_layer."); }
+bool in_layers(const std::string& name) { return !synth::repeated_layer_part(name).empty(); }
 bool reads_to_host(const std::string& name) { return name.find(synth::kToHostTag) != std::string::npos; }
 
 // Host and GPU clocks from the moment the GPU drained (both 0), after `k` launches of a row whose launch

@@ -31,9 +31,7 @@ Group group_of(const std::string& name, bool forward) {
   return kOther;
 }
 
-bool in_pipelined_layers(const std::string& name) {
-  return name.starts_with("layer.") || name.starts_with("local_layer.");
-}
+bool in_pipelined_layers(const std::string& name) { return !synth::repeated_layer_part(name).empty(); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "model/error.h"
+#include "predict/synth/emitter.h"
 
 namespace kcast::synth {
 
@@ -18,13 +19,6 @@ constexpr Named kModules[] = {{"attn", kGraphAttn},
                               {"mlp", kGraphMlp},
                               {"moe_router", kGraphMoeRouter},
                               {"moe_preprocess", kGraphMoePreprocess}};
-
-// A row's name after its section prefix ("layer.", "local_layer."); empty outside the layers.
-std::string_view in_layer(const std::string& name) {
-  for (std::string_view p : {"layer.", "local_layer."})
-    if (std::string_view(name).starts_with(p)) return std::string_view(name).substr(p.size());
-  return {};
-}
 
 bool starts(std::string_view s, std::string_view p) { return s.starts_with(p); }
 
@@ -68,7 +62,7 @@ std::string cuda_graph_modules_string(unsigned bits) {
 }
 
 bool in_cuda_graph(const Kernel& row, unsigned bits) {
-  const std::string_view n = in_layer(row.name);
+  const std::string_view n = repeated_layer_part(row.name);
   if (n.empty() || bits == 0) return false;
   if ((bits & kGraphAttn) && (starts(n, "input_norm") || starts(n, "attn."))) return true;
   const bool mixture = starts(n, "moe.");

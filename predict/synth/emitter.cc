@@ -12,6 +12,12 @@
 
 namespace kcast::synth {
 
+std::string_view repeated_layer_part(std::string_view name) {
+  for (std::string_view prefix : {"layer.", "local_layer."})
+    if (name.starts_with(prefix)) return name.substr(prefix.size());
+  return {};
+}
+
 Kernel gemm(const std::string& name, DType dt, int64_t batch, int64_t m, int64_t n, int64_t k) {
   Kernel g;
   g.name = name;

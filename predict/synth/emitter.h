@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/kernel.h"
@@ -22,6 +23,10 @@ inline constexpr const char* kCpuOffloadName = "activations (cpu offload)";
 // A row whose result the host reads before it can issue what follows (Megatron-Core's tokens per
 // expert): the CPU waits there for the GPU to drain (predict/cli/synth_host_issue.h).
 inline constexpr const char* kToHostTag = " (to host)";
+// A row of the repeated layers whose pipelining, host issue and CUDA graphs the step's parts follow
+// ("layer.", and "local_layer." for sliding-window layers): its name past that prefix; empty for
+// every other row.
+std::string_view repeated_layer_part(std::string_view name);
 
 // A GEMM row C[m x n] = A[m x k] B[k x n], `batch` products; flops and bytes derived from the shape.
 Kernel gemm(const std::string& name, DType dt, int64_t batch, int64_t m, int64_t n, int64_t k);
