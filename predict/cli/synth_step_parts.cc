@@ -44,6 +44,8 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
   const size_t forward_rows = fp.forward_rows > 0 ? fp.forward_rows : rows.size();
   // The recipe's quantization kernels, by the name its table gives them (recipe.h).
   const synth::transformer::RecipeKernels* recipe = synth::transformer::recipe_kernels(o.recipe);
+  // The host's issue races the compute stream's rows: collectives and the offload copies run beside it.
+  std::vector<double> compute_stream_us(host_us.empty() ? 0 : rows.size(), 0.0);
   for (size_t r = 0; r < rows.size(); ++r) {
     const Kernel& k = rows[r];
     const double us = row_us[r] * k.count;
@@ -57,6 +59,7 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
       comm[group_of(k.name, r < forward_rows)] += us;
       continue;
     }
+    if (!host_us.empty()) compute_stream_us[r] = row_us[r];
     if (in_pipelined_layers(k.name)) {
       pipelined_compute += us;
       (r < forward_rows ? layers_forward : layers_backward) += us;
@@ -104,11 +107,7 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
   p.exposed_expert_comm_us = exposed[kExpert];
   for (double e : exposed) p.exposed_comm_us += e;
   if (!host_us.empty()) {
-    // The compute stream's rows only: collectives and the offload copies run beside it.
-    std::vector<double> gpu_us(rows.size(), 0.0);
-    for (size_t r = 0; r < rows.size(); ++r)
-      if (rows[r].cls != KernelClass::communication && !has(rows[r].name, synth::kCpuOffloadName)) gpu_us[r] = row_us[r];
-    const HostIssue h = host_issue(rows, gpu_us, host_us, forward_rows);
+    const HostIssue h = host_issue(rows, compute_stream_us, host_us, forward_rows);
     p.host_us = h.host_us;
     p.exposed_host_us = h.exposed_us;
     p.host_syncs = h.syncs;
