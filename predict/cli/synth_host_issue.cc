@@ -60,11 +60,12 @@ HostIssue host_issue(const std::vector<Kernel>& rows, const std::vector<double>&
       const size_t r = pass[(start + i) % n];
       raced[r] = true;
       race.issue(rows[r].count / instances, host_us[r], gpu_us[r]);
-      if (reads_to_host(rows[r].name)) race.drain();
+      if (reads_to_host(rows[r].name)) {
+        race.drain();
+        out.syncs += rows[r].count;
+      }
     }
     out.exposed_us += instances * std::max(0.0, race.gpu - race.busy);
-    for (size_t r : pass)
-      if (reads_to_host(rows[r].name)) out.syncs += rows[r].count;
   }
   // Everything else runs without a host read: the GPU waits only where the host's issue outlasts it.
   double host = 0, gpu = 0;
