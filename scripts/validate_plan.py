@@ -53,8 +53,9 @@ def main():
             args += ["--etp", "1", "--moe-dispatcher", dispatcher] + (["--moe-a2a-overlap"] if overlap else [])
             if r["model"].startswith("deepseek"):
                 args += ["--mtp-layers", "1"]
-        if cuda_graphs(r) not in (None, "full"):  # per-layer graphs on every layout (plan has no whole-step graph)
-            args += ["--cuda-graph-modules", cuda_graphs(r)]
+        graphs = cuda_graphs(r)
+        if graphs not in (None, "full"):  # per-layer graphs on every layout (plan has no whole-step graph)
+            args += ["--cuda-graph-modules", graphs]
         pub = published(r)
         lay = "tp{tp} pp{pp} cp{cp} vp{vp} ep{ep} mbs{micro_batch_size}".format(**pub)
         head = f"{r['model']:<16} {r['system']:<9} {r['gpus']:>5} {r['precision']:<6} {lay:<28}"

@@ -26,7 +26,8 @@ constexpr RefusedModule kRefused[] = {
 
 unsigned parse_cuda_graph_modules(const std::string& option, const std::string& text) {
   const unsigned bits = parse_module_list(option, text, kModules, kRefused);
-  if (bits == 0) throw InputError("option '--" + option + "': name at least one module (attn, mlp, moe_router, moe_preprocess)");
+  if (bits == 0)
+    throw InputError("option '--" + option + "': name at least one module (attn, mlp, moe_router, moe_preprocess)");
   if ((bits & kGraphMoePreprocess) && !(bits & kGraphMoeRouter))
     throw InputError("option '--" + option + "': moe_preprocess extends the router's graph; name moe_router too");
   return bits;

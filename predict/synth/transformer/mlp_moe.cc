@@ -361,7 +361,8 @@ void TransformerSynth::megatron_experts(Section& s, double hit, double Te, int64
   // grouped GEMM takes the experts' row counts as a host list (GroupedLinear's m_splits), and the
   // all-to-all's split sizes are host integers too (HybridEP / DeepEP read their counts back
   // likewise). The host waits there for the GPU to drain, once per MoE layer's forward.
-  s.op(work(std::string("moe.tokens_per_expert [CUDA memcpy Device-to-Host]") + kToHostTag, KernelClass::memcpy, f32, 0, 8 * E));
+  s.op(work(std::string("moe.tokens_per_expert [CUDA memcpy Device-to-Host]") + kToHostTag, KernelClass::memcpy,
+            f32, 0, 8 * E));
   s.op(work("moe.permute te::moe_permute", KernelClass::embedding, dt_, 0, x + xk + 8 * Tk),
        {work("moe.permute te::moe_permute (backward)", KernelClass::embedding, dt_, Tk * double(d_), xk + x + 8 * Tk)});
   all_to_all(s, "moe.dispatch", true);
