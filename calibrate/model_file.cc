@@ -49,18 +49,18 @@ uint32_t parse_sgemm_families(const char* cell, const CellRef& where) {
 std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::string& file) {
   std::vector<ArchFacts> out;
   try {
-    io::CSVReader<14, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
+    io::CSVReader<15, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> in(
         file, std::make_unique<MemoryByteSource>(text));
     in.read_header(io::ignore_extra_column | io::ignore_missing_column, "compute_capability",
                    "fp32_gemm_factor", "ctas_per_sm", "split_k", "max_split_k", "tiles", "stream_k", "simt_tiles",
                    "simt_batched_tile", "sgemm_families", "simt_long_k", "watts_per_sm_ghz", "mma_sync_fraction",
-                   "threads_per_sm");
+                   "threads_per_sm", "narrow_power_factor");
     // With ignore_missing_column, fccp leaves a missing column's pointer untouched: start null.
     char *cc = nullptr, *f32 = nullptr, *ctas = nullptr, *split = nullptr, *maxsplit = nullptr,
          *tiles = nullptr, *streamk = nullptr, *simt = nullptr, *batched = nullptr, *families = nullptr,
-         *longk = nullptr, *watts = nullptr, *mma = nullptr, *threads = nullptr;
+         *longk = nullptr, *watts = nullptr, *mma = nullptr, *threads = nullptr, *narrow = nullptr;
     while (in.read_row(cc, f32, ctas, split, maxsplit, tiles, streamk, simt, batched, families, longk, watts, mma,
-                       threads)) {
+                       threads, narrow)) {
       const unsigned line = in.get_file_line();
       ArchFacts a;
       a.compute_capability = cc ? cc : "";
@@ -68,6 +68,9 @@ std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::stri
       if (parse_double_cell(watts, CellRef{file, line, "watts_per_sm_ghz"}, a.watts_per_sm_ghz) &&
           !(a.watts_per_sm_ghz > 0))
         throw InputError(CellRef{file, line, "watts_per_sm_ghz"}.where() + ": must be > 0 (or empty)");
+      if (parse_double_cell(narrow, CellRef{file, line, "narrow_power_factor"}, a.narrow_power_factor) &&
+          !(a.narrow_power_factor > 0))
+        throw InputError(CellRef{file, line, "narrow_power_factor"}.where() + ": must be > 0 (or empty)");
       if (parse_double_cell(mma, CellRef{file, line, "mma_sync_fraction"}, a.mma_sync_fraction) &&
           !(a.mma_sync_fraction > 0 && a.mma_sync_fraction <= 1))
         throw InputError(CellRef{file, line, "mma_sync_fraction"}.where() + ": must be in (0, 1] (or empty)");

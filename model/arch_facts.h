@@ -21,6 +21,9 @@ struct ArchFacts {
   // down (data/archs.csv gives the boards); 0 = the fitted params.watts_per_sm_ghz. An SM's draw
   // follows its work per clock and its process, so it is an architecture's, not one constant.
   double watts_per_sm_ghz = 0;
+  // The power an SM of this architecture draws under dense FP8 / FP4 tensor math relative to BF16,
+  // where measured boards pin it down; 0 = the fitted params.narrow_power_factor.
+  double narrow_power_factor = 0;
   // The share of this architecture's tensor rate that attention kernels written with Ampere's
   // mma.sync reach relative to their share on the architecture they were written for
   // (model/attention_kernel.h); 1 where mma.sync is the native instruction.

@@ -59,7 +59,8 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   // Narrow math draws more power per SM and clock: the clock a board holds under it, whether or not
   // its rate was measured (a best-shape microbenchmark runs each shape for milliseconds, at boost; a
   // training step runs its GEMMs back to back for seconds).
-  const double narrow_power = held_clock(sm_watts * p[kNarrowPowerFactor]);
+  const double narrow_factor = c.arch.narrow_power_factor > 0 ? c.arch.narrow_power_factor : p[kNarrowPowerFactor];
+  const double narrow_power = held_clock(sm_watts * narrow_factor);
   // SIMT FP32: a measured FMA rate already reflects dual issue and clocks under load.
   const double fp32 = known(g.fp32_tflops) ? g.fp32_tflops : 0;  // at boost clock
   c.vector_tflops = known(g.measured_fp32_tflops) ? g.measured_fp32_tflops : fp32 * power * c.arch.fp32_gemm_factor;
@@ -82,7 +83,11 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
       peak = g.peak_tflops(d);
       const bool measured = known(g.measured_gemm_eff[i]);
       eff = measured ? g.measured_gemm_eff[i] * p[kEffOfBest] : p[kEffTensor];
-      c.gemm_derate[i] = d == DType::fp8 || d == DType::fp4 ? narrow_power : measured ? 1.0 : power;
+      // A measured 16-bit rate is a best-shape microbenchmark's too, taken at boost: where the
+      // architecture's SM power is itself measured (archs.csv), the power limit applies to it as to a
+      // datasheet rate. Elsewhere the fitted catch-all figure is not trusted to derate a measurement.
+      const bool held_at_boost = measured && !(c.arch.watts_per_sm_ghz > 0);
+      c.gemm_derate[i] = d == DType::fp8 || d == DType::fp4 ? narrow_power : held_at_boost ? 1.0 : power;
     }
     c.tensor_tflops[i] = peak * eff;
     c.gemm_boost_flops[i] = p[kPowerTauUs] * c.tensor_tflops[i] * 1e6;

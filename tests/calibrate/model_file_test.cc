@@ -267,6 +267,18 @@ TEST(ArchFacts, SmPowerIsPositiveOrEmpty) {
   expect_bad_arch_cells("watts_per_sm_ghz", {"0", "-1", "lots"});
 }
 
+// narrow_power_factor: an architecture's own FP8 / FP4 SM power relative to BF16; empty or absent = the
+// fitted figure (0), and a figure that is not positive is an error naming the file, line and column.
+TEST(ArchFacts, NarrowPowerIsPositiveOrEmpty) {
+  const auto t = parse_arch_facts("compute_capability,tiles,narrow_power_factor\n10.0,128x128,1.0\n9.0,128x128,\n",
+                                  "archs.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_DOUBLE_EQ(t[0].narrow_power_factor, 1.0);
+  EXPECT_EQ(t[1].narrow_power_factor, 0.0);
+  EXPECT_EQ(parse_arch_facts("compute_capability,tiles\n9.0,128x128\n", "old.csv")[0].narrow_power_factor, 0.0);
+  expect_bad_arch_cells("narrow_power_factor", {"0", "-1.6", "more"});
+}
+
 // mma_sync_fraction: a share in (0, 1]; empty or absent = 1 (mma.sync is the native instruction).
 TEST(ArchFacts, MmaSyncFractionIsAShareOrEmpty) {
   const auto t = parse_arch_facts("compute_capability,tiles,mma_sync_fraction\n9.0,128x128,0.58\n8.0,128x128,\n",
