@@ -33,10 +33,22 @@ Group group_of(const std::string& name, bool forward) {
 
 bool in_pipelined_layers(const std::string& name) { return !synth::repeated_layer_part(name).empty(); }
 
+// The SMs a group's collectives hold while they run (synth_step_parts.h): NCCL's 16 on a DGX with 8 NICs
+// (NVIDIA/nccl#689), the expert-parallel exchange's own kernels where the dispatcher has them
+// (Megatron-Core's defaults), none for the tensor-parallel userbuffers' copy-engine exchanges.
+constexpr double kNcclSms = 16, kDeepEpSms = 20, kHybridEpSms = 16;
+double sms_held(Group g, const synth::SynthOptions& o) {
+  if (g == kTensor || g == kOther) return 0;
+  if (g != kExpert) return kNcclSms;
+  return o.moe_dispatcher == synth::MoeDispatcher::deepep     ? kDeepEpSms
+         : o.moe_dispatcher == synth::MoeDispatcher::hybridep ? kHybridEpSms
+                                                              : kNcclSms;
+}
+
 }  // namespace
 
 StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>& row_us, const synth::SynthOptions& o,
-                     const synth::Footprint& fp, const std::vector<double>& host_us) {
+                     const synth::Footprint& fp, const std::vector<double>& host_us, int sm_count) {
   StepParts p;
   std::array<double, kGroups> comm{};
   double forward = 0, backward = 0, gemm = 0, attention = 0, pipelined = 0, pipelined_compute = 0;
@@ -106,6 +118,10 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
   p.expert_comm_us = comm[kExpert];
   p.exposed_expert_comm_us = exposed[kExpert];
   for (double e : exposed) p.exposed_comm_us += e;
+  // What runs hidden holds SMs the compute beside it cannot use.
+  if (sm_count > 0)
+    for (int g = 0; g < kGroups; ++g)
+      p.overlap_slowdown_us += (comm[g] - exposed[g]) * std::min(1.0, sms_held(Group(g), o) / sm_count);
   if (!host_us.empty()) {
     const HostIssue h = host_issue(rows, compute_stream_us, host_us, forward_rows);
     p.host_us = h.host_us;
@@ -114,7 +130,9 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
   }
   p.step_us = o.framework == Framework::eager
                   ? p.list_us
-                  : std::max(p.compute_us + p.exposed_comm_us + p.exposed_offload_us + p.exposed_host_us, p.comm_us);
+                  : std::max(p.compute_us + p.exposed_comm_us + p.exposed_offload_us + p.exposed_host_us +
+                                 p.overlap_slowdown_us,
+                             p.comm_us);
   return p;
 }
 

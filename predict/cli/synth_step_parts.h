@@ -19,8 +19,13 @@
 //               next layer's forward, its reload behind the backward of the layer after it.
 //   The host's issue of the kernels (synth_host_issue.h): what the GPU waits for the CPU, at the MoE
 //               layers' host reads and wherever the host's issue outlasts the GPU's work.
-// The step is then compute + exposed communication (+ exposed offload copies, + exposed host issue), and
-// never less than the communication itself.
+//   The SMs of hidden collectives: a collective that runs beside compute holds SMs the compute cannot
+//               use (NCCL's CTAs take an SM each and share it with nothing: 16 on a DGX with 8 NICs,
+//               NVIDIA/nccl#689; DeepEP's 20 and HybridEP's 16, Megatron-Core's moe_deepep_num_sms /
+//               moe_hybridep_num_sms defaults; Transformer Engine's tensor-parallel userbuffers move
+//               data with the copy engines, none): the compute beside it loses hidden x SMs held / SMs.
+// The step is then compute + exposed communication (+ exposed offload copies, + exposed host issue, +
+// the hidden collectives' SMs), and never less than the communication itself.
 #pragma once
 #include <vector>
 
@@ -45,11 +50,14 @@ struct StepParts {
   double offload_us = 0, exposed_offload_us = 0;
   // The host's issue of the kernels: its time, the part the GPU waits for, and the host reads.
   double host_us = 0, exposed_host_us = 0, host_syncs = 0;
+  // The compute time hidden collectives cost by holding SMs (0 where the GPU's SM count is not given).
+  double overlap_slowdown_us = 0;
 };
 
 // `rows`: the list as predicted; `row_us`: each row's time (one launch); `fp`: its footprint; `host_us`:
-// each row's host time of one launch (empty: the host's issue is not charged, as under CUDA graphs).
+// each row's host time of one launch (empty: the host's issue is not charged, as under CUDA graphs);
+// `sm_count`: the GPU's SMs (0: hidden collectives hold none).
 StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>& row_us, const synth::SynthOptions& o,
-                     const synth::Footprint& fp, const std::vector<double>& host_us = {});
+                     const synth::Footprint& fp, const std::vector<double>& host_us = {}, int sm_count = 0);
 
 }  // namespace kcast::cli

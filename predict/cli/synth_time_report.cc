@@ -139,7 +139,7 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
     t.gpu = p.gpu;
     t.step_us = p.step_us;
     if (train) {
-      const StepParts parts = step_parts(rows, p.row_us, o, fp, host_us);
+      const StepParts parts = step_parts(rows, p.row_us, o, fp, host_us, g.sm_count);
       // Eager PyTorch overlaps nothing: its step stays the predictor's, to the last bit.
       if (o.framework != synth::Framework::eager) t.step_us = parts.step_us;
       t.train = true;
@@ -156,6 +156,7 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
       t.host_us = parts.host_us;
       t.exposed_host_us = parts.exposed_host_us;
       t.host_syncs = parts.host_syncs;
+      t.overlap_slowdown_us = parts.overlap_slowdown_us;
     }
     t.unit = fp.step_unit;
     t.gpus = o.tp * o.pp * o.dp * o.cp;
@@ -230,6 +231,7 @@ std::string parts_line(const SynthTiming& t, const SynthOptions& o) {
   if (t.quantize_us > 0) s += "; quantization " + human_time(t.quantize_us);
   if (o.cpu_offload_layers > 0)
     s += "; CPU offload copies " + human_time(t.cpu_offload_us) + ", exposed " + human_time(t.exposed_cpu_offload_us);
+  if (t.overlap_slowdown_us > 0) s += "; hidden collectives' SMs " + human_time(t.overlap_slowdown_us);
   if (t.exposed_host_us > 0 || t.host_syncs > 0)
     s += "; host issue " + human_time(t.host_us) + ", exposed " + human_time(t.exposed_host_us) +
          (t.host_syncs > 0 ? " (" + grouped(t.host_syncs) + " host reads)" : "");
@@ -276,6 +278,7 @@ nlohmann::json step_json_of(const SynthTiming& t, const MemoryFit& fit, const Sy
     j["host_s"] = t.host_us * 1e-6;
     j["exposed_host_s"] = t.exposed_host_us * 1e-6;
     j["host_syncs"] = t.host_syncs;
+    j["overlap_slowdown_s"] = t.overlap_slowdown_us * 1e-6;
   }
   j["memory_gb"] = fit.need_bytes * 1e-9;
   j["fits"] = fit.fits;

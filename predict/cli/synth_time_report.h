@@ -47,6 +47,7 @@ struct SynthTiming {
   double expert_comm_us = 0, exposed_expert_comm_us = 0, expert_compute_us = 0;  // mixtures of experts
   double cpu_offload_us = 0, exposed_cpu_offload_us = 0;  // --cpu-offload-layers' copies
   double host_us = 0, exposed_host_us = 0, host_syncs = 0;  // the host's issue (synth_host_issue.h)
+  double overlap_slowdown_us = 0;  // compute lost to the SMs hidden collectives hold (synth_step_parts.h)
   double model_tflops_per_gpu = kUnknown;
 };
 

@@ -3,6 +3,7 @@
 // Megatron launches, and what the step waits for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -199,6 +200,31 @@ TEST(MoeDispatch, OverlapHidesTheExchangeBehindTheLayersCompute) {
   const auto hidden = cli::step_parts(rows, us, o, fp);
   EXPECT_DOUBLE_EQ(hidden.exposed_expert_comm_us, 10 - 6);
   EXPECT_DOUBLE_EQ(hidden.step_us, 10);
+}
+
+// What runs hidden holds SMs: the exchange's 6 hidden µs cost the compute beside it the dispatcher's
+// SMs over the GPU's (NCCL 16, DeepEP 20, HybridEP 16 of 132); exposed time costs nothing more, a
+// collective nothing hides costs nothing more, and the step stays between max(compute, comm) and
+// compute + comm. Without an SM count nothing is charged (the overlap as before).
+TEST(MoeDispatch, HiddenExchangesHoldTheirDispatchersSms) {
+  const std::vector<Kernel> rows = {row("layer.attn.qkv te::gemm (fprop)", KernelClass::gemm),
+                                    row("layer.moe.experts.up te::gemm (fprop)", KernelClass::gemm),
+                                    row("layer.moe.dispatch nccl:all_to_all (expert parallel)", KernelClass::communication)};
+  const std::vector<double> us = {4, 2, 10};
+  SynthOptions o = megatron_ep8();
+  Footprint fp;
+  EXPECT_DOUBLE_EQ(cli::step_parts(rows, us, o, fp, {}, 132).overlap_slowdown_us, 0);  // nothing hidden
+  o.moe_a2a_overlap = true;
+  EXPECT_DOUBLE_EQ(cli::step_parts(rows, us, o, fp).overlap_slowdown_us, 0);
+  for (const auto& [d, sms] : {std::pair{MoeDispatcher::alltoall, 16.0}, {MoeDispatcher::deepep, 20.0},
+                               {MoeDispatcher::hybridep, 16.0}}) {
+    o.moe_dispatcher = d;
+    const auto p = cli::step_parts(rows, us, o, fp, {}, 132);
+    EXPECT_DOUBLE_EQ(p.overlap_slowdown_us, 6 * sms / 132) << to_string(d);
+    EXPECT_DOUBLE_EQ(p.step_us, 10 + 6 * sms / 132) << to_string(d);
+    EXPECT_GE(p.step_us, std::max(p.compute_us, p.comm_us));
+    EXPECT_LE(p.step_us, p.compute_us + p.comm_us);
+  }
 }
 
 // DeepEP's buffers, as csrc/config.hpp sizes them for deep_ep/buffer.py's configs (20 SMs: 10 channels;

@@ -310,6 +310,17 @@ TEST(TrainingStepJson, EagerOverlapsNothingAndMegatronHidesTensorParallelCollect
   EXPECT_DOUBLE_EQ(eager["exposed_comm_s"].get<double>(), eager["comm_s"].get<double>());
   const auto mega = nlohmann::json::parse(run_kcast(kSmall + "--framework megatron " + l).out)[0];
   EXPECT_LT(mega["exposed_comm_s"].get<double>(), mega["comm_s"].get<double>());
+  // Transformer Engine's tensor-parallel exchanges run on the copy engines: hidden, they hold no SMs.
+  EXPECT_DOUBLE_EQ(eager["overlap_slowdown_s"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(mega["overlap_slowdown_s"].get<double>(), 0);
+  // FSDP's NCCL gathers and reduce-scatters hold 16 of the H100's 132 SMs while the compute they hide
+  // behind runs: that compute loses hidden x 16 / 132.
+  const auto fsdp = nlohmann::json::parse(
+      run_kcast(kSmall + "--framework torchtitan --batch 8 --dtype bf16 --dp 4 --zero 3 --gpu H100-SXM --format json -o /dev/null")
+          .out)[0];
+  const double hidden = fsdp["comm_s"].get<double>() - fsdp["exposed_comm_s"].get<double>();
+  EXPECT_GT(hidden, 0);
+  EXPECT_NEAR(fsdp["overlap_slowdown_s"].get<double>(), hidden * 16 / 132, 1e-12);
 }
 
 }  // namespace
