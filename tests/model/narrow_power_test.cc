@@ -9,20 +9,27 @@
 namespace kcast {
 namespace {
 
+// A tensor-core board of compute capability `cc`: `sms` SMs at `mhz` boost within `watts`, datasheet
+// BF16 and FP8 peaks `bf16` and twice that.
+GpuSpec board(const char* cc, int sms, double mhz, double watts, double bf16) {
+  GpuSpec g;
+  g.name = "Board";
+  g.compute_capability = cc;
+  g.sm_count = sms;
+  g.boost_clock_mhz = mhz;
+  g.tdp_w = watts;
+  g.dram_bw_gbps = 3350;
+  g.bf16_tflops = bf16;
+  g.fp8_tflops = 2 * bf16;
+  g.tensor_cores = true;
+  return g;
+}
+
 // Dense FP8 math draws narrow_power_factor times the power BF16 math does per SM and GHz: a board whose
 // budget covers BF16 at boost (700 W over 132 SMs at 1.98 GHz, 2 W per SM-GHz: 523 W) settles at
 // 700 / (523 x factor) of its clock in FP8, measured FP8 rate or not; FP4 likewise.
 TEST(NarrowPower, FP8MathHoldsTheClockItsPowerBudgetAllows) {
-  GpuSpec g;
-  g.name = "Board";
-  g.compute_capability = "9.0";  // Hopper: 2.0 W per SM and GHz (data/archs.csv)
-  g.sm_count = 132;
-  g.boost_clock_mhz = 1980;
-  g.tdp_w = 700;
-  g.dram_bw_gbps = 3350;
-  g.bf16_tflops = 989;
-  g.fp8_tflops = 1979;
-  g.tensor_cores = true;
+  GpuSpec g = board("9.0", 132, 1980, 700, 989);  // Hopper: 2.0 W per SM and GHz (data/archs.csv)
   ModelParams p;
   p[kNarrowPowerFactor] = 1.6;
   const CostModel m(p, default_arch_facts());
@@ -43,16 +50,7 @@ TEST(NarrowPower, FP8MathHoldsTheClockItsPowerBudgetAllows) {
 // holds): its measured best-shape rates are boost figures, derated like datasheet ones, and FP8 takes
 // the architecture's own narrow factor, not the fitted one.
 TEST(NarrowPower, AnArchitecturesOwnPowerFiguresDerateItsMeasuredRatesToo) {
-  GpuSpec g;
-  g.name = "B200-like";
-  g.compute_capability = "10.0";
-  g.sm_count = 148;
-  g.boost_clock_mhz = 1965;
-  g.tdp_w = 1000;
-  g.dram_bw_gbps = 8000;
-  g.bf16_tflops = 2250;
-  g.fp8_tflops = 4500;
-  g.tensor_cores = true;
+  GpuSpec g = board("10.0", 148, 1965, 1000, 2250);  // a B200's
   g.measured_gemm_eff[int(DType::bf16)] = 0.776;  // MAMF's best shape, at boost
   ModelParams p;
   p[kNarrowPowerFactor] = 1.6;

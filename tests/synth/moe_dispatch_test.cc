@@ -185,10 +185,15 @@ Kernel row(const std::string& name, KernelClass cls) {
   return k;
 }
 
+// An attention GEMM, an expert GEMM and the exchange between them (4, 2 and 10 µs below).
+std::vector<Kernel> exchange_rows() {
+  return {row("layer.attn.qkv te::gemm (fprop)", KernelClass::gemm),
+          row("layer.moe.experts.up te::gemm (fprop)", KernelClass::gemm),
+          row("layer.moe.dispatch nccl:all_to_all (expert parallel)", KernelClass::communication)};
+}
+
 TEST(MoeDispatch, OverlapHidesTheExchangeBehindTheLayersCompute) {
-  const std::vector<Kernel> rows = {row("layer.attn.qkv te::gemm (fprop)", KernelClass::gemm),
-                                    row("layer.moe.experts.up te::gemm (fprop)", KernelClass::gemm),
-                                    row("layer.moe.dispatch nccl:all_to_all (expert parallel)", KernelClass::communication)};
+  const std::vector<Kernel> rows = exchange_rows();
   const std::vector<double> us = {4, 2, 10};
   SynthOptions o = megatron_ep8();
   Footprint fp;
@@ -207,9 +212,7 @@ TEST(MoeDispatch, OverlapHidesTheExchangeBehindTheLayersCompute) {
 // collective nothing hides costs nothing more, and the step stays between max(compute, comm) and
 // compute + comm. Without an SM count nothing is charged (the overlap as before).
 TEST(MoeDispatch, HiddenExchangesHoldTheirDispatchersSms) {
-  const std::vector<Kernel> rows = {row("layer.attn.qkv te::gemm (fprop)", KernelClass::gemm),
-                                    row("layer.moe.experts.up te::gemm (fprop)", KernelClass::gemm),
-                                    row("layer.moe.dispatch nccl:all_to_all (expert parallel)", KernelClass::communication)};
+  const std::vector<Kernel> rows = exchange_rows();
   const std::vector<double> us = {4, 2, 10};
   SynthOptions o = megatron_ep8();
   Footprint fp;

@@ -315,9 +315,8 @@ TEST(TrainingStepJson, EagerOverlapsNothingAndMegatronHidesTensorParallelCollect
   EXPECT_DOUBLE_EQ(mega["overlap_slowdown_s"].get<double>(), 0);
   // FSDP's NCCL gathers and reduce-scatters hold 16 of the H100's 132 SMs while the compute they hide
   // behind runs: that compute loses hidden x 16 / 132.
-  const auto fsdp = nlohmann::json::parse(
-      run_kcast(kSmall + "--framework torchtitan --batch 8 --dtype bf16 --dp 4 --zero 3 --gpu H100-SXM --format json -o /dev/null")
-          .out)[0];
+  const std::string fsdp_run = "--framework torchtitan --batch 8 --dtype bf16 --dp 4 --zero 3 --gpu H100-SXM";
+  const auto fsdp = nlohmann::json::parse(run_kcast(kSmall + fsdp_run + " --format json -o /dev/null").out)[0];
   const double hidden = fsdp["comm_s"].get<double>() - fsdp["exposed_comm_s"].get<double>();
   EXPECT_GT(hidden, 0);
   EXPECT_NEAR(fsdp["overlap_slowdown_s"].get<double>(), hidden * 16 / 132, 1e-12);
