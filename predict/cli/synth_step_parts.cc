@@ -34,11 +34,16 @@ Group group_of(const std::string& name, bool forward) {
 bool in_pipelined_layers(const std::string& name) { return !synth::repeated_layer_part(name).empty(); }
 
 // The SMs a group's collectives hold while they run (synth_step_parts.h): NCCL's 16 on a DGX with 8 NICs
-// (NVIDIA/nccl#689), the expert-parallel exchange's own kernels where the dispatcher has them
-// (Megatron-Core's defaults), none for the tensor-parallel userbuffers' copy-engine exchanges.
-constexpr double kNcclSms = 16, kDeepEpSms = 20, kHybridEpSms = 16;
+// (NVIDIA/nccl#689; its all-to-all's send/recv kernel runs 16 CTAs, NVIDIA/nccl#1598), 4 for the
+// point-to-point exchanges of the pipeline and the context-parallel ring (a send to the next rank and a
+// receive from the previous at once, NCCL's channels per peer "typically 2", NVIDIA/nccl#1424), the
+// expert-parallel exchange's own kernels where
+// the dispatcher has them (Megatron-Core's defaults), none for the tensor-parallel userbuffers'
+// copy-engine exchanges.
+constexpr double kNcclSms = 16, kP2pSms = 4, kDeepEpSms = 20, kHybridEpSms = 16;
 double sms_held(Group g, const synth::SynthOptions& o) {
   if (g == kTensor || g == kOther) return 0;
+  if (g == kPipeline || g == kContext) return kP2pSms;
   if (g != kExpert) return kNcclSms;
   return o.moe_dispatcher == synth::MoeDispatcher::deepep     ? kDeepEpSms
          : o.moe_dispatcher == synth::MoeDispatcher::hybridep ? kHybridEpSms

@@ -21,9 +21,10 @@
 //               layers' host reads and wherever the host's issue outlasts the GPU's work.
 //   The SMs of hidden collectives: a collective that runs beside compute holds SMs the compute cannot
 //               use (NCCL's CTAs take an SM each and share it with nothing: 16 on a DGX with 8 NICs,
-//               NVIDIA/nccl#689; DeepEP's 20 and HybridEP's 16, Megatron-Core's moe_deepep_num_sms /
-//               moe_hybridep_num_sms defaults; Transformer Engine's tensor-parallel userbuffers move
-//               data with the copy engines, none): the compute beside it loses hidden x SMs held / SMs.
+//               NVIDIA/nccl#689, 4 for a ring's send and receive; DeepEP's 20 and HybridEP's 16, Megatron-Core's
+//               moe_deepep_num_sms / moe_hybridep_num_sms defaults; Transformer Engine's tensor-parallel
+//               userbuffers move data with the copy engines, none): the compute beside it loses
+//               hidden x SMs held / SMs.
 // The step is then compute + exposed communication (+ exposed offload copies, + exposed host issue, +
 // the hidden collectives' SMs), and never less than the communication itself.
 #pragma once

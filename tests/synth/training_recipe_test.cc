@@ -320,6 +320,12 @@ TEST(TrainingStepJson, EagerOverlapsNothingAndMegatronHidesTensorParallelCollect
   const double hidden = fsdp["comm_s"].get<double>() - fsdp["exposed_comm_s"].get<double>();
   EXPECT_GT(hidden, 0);
   EXPECT_NEAR(fsdp["overlap_slowdown_s"].get<double>(), hidden * 16 / 132, 1e-12);
+  // The interleaved pipeline's sends and receives, hidden, hold 4 (two peers, two channels each).
+  const std::string pp_run = "--framework megatron --dtype bf16 --pp 2 --virtual-stages 2 --microbatches 4 --batch 8";
+  const auto pp = nlohmann::json::parse(run_kcast(kSmall + pp_run + " --gpu H100-SXM --format json -o /dev/null").out)[0];
+  const double pp_hidden = pp["comm_s"].get<double>() - pp["exposed_comm_s"].get<double>();
+  EXPECT_GT(pp_hidden, 0);
+  EXPECT_NEAR(pp["overlap_slowdown_s"].get<double>(), pp_hidden * 4 / 132, 1e-12);
 }
 
 }  // namespace
