@@ -65,12 +65,13 @@ std::vector<ArchFacts> parse_arch_facts(const std::string& text, const std::stri
       ArchFacts a;
       a.compute_capability = cc ? cc : "";
       parse_double_cell(f32, CellRef{file, line, "fp32_gemm_factor"}, a.fp32_gemm_factor);
-      if (parse_double_cell(watts, CellRef{file, line, "watts_per_sm_ghz"}, a.watts_per_sm_ghz) &&
-          !(a.watts_per_sm_ghz > 0))
-        throw InputError(CellRef{file, line, "watts_per_sm_ghz"}.where() + ": must be > 0 (or empty)");
-      if (parse_double_cell(narrow, CellRef{file, line, "narrow_power_factor"}, a.narrow_power_factor) &&
-          !(a.narrow_power_factor > 0))
-        throw InputError(CellRef{file, line, "narrow_power_factor"}.where() + ": must be > 0 (or empty)");
+      // An architecture's own power figure: positive, or empty for the fitted one (0).
+      auto positive_or_empty = [&](const char* cell, const char* column, double& out) {
+        if (parse_double_cell(cell, CellRef{file, line, column}, out) && !(out > 0))
+          throw InputError(CellRef{file, line, column}.where() + ": must be > 0 (or empty)");
+      };
+      positive_or_empty(watts, "watts_per_sm_ghz", a.watts_per_sm_ghz);
+      positive_or_empty(narrow, "narrow_power_factor", a.narrow_power_factor);
       if (parse_double_cell(mma, CellRef{file, line, "mma_sync_fraction"}, a.mma_sync_fraction) &&
           !(a.mma_sync_fraction > 0 && a.mma_sync_fraction <= 1))
         throw InputError(CellRef{file, line, "mma_sync_fraction"}.where() + ": must be in (0, 1] (or empty)");

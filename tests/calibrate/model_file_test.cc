@@ -256,27 +256,27 @@ void expect_bad_arch_cells(const std::string& column, std::initializer_list<cons
   }
 }
 
-// watts_per_sm_ghz: an architecture's own SM power under dense math; empty = the fitted figure (0),
-// and a figure that is not positive is an error naming the file, line and column.
-TEST(ArchFacts, SmPowerIsPositiveOrEmpty) {
-  const auto t = parse_arch_facts("compute_capability,tiles,watts_per_sm_ghz\n8.9,128x128,1.1\n8.0,128x128,\n",
+// An architecture's own power figure in `column`: a positive number; empty or absent = the fitted
+// figure (0), and a figure that is not positive is an error naming the file, line and column.
+void expect_positive_or_empty(const std::string& column, double ArchFacts::*field, double value) {
+  const auto t = parse_arch_facts("compute_capability,tiles," + column + "\n9.0,128x128," + std::to_string(value) +
+                                      "\n8.0,128x128,\n",
                                   "archs.csv");
   ASSERT_EQ(t.size(), 2u);
-  EXPECT_DOUBLE_EQ(t[0].watts_per_sm_ghz, 1.1);
-  EXPECT_EQ(t[1].watts_per_sm_ghz, 0.0);
-  expect_bad_arch_cells("watts_per_sm_ghz", {"0", "-1", "lots"});
+  EXPECT_DOUBLE_EQ(t[0].*field, value) << column;
+  EXPECT_EQ(t[1].*field, 0.0) << column;
+  EXPECT_EQ(parse_arch_facts("compute_capability,tiles\n9.0,128x128\n", "old.csv")[0].*field, 0.0) << column;
+  expect_bad_arch_cells(column, {"0", "-1", "-1.6", "lots", "more"});
 }
 
-// narrow_power_factor: an architecture's own FP8 / FP4 SM power relative to BF16; empty or absent = the
-// fitted figure (0), and a figure that is not positive is an error naming the file, line and column.
+// watts_per_sm_ghz: the power an SM of the architecture draws per GHz under dense math.
+TEST(ArchFacts, SmPowerIsPositiveOrEmpty) {
+  expect_positive_or_empty("watts_per_sm_ghz", &ArchFacts::watts_per_sm_ghz, 1.1);
+}
+
+// narrow_power_factor: its FP8 / FP4 SM power relative to BF16.
 TEST(ArchFacts, NarrowPowerIsPositiveOrEmpty) {
-  const auto t = parse_arch_facts("compute_capability,tiles,narrow_power_factor\n10.0,128x128,1.0\n9.0,128x128,\n",
-                                  "archs.csv");
-  ASSERT_EQ(t.size(), 2u);
-  EXPECT_DOUBLE_EQ(t[0].narrow_power_factor, 1.0);
-  EXPECT_EQ(t[1].narrow_power_factor, 0.0);
-  EXPECT_EQ(parse_arch_facts("compute_capability,tiles\n9.0,128x128\n", "old.csv")[0].narrow_power_factor, 0.0);
-  expect_bad_arch_cells("narrow_power_factor", {"0", "-1.6", "more"});
+  expect_positive_or_empty("narrow_power_factor", &ArchFacts::narrow_power_factor, 1.25);
 }
 
 // mma_sync_fraction: a share in (0, 1]; empty or absent = 1 (mma.sync is the native instruction).
