@@ -118,4 +118,9 @@ GpuCaps derive_caps(const GpuSpec& g, const ModelParams& p, const std::vector<Ar
   return c;
 }
 
+GpuCaps sustained_caps(GpuCaps caps) {
+  for (double& budget : caps.gemm_boost_flops) budget = 0;
+  return caps;
+}
+
 }  // namespace kcast

@@ -98,4 +98,11 @@ struct GpuCaps {
 // `table` is the architecture-facts table (data/archs.csv).
 GpuCaps derive_caps(const GpuSpec& gpu, const ModelParams& params, const std::vector<ArchFacts>& table);
 
+// The same GPU under sustained load: every GEMM at the clock a long one settles at (gemm_derate), none
+// with a boost budget left. The budget (power_tau_us) is what a microbenchmark sees, timing one shape
+// for milliseconds from a cool start; a framework's training step runs its forward and backward math
+// back to back for seconds, so the controller has pulled the clock down before any one GEMM starts
+// (flashinfer-ai/flashinfer#2899: a B200 settles 19% below boost within 100 back-to-back kernels).
+GpuCaps sustained_caps(GpuCaps caps);
+
 }  // namespace kcast

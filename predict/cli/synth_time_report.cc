@@ -7,6 +7,7 @@
 #include "io/classifier_rules.h"
 #include "io/kernel_list_csv.h"
 #include "model/error.h"
+#include "model/gpu_caps.h"
 
 #include "predict/cli/synth_host_issue.h"
 #include "predict/cli/synth_step_parts.h"
@@ -118,8 +119,14 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
   eo.with_context = with_context;  // rows a measurement setup tagged (kcast synth --context)
   eo.keep_rows = true;
   const PreparedWorkload w = prepare_workload(rows, model, db, eo, "<synth>");
+  const bool train = o.mode == Mode::train;
+  // A framework's training step holds the GPU under load for seconds: every GEMM runs at the clock the
+  // power limit settles at (sustained_caps). Eager's step is the predictor's sum of kernels timed one by
+  // one (NeuSight's per-op labels), each with the boost budget a lone kernel has.
+  const bool sustained = train && o.framework != synth::Framework::eager;
   std::vector<Target> targets;
-  for (const GpuSpec* g : gpus) targets.push_back({g->name, model.caps_for(*g)});
+  for (const GpuSpec* g : gpus)
+    targets.push_back({g->name, sustained ? sustained_caps(model.caps_for(*g)) : model.caps_for(*g)});
   const std::vector<GpuPrediction> preds = predict_targets(w, targets);
 
   const bool generate = o.mode == Mode::generate, decode = o.mode == Mode::decode;
@@ -127,7 +134,6 @@ std::vector<SynthTiming> time_synth_step(const std::vector<Kernel>& synthesized,
   const Part decode_part = generate ? Part::decode : Part::all;
   const double decode_bytes = generate || decode ? part_bytes(w, decode_part) : 0;
   std::vector<SynthTiming> out;
-  const bool train = o.mode == Mode::train;
   // Each launch's host time (synth_host_issue.h): its op family's framework floor; none under CUDA graphs.
   std::vector<double> host_us;
   if (train && !cuda_graph && o.framework != synth::Framework::eager)  // eager: the predictor's sum

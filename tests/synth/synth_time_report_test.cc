@@ -66,6 +66,24 @@ TEST(SynthTimeReport, TrainingStepIsPredictsAndItsRatesFollow) {
   EXPECT_LT(model_flops, 1.02 * palm);
 }
 
+// A framework's training step holds the GPU under load for seconds: every GEMM runs at the clock the
+// power limit settles at (model/gpu_caps.h, sustained_caps), where predict times each kernel with the
+// boost budget a lone one has. On one GPU under CUDA graphs (no communication, no host issue) the step
+// is the kernels' sum: on a B200, whose power limit pulls BF16 math to 0.80 of boost, longer than
+// predict's but by no more than 1 / 0.80; on an H100, whose BF16 math holds boost, predict's exactly.
+TEST(SynthTimeReport, AFrameworksTrainingStepRunsItsGemmsAtTheSustainedClock) {
+  const std::string step = "llama3-8b --mode train --batch 2 --seq 2048 --attention flash --framework megatron";
+  const SynthRun h100 = synth_and_predict(step + " --cuda-graph", "H100-SXM", "--cuda-graph");
+  EXPECT_DOUBLE_EQ(num(timing(h100)["step_us"]), num(h100.predicted["predictions"][0]["step_us"]));
+  const SynthRun b200 = synth_and_predict(step + " --cuda-graph", "B200", "--cuda-graph");
+  const double sustained = num(timing(b200)["step_us"]), lone = num(b200.predicted["predictions"][0]["step_us"]);
+  EXPECT_GT(sustained, 1.01 * lone);
+  EXPECT_LE(sustained, lone / 0.80);
+  // Eager's step stays predict's sum of kernels timed one by one (NeuSight's per-op labels).
+  const SynthRun eager = synth_and_predict("llama3-8b --mode train --batch 2 --seq 2048 --attention flash", "B200");
+  EXPECT_DOUBLE_EQ(num(timing(eager)["step_us"]), num(eager.predicted["predictions"][0]["step_us"]));
+}
+
 TEST(SynthTimeReport, RecomputationLengthensTheStepButAddsNoModelFlops) {
   const std::string args = "llama3-8b --mode train --batch 2 --seq 2048 --attention flash";
   const SynthRun plain = synth_and_predict(args, "A100-SXM4-80GB");
