@@ -263,6 +263,25 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   return out;
 }
 
+// Megatron-Core's own conditions for overlap_moe_expert_parallel_comm (TransformerConfig.__post_init__,
+// megatron/core/transformer/transformer_config.py): expert parallelism over the all-to-all or a flex
+// (DeepEP / HybridEP) dispatcher, an interleaved schedule where there are pipeline stages (the overlap
+// pairs one micro-batch's forward with another's backward chunk by chunk), and no full recomputation
+// (a checkpointed layer's backward is one opaque recompute-and-backward the scheduler cannot split).
+namespace {
+void check_moe_a2a_overlap(const SynthOptions& opt) {
+  if (!opt.moe_a2a_overlap) return;
+  const std::string what = "option '--moe-a2a-overlap': Megatron-Core overlaps the expert-parallel exchange ";
+  if (opt.ep < 2) throw InputError(what + "only with expert parallelism; give --ep 2 or more");
+  if (opt.moe_dispatcher == MoeDispatcher::allgather)
+    throw InputError(what + "only with the alltoall or a flex dispatcher (--moe-dispatcher alltoall, deepep or hybridep)");
+  if (opt.pp > 1 && opt.virtual_stages < 2)
+    throw InputError(what + "with pipeline stages only on an interleaved schedule; give --virtual-stages 2 or more");
+  if (opt.recompute)
+    throw InputError(what + "without full recomputation; drop --recompute full (selective modules are fine)");
+}
+}  // namespace
+
 void check_parallelism(const SynthOptions& opt) {
   const std::pair<const char*, int64_t> degrees[] = {
       {"tp", opt.tp}, {"pp", opt.pp}, {"dp", opt.dp}, {"ep", opt.ep}, {"microbatches", opt.microbatches}};
@@ -279,6 +298,7 @@ void check_parallelism(const SynthOptions& opt) {
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
   if (opt.moe_a2a_overlap && (opt.framework != Framework::megatron || opt.mode != Mode::train))
     throw InputError("option '--moe-a2a-overlap': Megatron-Core's overlap, only with --mode train --framework megatron");
+  check_moe_a2a_overlap(opt);
   if (opt.fp8_param_gather &&
       (opt.mode != Mode::train || opt.framework != Framework::megatron || opt.recipe == Recipe::none ||
        opt.recipe == Recipe::nvfp4 || opt.zero >= 3))

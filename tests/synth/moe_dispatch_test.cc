@@ -155,6 +155,40 @@ TEST(MoeDispatch, ExpertTensorParallelismOneFoldsWhereEpDividesDp) {
             std::string::npos);
 }
 
+// Megatron-Core's conditions for its EP overlap (TransformerConfig): expert parallelism, a dispatcher
+// that exchanges by all-to-all, an interleaved schedule under pipeline stages, no full recomputation.
+// Each broken one is refused naming the option and what to change; the layouts that keep them run.
+TEST(MoeDispatch, TheEpOverlapKeepsMegatronCoresConditions) {
+  SynthOptions o = megatron_ep8();
+  o.moe_a2a_overlap = true;
+  EXPECT_NO_THROW(synthesize("mixtral-8x7b", o));
+  auto refused = [&](SynthOptions bad, const std::string& says) {
+    const std::string e = input_error_of([&] { synthesize("mixtral-8x7b", bad); });
+    EXPECT_NE(e.find("option '--moe-a2a-overlap'"), std::string::npos) << e;
+    EXPECT_NE(e.find(says), std::string::npos) << e;
+  };
+  SynthOptions no_ep = o;
+  no_ep.ep = 1;
+  refused(no_ep, "--ep 2 or more");
+  SynthOptions gather = o;
+  gather.moe_dispatcher = MoeDispatcher::allgather;
+  refused(gather, "--moe-dispatcher alltoall, deepep or hybridep");
+  SynthOptions stages = o;  // 2 stages of 4 data-parallel GPUs, 2 micro-batches each
+  stages.pp = 2;
+  stages.dp = 4;
+  stages.ep = 4;
+  stages.microbatches = 2;
+  refused(stages, "--virtual-stages 2 or more");
+  stages.virtual_stages = 2;
+  EXPECT_NO_THROW(synthesize("mixtral-8x7b", stages));
+  SynthOptions full = o;
+  full.recompute = true;
+  refused(full, "drop --recompute full");
+  full.recompute = false;
+  full.selective_recompute = true;  // selective recomputation stays legal
+  EXPECT_NO_THROW(synthesize("mixtral-8x7b", full));
+}
+
 // Context parallelism with expert parallelism: each GPU routes its seq / cp tokens, the expert-parallel
 // group drawn from the data x context-parallel GPUs. 8 GPUs as dp 4 x cp 2 over sequences of 2048 hold
 // the same 2048 tokens a GPU as dp 8 over sequences of 1024: the same expert GEMMs and exchanges.
