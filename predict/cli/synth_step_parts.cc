@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <string_view>
 
 #include "predict/cli/synth_host_issue.h"
 #include "predict/synth/emitter.h"
@@ -32,6 +33,39 @@ Group group_of(const std::string& name, bool forward) {
 }
 
 bool in_pipelined_layers(const std::string& name) { return !synth::repeated_layer_part(name).empty(); }
+
+// The section a row belongs to: its name up to the first '.' ("layer", "local_layer", "head", ...).
+std::string_view section_of(const std::string& name) {
+  const size_t dot = name.find('.');
+  return std::string_view(name).substr(0, dot == std::string::npos ? 0 : dot);
+}
+
+// Transformer Engine's userbuffers overlap each sequence-parallel collective with one GEMM
+// (transformer_engine/pytorch/module/base.py, initialize_ub): an all-gather of a projection's input,
+// or of the output gradient before a data-gradient GEMM, with the GEMM that consumes it, chunk by
+// chunk (ring_exchange: qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad); a reduce-scatter of a
+// projection's output with the GEMM that produces it (pipeline: proj_fprop, fc2_fprop); in the
+// backward of the column-parallel projections the input gradient's reduce-scatter with the weight-
+// gradient GEMM and the input's second all-gather with the data-gradient GEMM (bulk: qkv_dgrad,
+// qkv_wgrad, fc1_dgrad, fc1_wgrad). In synth's row order: an all-gather's partner is the next GEMM, a
+// reduce-scatter's the previous one, the input's second all-gather's the previous data-gradient GEMM;
+// all in the collective's own section. -1 where there is none.
+long userbuffers_partner(const std::vector<Kernel>& rows, size_t r) {
+  const std::string& name = rows[r].name;
+  const std::string_view section = section_of(name);
+  const bool again = has(name, "(input again)"), gather = has(name, "all_gather");
+  auto gemm_in_section = [&](size_t i) {
+    return rows[i].cls == KernelClass::gemm && section_of(rows[i].name) == section;
+  };
+  if (gather && !again) {
+    for (size_t i = r + 1; i < rows.size() && section_of(rows[i].name) == section; ++i)
+      if (gemm_in_section(i)) return long(i);
+    return -1;
+  }
+  for (size_t i = r; i-- > 0 && section_of(rows[i].name) == section;)
+    if (gemm_in_section(i) && (!again || has(rows[i].name, "(dgrad)"))) return long(i);
+  return -1;
+}
 
 // The SMs a group's collectives hold while they run (synth_step_parts.h): NCCL's 16 on a DGX with 8 NICs
 // (NVIDIA/nccl#689; its all-to-all's send/recv kernel runs 16 CTAs, NVIDIA/nccl#1598), 4 for the
@@ -115,7 +149,21 @@ StepParts step_parts(const std::vector<Kernel>& rows, const std::vector<double>&
     exposed[kFsdpBackward] = beyond(comm[kFsdpBackward], backward);
   }
   if (o.framework == Framework::megatron) {
-    exposed[kTensor] = beyond(comm[kTensor], gemm);
+    // Each sequence-parallel collective behind its own GEMM (userbuffers_partner): what it outlasts
+    // that GEMM is waited for. The rest of the tensor-parallel traffic (vocabulary-parallel head and
+    // loss, all-reduces without sequence parallelism) behind the GEMMs no collective is paired with.
+    double paired_comm = 0, paired_gemm = 0, paired_exposed = 0;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const Kernel& k = rows[r];
+      if (k.cls != KernelClass::communication || !has(k.name, "(sequence parallel)")) continue;
+      const long g = userbuffers_partner(rows, r);
+      if (g < 0) continue;
+      const double c = row_us[r] * k.count, over = row_us[size_t(g)] * rows[size_t(g)].count;
+      paired_comm += c;
+      paired_gemm += over;
+      paired_exposed += beyond(c, over);
+    }
+    exposed[kTensor] = paired_exposed + beyond(comm[kTensor] - paired_comm, gemm - paired_gemm);
     if (o.virtual_stages > 1) exposed[kPipeline] = beyond(comm[kPipeline], p.compute_us);
     // Batch-level EP overlap: one micro-batch's dispatch and combine behind the other's layer compute.
     if (o.moe_a2a_overlap) exposed[kExpert] = beyond(comm[kExpert], pipelined_compute);

@@ -24,7 +24,7 @@ void TransformerSynth::embedding(Section& s, const std::string& name, double row
         work(name + " aten::embedding_dense_backward", KernelClass::embedding, dt_, out,
              rows * 8 * 4 + 2 * out * e_)});
   s.param(table * d_);
-  if (vocab_parallel) tp_all_reduce(s, name, true);
+  if (vocab_parallel) tp_all_reduce(s, name, true, /*block=*/false);
 }
 
 // ---- sections --------------------------------------------------------------------------
@@ -124,7 +124,7 @@ void TransformerSynth::head(Section& s) {
     case HeadKind::none:
       return;
     case HeadKind::lm:
-      tp_all_reduce(s, "lm_head.input", false);
+      tp_all_reduce(s, "lm_head.input", false, /*block=*/false);
       linear(s, "lm_head", T_, d_, V_, false, 1, !c_.tied_embeddings);
       if (c_.final_softcap > 0) soft_cap(s, "lm_head.softcap", T_ * V);
       if (train_ && c_.tied_embeddings)
@@ -141,7 +141,7 @@ void TransformerSynth::head(Section& s) {
       linear(s, "cls.transform.dense", T_, d_, d_, true);
       unary(s, "cls.transform.act", "aten::gelu", "aten::gelu_backward", T_ * d_, 8);
       norm(s, "cls.transform.LayerNorm", T_);
-      tp_all_reduce(s, "cls.decoder.input", false);
+      tp_all_reduce(s, "cls.decoder.input", false, /*block=*/false);
       linear(s, "cls.decoder", T_, d_, V_, true, 1, false);
       s.param(V_);  // its bias; the weight is the word embedding
       if (train_) s.backward_only({pointwise("cls.decoder aten::add (tied weight grad)", dt_, V * d_, 3, 1)});
@@ -213,7 +213,7 @@ void TransformerSynth::mtp_depth(Section& s) {
 // the loss on the tokens one more step ahead.
 void TransformerSynth::mtp_head(Section& s) {
   norm(s, "final_norm", Tn_);
-  tp_all_reduce(s, "lm_head.input", false);
+  tp_all_reduce(s, "lm_head.input", false, /*block=*/false);
   linear(s, "lm_head", T_, d_, V_, false, 1, /*register_params=*/false);
   cross_entropy(s, "lm", T_, double(V_), tp_ > 1);
 }

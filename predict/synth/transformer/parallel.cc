@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/error.h"
@@ -60,7 +61,7 @@ void TransformerSynth::all_to_all(Section& s, const std::string& name, bool disp
 // gradient (backward). Under sequence parallelism a region's input is all-gathered (forward; its
 // gradient reduce-scattered, and the input gathered again for the weight gradients, Megatron-LM
 // keeping only its shard) and its output reduce-scattered (its gradient all-gathered).
-void TransformerSynth::tp_all_reduce(Section& s, const std::string& name, bool forward) {
+void TransformerSynth::tp_all_reduce(Section& s, const std::string& name, bool forward, bool block) {
   if (tp_ <= 1) return;
   const double net = tp_net_share();
   if (!o_.sequence_parallel) {
@@ -69,9 +70,19 @@ void TransformerSynth::tp_all_reduce(Section& s, const std::string& name, bool f
     else s.backward_only({std::move(k)});
     return;
   }
-  const double bus = double(tp_ - 1) / double(tp_) * T_ * d_ * e_;
+  const double share = double(tp_ - 1) / double(tp_) * T_ * d_;
+  // Under a training recipe Transformer Engine quantizes a block projection's input (and the output
+  // gradient before its data-gradient GEMM) first and all-gathers the narrow copy with its scales
+  // (transformer_engine/pytorch/module/base.py: "AllGather buffers use fp8 when using fp8 recipe");
+  // the reduce-scatters carry the 16-bit GEMM outputs.
+  const bool narrow = block && recipe_;
+  const DType gather_dt = narrow ? recipe_->gemm_dtype : dt_;
+  const double gather_bytes = narrow ? recipe_->stored_bytes_per_elem / 2 : e_;  // one copy of the two
   auto c = [&](const char* op) {
-    return over_network(collective(name + " nccl:" + op + " (sequence parallel)", dt_, bus), net);
+    const bool gather = std::string_view(op).starts_with("all_gather");
+    return over_network(collective(name + " nccl:" + op + " (sequence parallel)", gather ? gather_dt : dt_,
+                                   share * (gather ? gather_bytes : e_)),
+                        net);
   };
   if (forward) s.op(c("reduce_scatter"), {c("all_gather")});
   else s.op(c("all_gather"), {c("reduce_scatter"), c("all_gather (input again)")});

@@ -131,7 +131,9 @@ class TransformerSynth {
 
   // parallel.cc: tensor-, sequence-, expert- and pipeline-parallel collectives
   void all_to_all(Section& s, const std::string& name, bool dispatch);
-  void tp_all_reduce(Section& s, const std::string& name, bool forward);
+  // `block`: the collective feeds or follows a block projection, which a training recipe runs narrow:
+  // its all-gathers then carry the quantized tensor (the head's and the embedding's stay 16-bit).
+  void tp_all_reduce(Section& s, const std::string& name, bool forward, bool block = true);
   void stage_sends(Section& s);
   void cpu_offload(Section& s);
 
