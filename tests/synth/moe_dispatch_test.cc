@@ -20,6 +20,7 @@ namespace {
 
 using kcast::testing::input_error_of;
 using testing::find;
+using testing::row;
 using testing::with_mode;
 using transformer::dispatch_bytes;
 using transformer::DispatchShape;
@@ -209,14 +210,6 @@ TEST(MoeDispatch, ContextParallelRanksJoinTheExpertParallelGroup) {
   ctx.batch = 4;
   EXPECT_NE(input_error_of([&] { synthesize("mixtral-8x7b", ctx); }).find("option '--ep': 8 expert-parallel GPUs divide neither the 4 data x context-parallel GPUs"),
             std::string::npos);
-}
-
-Kernel row(const std::string& name, KernelClass cls) {
-  Kernel k;
-  k.name = name;
-  k.cls = cls;
-  k.count = 1;
-  return k;
 }
 
 // An attention GEMM, an expert GEMM and the exchange between them (4, 2 and 10 µs below).

@@ -15,6 +15,15 @@
 
 namespace kcast::synth::testing {
 
+// A bare row of one launch: a name and a class (the step-parts tests give each its time).
+inline Kernel row(const std::string& name, KernelClass cls) {
+  Kernel k;
+  k.name = name;
+  k.cls = cls;
+  k.count = 1;
+  return k;
+}
+
 inline const Kernel* find(const std::vector<Kernel>& ks, const std::string& name) {
   for (const auto& k : ks)
     if (k.name == name) return &k;

@@ -10,17 +10,12 @@
 #include "predict/cli/synth_step_parts.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/recipe.h"
+#include "tests/synth/synth_rows.h"
 
 namespace kcast::synth {
 namespace {
 
-Kernel row(const std::string& name, KernelClass cls) {
-  Kernel k;
-  k.name = name;
-  k.cls = cls;
-  k.count = 1;
-  return k;
-}
+using testing::row;
 
 constexpr KernelClass kComm = KernelClass::communication, kGemm = KernelClass::gemm;
 
