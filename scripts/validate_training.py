@@ -41,7 +41,15 @@ def moe_recipe(r):
     """The expert-parallel settings of Megatron-Bridge's recipe for a row (scripts/performance/configs/
     {deepseek,qwen,gpt_oss}/*_workload_base_configs.py): its dispatcher and whether the dispatch overlaps
     the other micro-batch's compute (moe_a2a_overlap). Every MoE recipe there sets
-    expert_tensor_parallel_size=1 (--etp 1)."""
+    expert_tensor_parallel_size=1 (--etp 1). A layout Megatron-Core cannot overlap (pipeline stages without
+    interleaving, full recomputation: TransformerConfig refuses it, as kcast does) ran without it."""
+    dispatcher, overlap = recipe_dispatcher(r)
+    pp, vp = int(r["pp"]), int(r["vp"] or 1)
+    return dispatcher, overlap and not (pp > 1 and vp < 2) and r.get("recompute") != "full"
+
+
+def recipe_dispatcher(r):
+    """moe_recipe's table, before Megatron-Core's conditions on the overlap."""
     model, gpu, prec, ep = r["model"], r["system"], r["precision"], int(r["ep"] or 1)
     narrow_mx = prec in ("mxfp8", "nvfp4")
     if model.startswith("deepseek"):
