@@ -263,7 +263,8 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
   return out;
 }
 
-// Megatron-Core's own conditions for overlap_moe_expert_parallel_comm (TransformerConfig.__post_init__,
+// --moe-a2a-overlap: a Megatron training option, under Megatron-Core's own conditions for
+// overlap_moe_expert_parallel_comm (TransformerConfig.__post_init__,
 // megatron/core/transformer/transformer_config.py): expert parallelism over the all-to-all or a flex
 // (DeepEP / HybridEP) dispatcher, an interleaved schedule where there are pipeline stages (the overlap
 // pairs one micro-batch's forward with another's backward chunk by chunk), and no full recomputation
@@ -271,6 +272,8 @@ std::vector<Kernel> Tape::assemble(const SynthOptions& o, DType param_dtype) con
 namespace {
 void check_moe_a2a_overlap(const SynthOptions& opt) {
   if (!opt.moe_a2a_overlap) return;
+  if (opt.framework != Framework::megatron || opt.mode != Mode::train)
+    throw InputError("option '--moe-a2a-overlap': Megatron-Core's overlap, only with --mode train --framework megatron");
   const std::string what = "option '--moe-a2a-overlap': Megatron-Core overlaps the expert-parallel exchange ";
   if (opt.ep < 2) throw InputError(what + "only with expert parallelism; give --ep 2 or more");
   if (opt.moe_dispatcher == MoeDispatcher::allgather)
@@ -296,8 +299,6 @@ void check_parallelism(const SynthOptions& opt) {
   if (opt.cp < 1) throw InputError("option '--cp': must be at least 1");
   if (opt.master_weights && opt.mode != Mode::train)
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
-  if (opt.moe_a2a_overlap && (opt.framework != Framework::megatron || opt.mode != Mode::train))
-    throw InputError("option '--moe-a2a-overlap': Megatron-Core's overlap, only with --mode train --framework megatron");
   check_moe_a2a_overlap(opt);
   if (opt.fp8_param_gather &&
       (opt.mode != Mode::train || opt.framework != Framework::megatron || opt.recipe == Recipe::none ||
