@@ -20,7 +20,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from validate_training import MOE, cuda_graphs, fp8_params, moe_recipe  # noqa: E402  (the recipes' settings, one table)
+from validate_training import MOE, cuda_graphs, fp8_params, moe_recipe, token_drop  # noqa: E402  (the recipes' settings, one table)
 RECIPE = {"bf16": ("bf16", None), "fp8": ("fp8", "delayed"), "fp8-current": ("fp8", "current"),
           "mxfp8": ("fp8", "mxfp8"), "nvfp4": ("fp4", "nvfp4")}
 
@@ -51,6 +51,8 @@ def main():
         if r["model"] in MOE:  # the mixture's recipe settings, as validate_training.py passes them
             dispatcher, overlap = moe_recipe(r)
             args += ["--etp", "1", "--moe-dispatcher", dispatcher] + (["--moe-a2a-overlap"] if overlap else [])
+            if token_drop(r):
+                args += ["--moe-expert-capacity-factor", "1", "--moe-pad-expert-input-to-capacity"]
             if r["model"].startswith("deepseek"):
                 args += ["--mtp-layers", "1"]
         graphs = cuda_graphs(r)

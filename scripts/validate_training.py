@@ -44,8 +44,17 @@ def moe_recipe(r):
     expert_tensor_parallel_size=1 (--etp 1). A layout Megatron-Core cannot overlap (pipeline stages without
     interleaving, full recomputation: TransformerConfig refuses it, as kcast does) ran without it."""
     dispatcher, overlap = recipe_dispatcher(r)
+    if token_drop(r):
+        dispatcher = "alltoall"  # apply_moe_token_drop asserts the alltoall dispatcher
     pp, vp = int(r["pp"]), int(r["vp"] or 1)
     return dispatcher, overlap and not (pp > 1 and vp < 2) and r.get("recompute") != "full"
+
+
+def token_drop(r):
+    """Rows the table notes as "(tokendrop)": Megatron-Bridge's --use_tokendrop, whose apply_moe_token_drop
+    (megatron/bridge/training/utils/moe_token_drop.py) sets moe_expert_capacity_factor 1.0 and
+    moe_pad_expert_input_to_capacity on the alltoall dispatcher."""
+    return "tokendrop" in r.get("note", "")
 
 
 def recipe_dispatcher(r):
@@ -204,6 +213,8 @@ def command(kcast, r):
         args += ["--ep", str(ep), "--etp", "1", "--moe-dispatcher", dispatcher]
         if overlap:
             args.append("--moe-a2a-overlap")
+        if token_drop(r):
+            args += ["--moe-expert-capacity-factor", "1", "--moe-pad-expert-input-to-capacity"]
     if r["model"].startswith("deepseek"):
         args += ["--mtp-layers", "1"]
         if (pp, vp) in DEEPSEEK_LAYOUTS:

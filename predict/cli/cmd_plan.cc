@@ -14,6 +14,7 @@
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/options.h"
+#include "predict/synth/emitter.h"
 #include "predict/cli/speculative_options.h"
 #include "predict/plan/plan_html.h"
 #include "predict/plan/plan_serve.h"
@@ -60,6 +61,10 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
     if (o.etp > 0) s << " --etp " << o.etp;
     if (o.moe_dispatcher != synth::MoeDispatcher::alltoall) s << " --moe-dispatcher " << synth::to_string(o.moe_dispatcher);
     if (o.moe_a2a_overlap) s << " --moe-a2a-overlap";
+  }
+  if (o.moe_capacity_factor > 0) {
+    s << " --moe-expert-capacity-factor " << o.moe_capacity_factor;
+    if (o.moe_pad_to_capacity) s << " --moe-pad-expert-input-to-capacity";
   }
   if (o.fp8_param_gather) s << " --fp8-param-gather";
   if (o.cuda_graph_modules) s << " --cuda-graph-modules " << synth::cuda_graph_modules_string(o.cuda_graph_modules);
@@ -154,6 +159,8 @@ int plan_train_cmd(int argc, char** argv) {
       "moe-dispatcher", po::value(&a.moe_dispatcher)->default_value("alltoall"), "mixtures: alltoall, deepep, "
       "hybridep or allgather (as kcast synth)")(
       "moe-a2a-overlap", "mixtures, megatron: the dispatch and combine behind the other micro-batch's compute")(
+      "moe-expert-capacity-factor", po::value<double>(), "mixtures, megatron: token dropping (as kcast synth)")(
+      "moe-pad-expert-input-to-capacity", "with --moe-expert-capacity-factor: rows padded to capacity (as kcast synth)")(
       "mtp-layers", po::value<int64_t>(), "multi-token prediction depths (as kcast synth)")(
       "fp8-param-gather", "megatron, FP8 recipes: FP8 parameters (as kcast synth; layouts with Megatron FSDP keep "
       "16-bit ones)")(
@@ -172,6 +179,7 @@ int plan_train_cmd(int argc, char** argv) {
                      "kcast plan train MODEL|--config HF.json --gpu G --gpus N --batch GBS --seq S\n"
                      "       [--dtype bf16|fp8|fp4] [--recipe R] [--framework megatron|torchtitan|automodel] [--compile]\n"
                      "       [--etp 1] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
+                     "       [--moe-expert-capacity-factor F [--moe-pad-expert-input-to-capacity]]\n"
                      "       [--mtp-layers N] [--fp8-param-gather] [--cuda-graph-modules LIST] [--fix tp=8,...] [--memory-fraction F] [--top K] [--format table|csv|json]\n"
                      "       [--html OUT.html] [--threads N]\n"
                      "       [--cost-model M.json]",
@@ -203,6 +211,8 @@ int plan_train_cmd(int argc, char** argv) {
   }
   base.moe_dispatcher = synth::transformer::moe_dispatcher_option(a.moe_dispatcher);
   base.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
+  base.moe_capacity_factor = positive_number(vm, "moe-expert-capacity-factor", 0, synth::kCapacityFactorWhat);
+  base.moe_pad_to_capacity = vm.count("moe-pad-expert-input-to-capacity") > 0;
   base.fp8_param_gather = vm.count("fp8-param-gather") > 0;
   if (vm.count("cuda-graph-modules"))
     base.cuda_graph_modules = synth::parse_cuda_graph_modules("cuda-graph-modules", a.cuda_graph_modules);

@@ -20,6 +20,7 @@
 #include "predict/cli/synth_time_report.h"
 #include "predict/synth/pipeline_layout.h"
 #include "predict/synth/cuda_graph_modules.h"
+#include "predict/synth/emitter.h"
 #include "predict/synth/recompute_modules.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/moe_dispatch.h"
@@ -111,6 +112,11 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "only, no BF16 copy (memory; the parameter all-gather is still counted in 16 bits)")(
       "moe-a2a-overlap", "train, --framework megatron: Megatron-Core's EP overlap (--overlap-moe-expert-parallel-comm): "
       "the dispatch and combine run behind the other micro-batch's compute")(
+      "moe-expert-capacity-factor", po::value<double>(), "train, --framework megatron, alltoall or allgather "
+      "dispatcher: Megatron-Core's token dropping: each expert takes at most ceil(F x tokens x top-k / experts) of a "
+      "GPU's routed rows (default: dropless)")(
+      "moe-pad-expert-input-to-capacity", "with --moe-expert-capacity-factor: every expert's rows padded to the "
+      "capacity (Megatron-Bridge's token-drop runs): fixed shapes, no host read of the tokens per expert")(
       "virtual-stages", po::value<int64_t>(), "with --pp: layer chunks per pipeline GPU (Megatron-LM's interleaved "
       "1F1B; micro-batches divisible by --pp)")(
       "sequence-parallel", "with --tp: Megatron-LM's sequence parallelism (norms, dropouts and residual adds on "
@@ -228,6 +234,8 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
   o.compile = vm.count("compile") > 0;
   o.moe_dispatcher = transformer::moe_dispatcher_option(a.moe_dispatcher);
   o.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
+  o.moe_capacity_factor = positive_number(vm, "moe-expert-capacity-factor", 0, synth::kCapacityFactorWhat);
+  o.moe_pad_to_capacity = vm.count("moe-pad-expert-input-to-capacity") > 0;
   o.fp8_param_gather = vm.count("fp8-param-gather") > 0;
   if (!a.pp_layout.empty() && is_megatron_layout(a.pp_layout)) {
     // Megatron's own layout string, as the recipe launched it: its 't' per chunk, its 'm' the MTP depths.
@@ -287,6 +295,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--batch-sweep B1,B2,... [--format table|csv|json] [--html OUT.html]] [--acceptance A]\n"
                      "       [--recipe delayed|current|mxfp8|block|nvfp4] [--framework eager|megatron|torchtitan|automodel]\n"
                      "       [--etp 1|TP] [--mtp-layers N] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
+                     "       [--moe-expert-capacity-factor F [--moe-pad-expert-input-to-capacity]]\n"
                      "       [--fp8-param-gather] [--cuda-graph-modules attn,mlp,moe_router,moe_preprocess]\n"
                      "       [--compile] [--pp-layout L1,L2,...] [--format json (with --gpu)]\n"
                      "       [--list]",

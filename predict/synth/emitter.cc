@@ -283,6 +283,24 @@ void check_moe_a2a_overlap(const SynthOptions& opt) {
   if (opt.recompute)
     throw InputError(what + "without full recomputation; drop --recompute full (selective modules are fine)");
 }
+
+// Megatron-Core's conditions on token dropping (TransformerConfig.__post_init__): a capacity only with
+// the alltoall or allgather dispatcher (the flex ones, DeepEP and HybridEP, move every routed row), padding
+// only with a capacity.
+void check_moe_capacity(const SynthOptions& opt) {
+  if (opt.moe_capacity_factor == 0 && !opt.moe_pad_to_capacity) return;
+  const char* option = opt.moe_capacity_factor != 0 ? "--moe-expert-capacity-factor" : "--moe-pad-expert-input-to-capacity";
+  const std::string what = std::string("option '") + option + "': ";
+  if (opt.mode != Mode::train || opt.framework != Framework::megatron)
+    throw InputError(what + "Megatron-Core's token dropping, only with --mode train --framework megatron");
+  if (opt.moe_capacity_factor != 0 && !(opt.moe_capacity_factor > 0 && std::isfinite(opt.moe_capacity_factor)))
+    throw InputError(what + kCapacityFactorWhat);
+  if (opt.moe_pad_to_capacity && opt.moe_capacity_factor == 0)
+    throw InputError(what + "pads each expert's rows to a capacity; give --moe-expert-capacity-factor too");
+  if (opt.moe_dispatcher == MoeDispatcher::deepep || opt.moe_dispatcher == MoeDispatcher::hybridep)
+    throw InputError(what + "Megatron-Core drops tokens only with the alltoall or allgather dispatcher "
+                     "(--moe-dispatcher alltoall or allgather)");
+}
 }  // namespace
 
 void check_parallelism(const SynthOptions& opt) {
@@ -300,6 +318,7 @@ void check_parallelism(const SynthOptions& opt) {
   if (opt.master_weights && opt.mode != Mode::train)
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
   check_moe_a2a_overlap(opt);
+  check_moe_capacity(opt);
   if (opt.fp8_param_gather &&
       (opt.mode != Mode::train || opt.framework != Framework::megatron || opt.recipe == Recipe::none ||
        opt.recipe == Recipe::nvfp4 || opt.zero >= 3))

@@ -113,6 +113,8 @@ class Tape {
 // InputError naming the option when a parallel degree or the micro-batch count is below 1, or when
 // the global batch does not split evenly into data-parallel replicas x micro-batches.
 void check_parallelism(const SynthOptions& opt);
+// What --moe-expert-capacity-factor takes (SynthOptions::moe_capacity_factor), for the commands' errors.
+inline constexpr const char* kCapacityFactorWhat = "a capacity factor above 0 (leave it out for dropless)";
 
 // DistributedDataParallel's gradient all-reduce over `dp` replicas: the parameters' gradients in
 // buckets of 25 MiB (bucket_cap_mb), one ring all-reduce each. None for dp = 1.

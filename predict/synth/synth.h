@@ -144,6 +144,13 @@ struct SynthOptions {
   // comm): the dispatch and combine of one micro-batch run behind the other's forward or backward
   // compute, so only what the layers' compute cannot cover is waited for (synth_step_parts.h).
   bool moe_a2a_overlap = false;
+  // Token dropping (Megatron-Core's --moe-expert-capacity-factor, --moe-pad-expert-input-to-capacity;
+  // Megatron-Bridge's "tokendrop" runs set 1.0 and the padding): each expert takes at most
+  // ceil(factor x tokens x top-k / experts) of a rank's routed rows (moe_utils.get_capacity); 0 =
+  // dropless. Padded, every expert takes exactly that many, so the shapes are known before routing and
+  // the host reads no counts back (token_dispatcher.py: cuda_sync_point "no_sync").
+  double moe_capacity_factor = 0;
+  bool moe_pad_to_capacity = false;
   // Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size; train): 1 holds whole
   // experts and folds the expert-parallel group over the tensor-parallel ranks wherever ep divides
   // tp x dp (Megatron-Bridge's MoE recipes set it); tp splits each expert as the dense MLP; 0: tp,

@@ -20,7 +20,9 @@ namespace {
 
 using kcast::testing::input_error_of;
 using testing::find;
+using testing::megatron_ep8;
 using testing::row;
+using testing::total;
 using testing::with_mode;
 using transformer::dispatch_bytes;
 using transformer::DispatchShape;
@@ -86,21 +88,6 @@ TEST(MoeDispatch, TheOptionNamesItsChoices) {
             std::string::npos);
 }
 
-SynthOptions megatron_ep8() {
-  SynthOptions o = with_mode(Mode::train, 16, 1024);
-  o.attention = AttentionImpl::flash;
-  o.framework = Framework::megatron;
-  o.dp = 8;
-  o.ep = 8;
-  return o;
-}
-
-double total(const std::vector<Kernel>& ks, const std::string& has, double Kernel::*field) {
-  double t = 0;
-  for (const auto& k : ks)
-    if (k.name.find(has) != std::string::npos) t += k.*field * k.count;
-  return t;
-}
 
 TEST(MoeDispatch, MegatronRunsTransformerEnginesPermutationsAndTheChosenDispatcher) {
   SynthOptions o = megatron_ep8();

@@ -30,6 +30,14 @@ inline const Kernel* find(const std::vector<Kernel>& ks, const std::string& name
   return nullptr;
 }
 
+// Sum of count x `field` over the rows whose name contains `has`.
+inline double total(const std::vector<Kernel>& ks, const std::string& has, double Kernel::*field) {
+  double t = 0;
+  for (const auto& k : ks)
+    if (k.name.find(has) != std::string::npos) t += k.*field * k.count;
+  return t;
+}
+
 // Sum of count x bytes over the rows whose name contains `part` (a collective's bus bytes per step).
 inline double bus_bytes(const std::vector<Kernel>& ks, const std::string& part) {
   double b = 0;

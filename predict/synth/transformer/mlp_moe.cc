@@ -106,6 +106,21 @@ void TransformerSynth::gate(Section& s, const std::string& name, double e, doubl
 // folding with expert tensor parallelism 1), each GPU routes its own sequence-parallel shard of the
 // tokens (Tn) to whole experts, and the block needs no tensor-parallel gather or scatter around it;
 // the shared experts run whole on that shard too (the same FLOPs as tp slices of all tokens).
+double TransformerSynth::expert_capacity() const {
+  if (!(o_.moe_capacity_factor > 0)) return 0;
+  // moe_utils.get_capacity: ceil(tokens x top-k / experts x factor).
+  return std::ceil(T_ * double(c_.experts_per_token) / double(c_.experts) * o_.moe_capacity_factor);
+}
+
+double TransformerSynth::routed_rows() const {
+  const double Tk = T_ * double(c_.experts_per_token), cap = expert_capacity();
+  if (cap == 0) return Tk;
+  // Balanced routing gives each expert Tk / experts rows: a capacity below that drops the rest; padding
+  // fills every expert up to it.
+  const double E = double(c_.experts);
+  return o_.moe_pad_to_capacity ? cap * E : std::min(Tk, cap * E);
+}
+
 void TransformerSynth::moe(Section& s) {
   const bool folded = o_.folded_experts();
   // The experts see this GPU's tokens: the sequence-parallel shard when folded.
@@ -116,10 +131,12 @@ void TransformerSynth::moe(Section& s) {
   } tokens{T_, T_};
   T_ = moe_tokens();
   const int64_t etp = expert_tp();
-  const double E = double(c_.experts), k = double(c_.experts_per_token), Tk = T_ * k;
+  const double E = double(c_.experts), k = double(c_.experts_per_token);
   const double ep = double(o_.ep);
-  const double hit = std::max(1.0, std::round(E * (1 - std::pow(1 - k / E, ep * T_)) / ep));  // on this GPU
-  const double Te = std::max(1.0, std::round(Tk / hit));  // tokens per expert
+  // Padded to capacity every local expert runs, on its capacity from each GPU of the group.
+  const double hit = o_.moe_pad_to_capacity ? E / ep
+                                            : std::max(1.0, std::round(E * (1 - std::pow(1 - k / E, ep * T_)) / ep));
+  const double Te = std::max(1.0, std::round(routed_rows() / hit));  // tokens per expert (received = sent)
   const int64_t Fe = c_.expert_ffn / etp;
   if (!folded) tp_all_reduce(s, "mlp.input", false);
   // x feeds the router and the experts' gathers (and the shared expert and its gate).
@@ -139,7 +156,7 @@ void TransformerSynth::moe(Section& s) {
   if (megatron_ && train_ && !quant_ && !serving_) {
     // Transformer Engine's unpermutation: each token's k results weighted by their probabilities and
     // summed (backward: the output gradient scattered to the k rows, and the probabilities' gradient).
-    const double x = T_ * double(d_) * e_, xk = Tk * double(d_) * e_;
+    const double Tk = routed_rows(), x = T_ * double(d_) * e_, xk = Tk * double(d_) * e_;
     s.op(work("moe.unpermute te::moe_unpermute", KernelClass::embedding, dt_, 2 * Tk * double(d_), xk + x + 12 * Tk),
          {work("moe.unpermute te::moe_unpermute (backward)", KernelClass::embedding, dt_, 2 * Tk * double(d_),
                2 * xk + x + 12 * Tk)});
@@ -348,21 +365,25 @@ void TransformerSynth::fused_experts(Section& s, double hit, double Te, int64_t 
 // sort undone, the combine, and the unpermutation that weights each token's k results by their
 // probabilities and sums them. Routing is balanced as the published runs force it.
 void TransformerSynth::megatron_experts(Section& s, double hit, double Te, int64_t Fe) {
-  const double E = double(c_.experts), Tk = T_ * double(c_.experts_per_token);
+  const double E = double(c_.experts), picks = T_ * double(c_.experts_per_token);
+  // The permuted rows: the tokens' k copies (token dropping: those its capacity keeps, or pads to).
+  const double Tk = routed_rows();
   const double x = T_ * double(d_) * e_, xk = Tk * double(d_) * e_;  // the tokens; their k copies
   const DType f32 = DType::fp32;
   s.op(over_rows(work("moe.router te::fused_topk_with_score_function", KernelClass::softmax, f32, 6 * T_ * E,
-                      T_ * E * 9 + 12 * Tk),
+                      T_ * E * 9 + 12 * picks),
                  T_, E),
        {over_rows(work("moe.router te::fused_topk_with_score_function (backward)", KernelClass::softmax, f32,
-                       4 * T_ * E, T_ * E * 8 + 12 * Tk),
+                       4 * T_ * E, T_ * E * 8 + 12 * picks),
                   T_, E)});
   // The tokens each local expert receives reach the host before the dispatch: Transformer Engine's
   // grouped GEMM takes the experts' row counts as a host list (GroupedLinear's m_splits), and the
   // all-to-all's split sizes are host integers too (HybridEP / DeepEP read their counts back
-  // likewise). The host waits there for the GPU to drain, once per MoE layer's forward.
-  s.op(work(std::string("moe.tokens_per_expert [CUDA memcpy Device-to-Host]") + kToHostTag, KernelClass::memcpy,
-            f32, 0, 8 * E));
+  // likewise). The host waits there for the GPU to drain, once per MoE layer's forward. Padded to
+  // capacity the counts are known beforehand: no read.
+  if (!o_.moe_pad_to_capacity)
+    s.op(work(std::string("moe.tokens_per_expert [CUDA memcpy Device-to-Host]") + kToHostTag, KernelClass::memcpy,
+              f32, 0, 8 * E));
   s.op(work("moe.permute te::moe_permute", KernelClass::embedding, dt_, 0, x + xk + 8 * Tk),
        {work("moe.permute te::moe_permute (backward)", KernelClass::embedding, dt_, Tk * double(d_), xk + x + 8 * Tk)});
   all_to_all(s, "moe.dispatch", true);

@@ -80,7 +80,7 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, const DispatchShape& s) {
   switch (d) {
     case MoeDispatcher::alltoall: {
       // k rows a token; (ep - 1) / ep of them to other GPUs, (ep - members) / ep off the node.
-      const double rows = s.tokens * double(s.k);
+      const double rows = s.routed_rows > 0 ? s.routed_rows : s.tokens * double(s.k);
       b.link = rows * row * (ep - 1) / ep;
       b.net = rows * row * (ep - double(members)) / ep;
       return b;
