@@ -61,6 +61,7 @@ std::string command_of(const TrainCandidate& c, const PlanArgs& a, int64_t seq) 
     if (o.etp > 0) s << " --etp " << o.etp;
     if (o.moe_dispatcher != synth::MoeDispatcher::alltoall) s << " --moe-dispatcher " << synth::to_string(o.moe_dispatcher);
     if (o.moe_a2a_overlap) s << " --moe-a2a-overlap";
+    if (o.moe_load_imbalance != 1) s << " --moe-load-imbalance " << o.moe_load_imbalance;
   }
   if (o.moe_capacity_factor > 0) {
     s << " --moe-expert-capacity-factor " << o.moe_capacity_factor;
@@ -161,6 +162,8 @@ int plan_train_cmd(int argc, char** argv) {
       "moe-a2a-overlap", "mixtures, megatron: the dispatch and combine behind the other micro-batch's compute")(
       "moe-expert-capacity-factor", po::value<double>(), "mixtures, megatron: token dropping (as kcast synth)")(
       "moe-pad-expert-input-to-capacity", "with --moe-expert-capacity-factor: rows padded to capacity (as kcast synth)")(
+      "moe-load-imbalance", po::value<double>(), "mixtures: the busiest expert-parallel GPU's rows over the mean on "
+      "every layout with --ep 2 or more (as kcast synth; default 1, balanced)")(
       "mtp-layers", po::value<int64_t>(), "multi-token prediction depths (as kcast synth)")(
       "fp8-param-gather", "megatron, FP8 recipes: FP8 parameters (as kcast synth; layouts with Megatron FSDP keep "
       "16-bit ones)")(
@@ -179,7 +182,7 @@ int plan_train_cmd(int argc, char** argv) {
                      "kcast plan train MODEL|--config HF.json --gpu G --gpus N --batch GBS --seq S\n"
                      "       [--dtype bf16|fp8|fp4] [--recipe R] [--framework megatron|torchtitan|automodel] [--compile]\n"
                      "       [--etp 1] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
-                     "       [--moe-expert-capacity-factor F [--moe-pad-expert-input-to-capacity]]\n"
+                     "       [--moe-expert-capacity-factor F [--moe-pad-expert-input-to-capacity]] [--moe-load-imbalance F]\n"
                      "       [--mtp-layers N] [--fp8-param-gather] [--cuda-graph-modules LIST] [--fix tp=8,...] [--memory-fraction F] [--top K] [--format table|csv|json]\n"
                      "       [--html OUT.html] [--threads N]\n"
                      "       [--cost-model M.json]",
@@ -213,6 +216,7 @@ int plan_train_cmd(int argc, char** argv) {
   base.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
   base.moe_capacity_factor = positive_number(vm, "moe-expert-capacity-factor", 0, synth::kCapacityFactorWhat);
   base.moe_pad_to_capacity = vm.count("moe-pad-expert-input-to-capacity") > 0;
+  base.moe_load_imbalance = positive_number(vm, "moe-load-imbalance", 1, synth::kImbalanceWhat);
   base.fp8_param_gather = vm.count("fp8-param-gather") > 0;
   if (vm.count("cuda-graph-modules"))
     base.cuda_graph_modules = synth::parse_cuda_graph_modules("cuda-graph-modules", a.cuda_graph_modules);

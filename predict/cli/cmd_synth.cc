@@ -117,6 +117,8 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "GPU's routed rows (default: dropless)")(
       "moe-pad-expert-input-to-capacity", "with --moe-expert-capacity-factor: every expert's rows padded to the "
       "capacity (Megatron-Bridge's token-drop runs): fixed shapes, no host read of the tokens per expert")(
+      "moe-load-imbalance", po::value<double>(), "with --ep: the rows the busiest expert-parallel GPU receives over "
+      "the mean, 1 (balanced, the default: the published runs force it) to --ep; every MoE layer waits for that GPU")(
       "virtual-stages", po::value<int64_t>(), "with --pp: layer chunks per pipeline GPU (Megatron-LM's interleaved "
       "1F1B; micro-batches divisible by --pp)")(
       "sequence-parallel", "with --tp: Megatron-LM's sequence parallelism (norms, dropouts and residual adds on "
@@ -236,6 +238,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
   o.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
   o.moe_capacity_factor = positive_number(vm, "moe-expert-capacity-factor", 0, synth::kCapacityFactorWhat);
   o.moe_pad_to_capacity = vm.count("moe-pad-expert-input-to-capacity") > 0;
+  o.moe_load_imbalance = positive_number(vm, "moe-load-imbalance", 1, synth::kImbalanceWhat);
   o.fp8_param_gather = vm.count("fp8-param-gather") > 0;
   if (!a.pp_layout.empty() && is_megatron_layout(a.pp_layout)) {
     // Megatron's own layout string, as the recipe launched it: its 't' per chunk, its 'm' the MTP depths.
@@ -295,7 +298,7 @@ int cmd_synth(int argc, char** argv) {
                      "       [--batch-sweep B1,B2,... [--format table|csv|json] [--html OUT.html]] [--acceptance A]\n"
                      "       [--recipe delayed|current|mxfp8|block|nvfp4] [--framework eager|megatron|torchtitan|automodel]\n"
                      "       [--etp 1|TP] [--mtp-layers N] [--moe-dispatcher alltoall|deepep|hybridep|allgather] [--moe-a2a-overlap]\n"
-                     "       [--moe-expert-capacity-factor F [--moe-pad-expert-input-to-capacity]]\n"
+                     "       [--moe-expert-capacity-factor F [--moe-pad-expert-input-to-capacity]] [--moe-load-imbalance F]\n"
                      "       [--fp8-param-gather] [--cuda-graph-modules attn,mlp,moe_router,moe_preprocess]\n"
                      "       [--compile] [--pp-layout L1,L2,...] [--format json (with --gpu)]\n"
                      "       [--list]",

@@ -88,7 +88,9 @@ std::string grouped(double v) {
 
 // How the experts' rows come about (JSON `routing`): the published runs force-balance the router; token
 // dropping padded to capacity fixes every expert's rows whatever the router does.
-const char* routing(const SynthOptions& o) { return o.moe_pad_to_capacity ? "capacity" : "balanced"; }
+const char* routing(const SynthOptions& o) {
+  return o.moe_pad_to_capacity ? "capacity" : o.moe_load_imbalance != 1 ? "imbalanced" : "balanced";
+}
 
 }  // namespace
 
@@ -247,7 +249,10 @@ std::string parts_line(const SynthTiming& t, const SynthOptions& o) {
          (t.host_syncs > 0 ? " (" + grouped(t.host_syncs) + " host reads)" : "");
   if (o.ep > 1)
     s += "; expert parallel (" + std::string(synth::to_string(o.moe_dispatcher)) +
-         (o.moe_a2a_overlap ? ", overlapped" : "") + (o.moe_pad_to_capacity ? ", rows padded to capacity" : ", balanced routing") + "): dispatch and combine " +
+         (o.moe_a2a_overlap ? ", overlapped" : "") + (o.moe_pad_to_capacity ? ", rows padded to capacity"
+          : o.moe_load_imbalance != 1 ? ", busiest GPU " + report::fixed(o.moe_load_imbalance, 2) + "x the mean"
+                                      : std::string(", balanced routing")) +
+         "): dispatch and combine " +
          human_time(t.expert_comm_us) + ", exposed " + human_time(t.exposed_expert_comm_us) + ", expert compute " +
          human_time(t.expert_compute_us);
   if (known(t.model_tflops_per_gpu)) s += "; model " + report::fixed(t.model_tflops_per_gpu, 0) + " TFLOP/s per GPU";
@@ -306,6 +311,7 @@ nlohmann::json step_json_of(const SynthTiming& t, const MemoryFit& fit, const Sy
     j["routing"] = routing(o);
     j["moe_expert_capacity_factor"] = o.moe_capacity_factor > 0 ? nlohmann::json(o.moe_capacity_factor) : nlohmann::json();
     j["moe_pad_expert_input_to_capacity"] = o.moe_pad_to_capacity;
+    j["moe_load_imbalance"] = o.moe_load_imbalance;
     j["all_to_all_s"] = t.expert_comm_us * 1e-6;
     j["exposed_all_to_all_s"] = t.exposed_expert_comm_us * 1e-6;
     j["expert_compute_s"] = t.expert_compute_us * 1e-6;

@@ -301,6 +301,16 @@ void check_moe_capacity(const SynthOptions& opt) {
     throw InputError(what + "Megatron-Core drops tokens only with the alltoall or allgather dispatcher "
                      "(--moe-dispatcher alltoall or allgather)");
 }
+
+// The busiest GPU of the group receives between the mean and every routed row.
+void check_moe_load_imbalance(const SynthOptions& opt) {
+  if (opt.moe_load_imbalance == 1) return;
+  const std::string what = "option '--moe-load-imbalance': ";
+  if (opt.ep < 2)
+    throw InputError(what + "the busiest expert-parallel GPU's rows over the mean; give --ep 2 or more");
+  if (!(opt.moe_load_imbalance >= 1 && opt.moe_load_imbalance <= double(opt.ep)))
+    throw InputError(what + "from 1 (balanced) to --ep " + std::to_string(opt.ep) + " (every routed row on one GPU)");
+}
 }  // namespace
 
 void check_parallelism(const SynthOptions& opt) {
@@ -319,6 +329,7 @@ void check_parallelism(const SynthOptions& opt) {
     throw InputError("option '--master-weights': mixed-precision training state; use --mode train");
   check_moe_a2a_overlap(opt);
   check_moe_capacity(opt);
+  check_moe_load_imbalance(opt);
   if (opt.fp8_param_gather &&
       (opt.mode != Mode::train || opt.framework != Framework::megatron || opt.recipe == Recipe::none ||
        opt.recipe == Recipe::nvfp4 || opt.zero >= 3))

@@ -115,6 +115,8 @@ class Tape {
 void check_parallelism(const SynthOptions& opt);
 // What --moe-expert-capacity-factor takes (SynthOptions::moe_capacity_factor), for the commands' errors.
 inline constexpr const char* kCapacityFactorWhat = "a capacity factor above 0 (leave it out for dropless)";
+// What --moe-load-imbalance takes (SynthOptions::moe_load_imbalance).
+inline constexpr const char* kImbalanceWhat = "the busiest expert-parallel GPU's rows over the mean, 1 or more";
 
 // DistributedDataParallel's gradient all-reduce over `dp` replicas: the parameters' gradients in
 // buckets of 25 MiB (bucket_cap_mb), one ring all-reduce each. None for dp = 1.

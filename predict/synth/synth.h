@@ -151,6 +151,11 @@ struct SynthOptions {
   // the host reads no counts back (token_dispatcher.py: cuda_sync_point "no_sync").
   double moe_capacity_factor = 0;
   bool moe_pad_to_capacity = false;
+  // Routing imbalance (--moe-load-imbalance): the rows the busiest GPU of the expert-parallel group
+  // receives over the mean, 1 = balanced (the published runs force it) up to ep (every token on one
+  // GPU). Every MoE layer waits for its busiest GPU at the combine, so its expert GEMMs and exchange
+  // carry that many rows (the capacity, where tokens drop, caps them; padding fixes them).
+  double moe_load_imbalance = 1;
   // Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size; train): 1 holds whole
   // experts and folds the expert-parallel group over the tensor-parallel ranks wherever ep divides
   // tp x dp (Megatron-Bridge's MoE recipes set it); tp splits each expert as the dense MLP; 0: tp,

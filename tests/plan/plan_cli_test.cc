@@ -183,15 +183,18 @@ TEST(PlanCli, MixtureSettingsReachEveryCandidatesCommand) {
   EXPECT_NE(bad.out.find("option '--etp'"), std::string::npos) << bad.out;
 }
 
-// Token dropping reaches every layout and the command that reproduces one; a capacity factor that is not
-// a positive number is refused naming the option.
-TEST(PlanCli, TokenDropReachesEveryCandidatesCommand) {
+// Token dropping and routing imbalance reach every layout and the command that reproduces one; a
+// capacity factor that is not a positive number is refused naming the option.
+TEST(PlanCli, TokenDropAndImbalanceReachEveryCandidatesCommand) {
   const std::string req = "plan train qwen3-30b-a3b --gpu H100-SXM --gpus 8 --batch 16 --seq 1024 --fix ep=8,tp=1,pp=1,cp=1 "
                           "--etp 1 --top 1";
   const RunResult r = run_kcast(req + " --moe-expert-capacity-factor 1.5 --moe-pad-expert-input-to-capacity");
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("--moe-expert-capacity-factor 1.5 --moe-pad-expert-input-to-capacity"), std::string::npos)
       << r.out;
+  const RunResult skewed = run_kcast(req + " --moe-load-imbalance 1.25");
+  ASSERT_EQ(skewed.rc, 0) << skewed.out;
+  EXPECT_NE(skewed.out.find("--ep 8 --etp 1 --moe-load-imbalance 1.25"), std::string::npos) << skewed.out;
   const RunResult bad = run_kcast(req + " --moe-expert-capacity-factor 0", true);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.out.find("option '--moe-expert-capacity-factor': a capacity factor above 0"), std::string::npos)

@@ -91,21 +91,6 @@ void TransformerSynth::gate(Section& s, const std::string& name, double e, doubl
        {times(pointwise(name + ".gate aten::mul (backward)", dt_, e, 3, 1), 2 * n)});
 }
 
-// HF's MixtralSparseMoeBlock / Qwen2MoeSparseMoeBlock in eager: the router GEMM, softmax (fp32)
-// and top-k, then a Python loop over the experts some token chose: torch.where on the one-hot
-// mask (nonzero, whose count reaches the host), a gather of the expert's tokens, the SwiGLU
-// expert, the routing-weight multiply and index_add_ into the output. Routing is taken as
-// balanced and uniform: T tokens choosing k of E experts hit E(1 - (1 - k/E)^T) of them in
-// expectation, each with Tk / hit tokens. Tensor parallelism splits every expert's MLP as it
-// splits a dense one. Expert parallelism over ep GPUs (Megatron-LM / DeepSpeed-MoE): each holds
-// E / ep experts, an all-to-all sends every chosen token to its expert's GPU and another brings
-// the results back (in backward, their gradients); with balanced routing each GPU receives the
-// Tk picks it sends, spread over its share of the experts the ep GPUs' tokens hit.
-//
-// Folded over the tensor-parallel ranks (SynthOptions::folded_experts: Megatron-Core's MoE parallel
-// folding with expert tensor parallelism 1), each GPU routes its own sequence-parallel shard of the
-// tokens (Tn) to whole experts, and the block needs no tensor-parallel gather or scatter around it;
-// the shared experts run whole on that shard too (the same FLOPs as tp slices of all tokens).
 double TransformerSynth::expert_capacity() const {
   if (!(o_.moe_capacity_factor > 0)) return 0;
   // moe_utils.get_capacity: ceil(tokens x top-k / experts x factor).
@@ -121,6 +106,29 @@ double TransformerSynth::routed_rows() const {
   return o_.moe_pad_to_capacity ? cap * E : std::min(Tk, cap * E);
 }
 
+double TransformerSynth::busiest_rows() const {
+  const double balanced = routed_rows(), cap = expert_capacity();
+  if (o_.moe_pad_to_capacity) return balanced;  // every expert runs its capacity, however routed
+  // The busiest GPU's experts take imbalance x their share, each at most its capacity from every GPU.
+  const double rows = o_.moe_load_imbalance * T_ * double(c_.experts_per_token);
+  return cap == 0 ? rows : std::min(rows, cap * double(c_.experts));
+}
+
+// HF's MixtralSparseMoeBlock / Qwen2MoeSparseMoeBlock in eager: the router GEMM, softmax (fp32)
+// and top-k, then a Python loop over the experts some token chose: torch.where on the one-hot
+// mask (nonzero, whose count reaches the host), a gather of the expert's tokens, the SwiGLU
+// expert, the routing-weight multiply and index_add_ into the output. Routing is taken as
+// balanced and uniform: T tokens choosing k of E experts hit E(1 - (1 - k/E)^T) of them in
+// expectation, each with Tk / hit tokens. Tensor parallelism splits every expert's MLP as it
+// splits a dense one. Expert parallelism over ep GPUs (Megatron-LM / DeepSpeed-MoE): each holds
+// E / ep experts, an all-to-all sends every chosen token to its expert's GPU and another brings
+// the results back (in backward, their gradients); with balanced routing each GPU receives the
+// Tk picks it sends, spread over its share of the experts the ep GPUs' tokens hit.
+//
+// Folded over the tensor-parallel ranks (SynthOptions::folded_experts: Megatron-Core's MoE parallel
+// folding with expert tensor parallelism 1), each GPU routes its own sequence-parallel shard of the
+// tokens (Tn) to whole experts, and the block needs no tensor-parallel gather or scatter around it;
+// the shared experts run whole on that shard too (the same FLOPs as tp slices of all tokens).
 void TransformerSynth::moe(Section& s) {
   const bool folded = o_.folded_experts();
   // The experts see this GPU's tokens: the sequence-parallel shard when folded.
@@ -136,7 +144,9 @@ void TransformerSynth::moe(Section& s) {
   // Padded to capacity every local expert runs, on its capacity from each GPU of the group.
   const double hit = o_.moe_pad_to_capacity ? E / ep
                                             : std::max(1.0, std::round(E * (1 - std::pow(1 - k / E, ep * T_)) / ep));
-  const double Te = std::max(1.0, std::round(routed_rows() / hit));  // tokens per expert (received = sent)
+  // Tokens per expert on the GPU the exchange waits for: received = sent under balanced routing, the
+  // imbalance's share on the busiest one (SynthOptions::moe_load_imbalance).
+  const double Te = std::max(1.0, std::round(busiest_rows() / hit));
   const int64_t Fe = c_.expert_ffn / etp;
   if (!folded) tp_all_reduce(s, "mlp.input", false);
   // x feeds the router and the experts' gathers (and the shared expert and its gate).
@@ -369,6 +379,7 @@ void TransformerSynth::megatron_experts(Section& s, double hit, double Te, int64
   // The permuted rows: the tokens' k copies (token dropping: those its capacity keeps, or pads to).
   const double Tk = routed_rows();
   const double x = T_ * double(d_) * e_, xk = Tk * double(d_) * e_;  // the tokens; their k copies
+  const double xr = busiest_rows() * double(d_) * e_;                   // the rows the busiest GPU receives
   const DType f32 = DType::fp32;
   s.op(over_rows(work("moe.router te::fused_topk_with_score_function", KernelClass::softmax, f32, 6 * T_ * E,
                       T_ * E * 9 + 12 * picks),
@@ -389,12 +400,12 @@ void TransformerSynth::megatron_experts(Section& s, double hit, double Te, int64
   all_to_all(s, "moe.dispatch", true);
   const bool sort = c_.experts / o_.ep > 1;  // the received tokens grouped by local expert
   if (sort)
-    s.op(work("moe.experts te::moe_sort_chunks_by_index", KernelClass::embedding, dt_, 0, 2 * xk),
-         {work("moe.experts te::moe_sort_chunks_by_index (backward)", KernelClass::embedding, dt_, 0, 2 * xk)});
+    s.op(work("moe.experts te::moe_sort_chunks_by_index", KernelClass::embedding, dt_, 0, 2 * xr),
+         {work("moe.experts te::moe_sort_chunks_by_index (backward)", KernelClass::embedding, dt_, 0, 2 * xr)});
   swiglu(s, "moe.experts", Te, Fe, c_.expert_bias, hit, false, kRecomputeMoeAct);
   if (sort)
-    s.op(work("moe.experts te::moe_sort_chunks_by_index (restore)", KernelClass::embedding, dt_, 0, 2 * xk),
-         {work("moe.experts te::moe_sort_chunks_by_index (restore, backward)", KernelClass::embedding, dt_, 0, 2 * xk)});
+    s.op(work("moe.experts te::moe_sort_chunks_by_index (restore)", KernelClass::embedding, dt_, 0, 2 * xr),
+         {work("moe.experts te::moe_sort_chunks_by_index (restore, backward)", KernelClass::embedding, dt_, 0, 2 * xr)});
   // The combine and the unpermutation follow in moe().
 }
 

@@ -95,14 +95,14 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, const DispatchShape& s) {
     case MoeDispatcher::hybridep: {
       const double E = double(s.experts), k = double(s.k);
       // Other GPUs holding one of the token's experts: by symmetry (ep - 1) / ep of those hit.
-      b.link = s.tokens * row * expected_bins_hit(E, k, ep) * (ep - 1) / ep;
+      b.link = s.imbalance * s.tokens * row * expected_bins_hit(E, k, ep) * (ep - 1) / ep;
       if (nodes > 1) {
         double hit = expected_bins_hit(E, k, nodes);
         // Node-limited routing with groups that nodes hold whole: at most the chosen groups' nodes,
         // those drawn as topk_groups of the groups.
         if (s.groups > 1 && s.topk_groups > 0 && s.topk_groups < s.groups && s.groups % int64_t(nodes) == 0)
           hit = std::min(hit, expected_bins_hit(double(s.groups), double(s.topk_groups), nodes));
-        b.net = s.tokens * row * hit * (nodes - 1) / nodes;
+        b.net = s.imbalance * s.tokens * row * hit * (nodes - 1) / nodes;
       }
       return b;
     }

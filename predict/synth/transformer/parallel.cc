@@ -37,7 +37,9 @@ void TransformerSynth::all_to_all(Section& s, const std::string& name, bool disp
   shape.elem_bytes = e_;
   shape.experts = c_.experts;
   shape.k = c_.experts_per_token;
-  shape.routed_rows = routed_rows();
+  // NCCL's all-to-all ends when the busiest GPU has received (dispatch) or sent back (combine) its rows.
+  shape.routed_rows = busiest_rows();
+  shape.imbalance = o_.moe_load_imbalance;
   shape.ep = o_.ep;
   shape.per_node = members_per_node(o_.ep, stride, o_.gpus_per_node);
   shape.groups = c_.expert_groups;

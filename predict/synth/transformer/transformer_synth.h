@@ -95,9 +95,11 @@ class TransformerSynth {
   // parallel shard and whole experts; else every token of the region and experts split like the MLP.
   double moe_tokens() const { return o_.folded_experts() ? Tn_ : T_; }
   // Token dropping (SynthOptions::moe_capacity_factor), inside moe() where T_ is the routed tokens: the
-  // rows one expert takes from this GPU at most (0: dropless), and the rows this GPU's tokens become.
+  // rows one expert takes from this GPU at most (0: dropless), and the rows this GPU's tokens become;
+  // the rows the busiest GPU of the expert-parallel group receives (SynthOptions::moe_load_imbalance).
   double expert_capacity() const;
   double routed_rows() const;
+  double busiest_rows() const;
   int64_t expert_tp() const { return o_.folded_experts() ? 1 : tp_; }
   // The share of a tensor-parallel collective's bytes that leaves the node (adjacent ranks).
   double tp_net_share() const { return ring_net_share(tp_, 1, o_.gpus_per_node); }

@@ -1,6 +1,7 @@
-// Token dropping (--moe-expert-capacity-factor, --moe-pad-expert-input-to-capacity): the rows each expert
-// runs and each GPU sends under a capacity, the host read that padding removes, and the conditions
-// Megatron-Core puts on both.
+// How routed rows reach the experts beyond balanced routing. Token dropping (--moe-expert-capacity-factor,
+// --moe-pad-expert-input-to-capacity): the rows each expert runs and each GPU sends under a capacity, the
+// host read that padding removes, and the conditions Megatron-Core puts on both. Routing imbalance
+// (--moe-load-imbalance): the busiest GPU's rows, which every MoE layer waits for.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -26,10 +27,13 @@ const char* const kExpertGemm = "layer.moe.experts.down_proj aten::mm";
 const char* const kToHost = "layer.moe.tokens_per_expert [CUDA memcpy Device-to-Host] (to host)";
 const char* const kExchange = "nccl:all_to_all (expert parallel";
 
-std::vector<Kernel> step(double factor, bool pad) {
+std::vector<Kernel> step(double factor, bool pad, double imbalance = 1,
+                         MoeDispatcher dispatcher = MoeDispatcher::alltoall) {
   SynthOptions o = megatron_ep8();
   o.moe_capacity_factor = factor;
   o.moe_pad_to_capacity = pad;
+  o.moe_load_imbalance = imbalance;
+  o.moe_dispatcher = dispatcher;
   return synthesize("mixtral-8x7b", o);
 }
 
@@ -90,6 +94,39 @@ TEST(MoeTokenDrop, RefusedWhereMegatronCoreRefusesIt) {
   SynthOptions negative = megatron_ep8();
   negative.moe_capacity_factor = -1;
   refused(negative, "--moe-expert-capacity-factor", "above 0");
+}
+
+// The busiest GPU receives imbalance x its share: its expert GEMMs and the exchange, which ends when it
+// has its rows, carry that many; a capacity caps them; padding fixes them whatever the routing.
+TEST(MoeLoadImbalance, TheBusiestGpuSetsTheExpertRowsAndTheExchange) {
+  const auto balanced = step(0, false), skewed = step(0, false, 1.5);
+  EXPECT_EQ(expert_rows(skewed), 1.5 * kRowsPerExpert);
+  EXPECT_NEAR(total(skewed, kExchange, &Kernel::bytes) / total(balanced, kExchange, &Kernel::bytes), 1.5, 1e-12);
+  // DeepEP's exchange too, by the same share.
+  const auto deep = step(0, false, 1, MoeDispatcher::deepep), deep_skewed = step(0, false, 1.5, MoeDispatcher::deepep);
+  EXPECT_NEAR(total(deep_skewed, "deepep:", &Kernel::bytes) / total(deep, "deepep:", &Kernel::bytes), 1.5, 1e-12);
+  // A capacity of ceil(512 x 1.25) = 640 rows from each GPU caps the busiest expert at 8 x 640.
+  EXPECT_EQ(expert_rows(step(1.25, false, 1.5)), 8 * 640);
+  // Padded to a capacity of 512, every expert runs 8 x 512 rows, the busiest too.
+  EXPECT_EQ(expert_rows(step(1, true, 1.5)), kRowsPerExpert);
+}
+
+TEST(MoeLoadImbalance, RefusedOutsideOneToTheGroupSize) {
+  auto refused = [](SynthOptions o, const std::string& says) {
+    const std::string e = input_error_of([&] { synthesize("mixtral-8x7b", o); });
+    EXPECT_NE(e.find("option '--moe-load-imbalance'"), std::string::npos) << e;
+    EXPECT_NE(e.find(says), std::string::npos) << e;
+  };
+  SynthOptions o = megatron_ep8();
+  o.moe_load_imbalance = 0.5;
+  refused(o, "from 1 (balanced) to --ep 8");
+  o.moe_load_imbalance = 9;
+  refused(o, "from 1 (balanced) to --ep 8");
+  o.moe_load_imbalance = 8;  // every routed row on one GPU
+  EXPECT_NO_THROW(synthesize("mixtral-8x7b", o));
+  o.ep = 1;
+  o.moe_load_imbalance = 1.2;
+  refused(o, "give --ep 2 or more");
 }
 
 }  // namespace
