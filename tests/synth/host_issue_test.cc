@@ -186,21 +186,29 @@ TEST(CudaGraphModules, ACapturedRunCostsOneReplayADirection) {
   for (size_t r = 0; r < rows.size(); ++r) {
     const bool in = in_cuda_graph(rows[r], o.cuda_graph_modules);
     captured += in;
-    if (!in) EXPECT_DOUBLE_EQ(graphed[r], eager[r]) << rows[r].name;
+    if (!in) {
+      EXPECT_DOUBLE_EQ(graphed[r], eager[r]) << rows[r].name;
+    }
     if (in && graphed[r] > 0) {
       ++replays;
       EXPECT_DOUBLE_EQ(graphed[r], 20) << rows[r].name;  // one launch at the element-wise floor
     }
-    if (rows[r].name.find(".experts") != std::string::npos) EXPECT_FALSE(in) << rows[r].name;
+    if (rows[r].name.find(".experts") != std::string::npos) {
+      EXPECT_FALSE(in) << rows[r].name;
+    }
     if (rows[r].name.starts_with("layer.attn.flash") || rows[r].name.starts_with("layer.moe.router") ||
-        rows[r].name.find(kToHostTag) != std::string::npos)
+        rows[r].name.find(kToHostTag) != std::string::npos) {
       EXPECT_TRUE(in) << rows[r].name;
+    }
   }
   EXPECT_GT(captured, 20);
   EXPECT_EQ(replays, 2);
   // Outside the layers nothing is captured, whatever the modules.
-  for (const Kernel& k : rows)
-    if (!k.name.starts_with("layer.")) EXPECT_FALSE(in_cuda_graph(k, ~0u)) << k.name;
+  for (const Kernel& k : rows) {
+    if (!k.name.starts_with("layer.")) {
+      EXPECT_FALSE(in_cuda_graph(k, ~0u)) << k.name;
+    }
+  }
 }
 
 TEST(CudaGraphModules, TheStepIssuesLessAndTheOptionIsMegatronTrainingOnly) {
