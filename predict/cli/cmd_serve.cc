@@ -22,6 +22,7 @@
 #include "predict/serve/serve_html.h"
 #include "predict/serve/simulator.h"
 #include "predict/serve/workload.h"
+#include "predict/synth/emitter.h"
 #include "predict/synth/synth.h"
 
 namespace kcast::cli {
@@ -52,6 +53,8 @@ void add_serve_options(po::options_description& opts, ServeArgs& a) {
       "attention-dp", "attention data-parallel over the --tp GPUs (each runs its own sequences' attention; a "
       "mixture's experts split over --ep of them, tokens exchanged by all-to-all); the engine limits are per "
       "GPU, as the engines' are")(
+      "moe-load-imbalance", po::value<double>(), "with --ep under --attention-dp: the rows the busiest GPU's "
+      "experts receive over the mean, 1 (balanced, the default) to --ep; every MoE layer waits for that GPU")(
       "dtype", po::value(&a.dtype)->default_value("bf16"), "bf16, fp16, fp8 (FP8 checkpoints) or fp4 (NVFP4)")(
       "kv-cache-dtype", po::value(&a.kv_cache_dtype), "the KV cache's dtype (e.g. fp8; default the model's)")(
       "engine", po::value(&a.engine)->default_value("vllm"), "vllm, sglang or trtllm: the scheduler and its defaults")(
@@ -160,6 +163,7 @@ int cmd_serve(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(argc, argv,
                      "kcast serve MODEL|--config HF.json --gpu G[,G...] [--tp N] [--dtype bf16|fp8|fp4]\n"
+                     "       [--pp N] [--attention-dp [--ep N] [--moe-load-imbalance F]]\n"
                      "       [--kv-cache-dtype DT] [--engine vllm|sglang|trtllm] [--max-num-seqs S]\n"
                      "       [--max-batched-tokens T] [--chunked-prefill on|off] [--block-size B]\n"
                      "       [--gpu-memory-utilization F] [--prefill-workers X [--prefill-tp P] [--decode-workers Y]]\n"
@@ -230,6 +234,10 @@ int cmd_serve(int argc, char** argv) {
     if (gpus_per_replica % base.ep != 0)
       throw InputError("option '--ep': must divide --tp (" + std::to_string(gpus_per_replica) + ") under --attention-dp");
   }
+  base.moe_load_imbalance = positive_number(vm, "moe-load-imbalance", 1, synth::kImbalanceWhat);
+  if (base.moe_load_imbalance != 1 && !attention_dp)
+    throw InputError("option '--moe-load-imbalance': serving splits experts over GPUs only with --attention-dp "
+                     "(and --ep 2 or more)");
   base.dtype = dtype_named("dtype", a.dtype);
   if (!a.kv_cache_dtype.empty()) base.kv_cache_dtype = dtype_named("kv-cache-dtype", a.kv_cache_dtype);
   const std::string what = a.config.empty() ? a.model : a.config;
@@ -245,7 +253,7 @@ int cmd_serve(int argc, char** argv) {
   if (disaggregated) prefill_base.tp = prefill_tp, prefill_base.dp = 1, prefill_base.ep = 1;
   const int64_t deployment_gpus =
       disaggregated ? dis.prefill_workers * prefill_tp + dis.decode_workers * gpus_per_replica : gpus_per_replica * pp;
-  nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"pp", pp}, {"ep", base.ep},
+  nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"pp", pp}, {"ep", base.ep}, {"moe_load_imbalance", base.moe_load_imbalance},
                            {"attention_dp", attention_dp}, {"dtype", a.dtype},
                            {"kv_cache_dtype", a.kv_cache_dtype.empty() ? nlohmann::json() : nlohmann::json(a.kv_cache_dtype)}};
   inputs["speculative_tokens"] = speculative.tokens.front();

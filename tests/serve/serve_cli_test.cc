@@ -94,5 +94,25 @@ TEST(ServeCli, AGpuTheModelDoesNotFitIsSkippedAmongSeveral) {
   EXPECT_NE(r.out.find("\nH100-SXM,concurrency,2,"), std::string::npos) << r.out;
 }
 
+// Expert-parallel serving waits for its busiest GPU: with the busiest at 1.5x the mean every decode step
+// takes longer, the inputs echo the knob, and without attention data parallelism it is refused.
+TEST(ServeCli, RoutingImbalanceSlowsExpertParallelServing) {
+  const std::string req = std::string("serve qwen3-30b-a3b --gpu H100-SXM --tp 4 --ep 4 --attention-dp --format json") +
+                          kLoad;
+  const RunResult even = run_kcast(req), skewed = run_kcast(req + " --moe-load-imbalance 1.5");
+  ASSERT_EQ(even.rc, 0) << even.out;
+  ASSERT_EQ(skewed.rc, 0) << skewed.out;
+  const auto e = nlohmann::json::parse(even.out), k = nlohmann::json::parse(skewed.out);
+  EXPECT_EQ(e["moe_load_imbalance"], 1.0);
+  EXPECT_EQ(k["moe_load_imbalance"], 1.5);
+  EXPECT_GT(k["itl_ms"]["mean"].get<double>(), e["itl_ms"]["mean"].get<double>());
+  const RunResult bad = run_kcast(std::string("serve qwen3-30b-a3b --gpu H100-SXM --tp 4 --moe-load-imbalance 1.5") + kLoad,
+                                  true);
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.out.find("option '--moe-load-imbalance': serving splits experts over GPUs only with --attention-dp"),
+            std::string::npos)
+      << bad.out;
+}
+
 }  // namespace
 }  // namespace kcast
