@@ -250,11 +250,15 @@ int cmd_serve(int argc, char** argv) {
 
   // Prefill workers: tensor parallel over their GPUs (a mixture's experts split by it too).
   synth::SynthOptions prefill_base = base;
-  if (disaggregated) prefill_base.tp = prefill_tp, prefill_base.dp = 1, prefill_base.ep = 1;
+  if (disaggregated) {
+    prefill_base.tp = prefill_tp, prefill_base.dp = 1, prefill_base.ep = 1;
+    prefill_base.moe_load_imbalance = 1;  // no expert-parallel group to be imbalanced over
+  }
   const int64_t deployment_gpus =
       disaggregated ? dis.prefill_workers * prefill_tp + dis.decode_workers * gpus_per_replica : gpus_per_replica * pp;
-  nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"pp", pp}, {"ep", base.ep}, {"moe_load_imbalance", base.moe_load_imbalance},
-                           {"attention_dp", attention_dp}, {"dtype", a.dtype},
+  nlohmann::json inputs = {{"model", what}, {"engine", a.engine}, {"tp", gpus_per_replica}, {"pp", pp}, {"ep", base.ep},
+                           {"moe_load_imbalance", base.moe_load_imbalance}, {"attention_dp", attention_dp},
+                           {"dtype", a.dtype},
                            {"kv_cache_dtype", a.kv_cache_dtype.empty() ? nlohmann::json() : nlohmann::json(a.kv_cache_dtype)}};
   inputs["speculative_tokens"] = speculative.tokens.front();
   inputs["acceptance"] = speculative.on() ? nlohmann::json(speculative.acceptance) : nlohmann::json();

@@ -173,6 +173,8 @@ synth::SynthOptions with_layout(synth::SynthOptions o, const TrainLayout& l, int
   if (l.modules) synth::set_recompute_modules(o, l.modules);  // as the command's --recompute-modules sets them
   o.recompute_layers = l.recompute_layers;
   o.cpu_offload_layers = l.offload_layers;
+  // Routing imbalance is the expert-parallel group's: none without one, at most every routed row on one GPU.
+  o.moe_load_imbalance = l.ep > 1 ? std::min(o.moe_load_imbalance, double(l.ep)) : 1.0;
   return o;
 }
 

@@ -195,6 +195,25 @@ TEST(PlanCli, TokenDropAndImbalanceReachEveryCandidatesCommand) {
   const RunResult skewed = run_kcast(req + " --moe-load-imbalance 1.25");
   ASSERT_EQ(skewed.rc, 0) << skewed.out;
   EXPECT_NE(skewed.out.find("--ep 8 --etp 1 --moe-load-imbalance 1.25"), std::string::npos) << skewed.out;
+  // Over every expert-parallel size: none without a group, at most the group's size, no layout refused.
+  const RunResult any_ep = run_kcast("plan train qwen3-30b-a3b --gpu H100-SXM --gpus 8 --batch 16 --seq 1024 "
+                                     "--fix tp=1,pp=1,cp=1 --etp 1 --moe-load-imbalance 3 --top 40 --format json");
+  ASSERT_EQ(any_ep.rc, 0) << any_ep.out;
+  int layouts_by_ep[9] = {};
+  for (const nlohmann::json& c : nlohmann::json::parse(any_ep.out)) {
+    const int ep = c["ep"].get<int>();
+    const std::string cmd = c["command"].get<std::string>();
+    const std::string want = ep == 1 ? "" : ep == 2 ? "--moe-load-imbalance 2 " : "--moe-load-imbalance 3 ";
+    if (want.empty()) {
+      EXPECT_EQ(cmd.find("--moe-load-imbalance"), std::string::npos) << cmd;
+    } else {
+      EXPECT_NE(cmd.find(want), std::string::npos) << cmd;
+    }
+    ++layouts_by_ep[ep];
+  }
+  EXPECT_GT(layouts_by_ep[1], 0);
+  EXPECT_GT(layouts_by_ep[2], 0);
+  EXPECT_GT(layouts_by_ep[8], 0);
   const RunResult bad = run_kcast(req + " --moe-expert-capacity-factor 0", true);
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.out.find("option '--moe-expert-capacity-factor': a capacity factor above 0"), std::string::npos)

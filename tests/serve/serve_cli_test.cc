@@ -106,6 +106,8 @@ TEST(ServeCli, RoutingImbalanceSlowsExpertParallelServing) {
   EXPECT_EQ(e["moe_load_imbalance"], 1.0);
   EXPECT_EQ(k["moe_load_imbalance"], 1.5);
   EXPECT_GT(k["itl_ms"]["mean"].get<double>(), e["itl_ms"]["mean"].get<double>());
+  // Tensor-parallel prefill workers have no expert-parallel group: the knob is the decode workers'.
+  EXPECT_EQ(run_kcast(req + " --moe-load-imbalance 1.5 --prefill-workers 1 --prefill-tp 2").rc, 0);
   const RunResult bad = run_kcast(std::string("serve qwen3-30b-a3b --gpu H100-SXM --tp 4 --moe-load-imbalance 1.5") + kLoad,
                                   true);
   EXPECT_EQ(bad.rc, 2);
