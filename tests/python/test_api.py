@@ -90,6 +90,23 @@ class MixtureTrainingTest(unittest.TestCase):
         self.assertGreater(step["expert_compute_share"], 0)
         self.assertLess(step["expert_compute_share"], 1)
 
+    def test_token_drop_and_imbalance_are_the_clis_flags(self):
+        opts = dict(mode="train", batch=16, seq=1024, attention="flash", framework="megatron", dp=8, ep=8,
+                    microbatches=2)
+        _, even = kcast.synth("mixtral-8x7b", gpus=["H100-SXM"], **opts)
+        _, skewed = kcast.synth("mixtral-8x7b", gpus=["H100-SXM"], moe_load_imbalance=1.5, **opts)
+        _, padded = kcast.synth("mixtral-8x7b", gpus=["H100-SXM"], moe_expert_capacity_factor=1,
+                                moe_pad_expert_input_to_capacity=True, **opts)
+        self.assertEqual(skewed[0]["routing"], "imbalanced")
+        self.assertEqual(skewed[0]["moe_load_imbalance"], 1.5)
+        self.assertGreater(skewed[0]["step_s"], even[0]["step_s"])
+        self.assertEqual(padded[0]["routing"], "capacity")
+        self.assertEqual(padded[0]["moe_expert_capacity_factor"], 1)
+        self.assertTrue(padded[0]["moe_pad_expert_input_to_capacity"])
+        self.assertIsNone(even[0]["moe_expert_capacity_factor"])
+        with self.assertRaisesRegex(kcast.KcastError, "option '--moe-load-imbalance'"):
+            kcast.synth("mixtral-8x7b", moe_load_imbalance=9, **opts)
+
 
 class Fp8ParametersTest(unittest.TestCase):
     def test_fp8_param_gather_is_the_clis_flag_and_lowers_the_memory(self):
