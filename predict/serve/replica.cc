@@ -22,7 +22,8 @@ int64_t kv_cache_blocks(const GpuSpec& g, const EngineConfig& e, const Iteration
   if (blocks <= 0)
     throw InputError("serve: " + what + " does not fit on " + g.name + ": weights " + gb(cost.weight_bytes()) +
                      " and activations " + gb(cost.activation_bytes(e.max_batched_tokens)) + " of " + gb(capacity) +
-                     " leave no KV cache (try a larger --tp, --dtype fp8, or a smaller --max-batched-tokens)");
+                     " leave no KV cache (try a larger --tp or --pp, a narrower --dtype, or a smaller "
+                     "--max-batched-tokens)");
   return blocks;
 }
 
