@@ -94,6 +94,9 @@ TEST(MoeTokenDrop, RefusedWhereMegatronCoreRefusesIt) {
   SynthOptions negative = megatron_ep8();
   negative.moe_capacity_factor = -1;
   refused(negative, "--moe-expert-capacity-factor", "above 0");
+  SynthOptions huge = megatron_ep8();  // beyond every routed row on one expert
+  huge.moe_capacity_factor = 9;
+  refused(huge, "--moe-expert-capacity-factor", "at most the 8 experts");
 }
 
 // The busiest GPU receives imbalance x its share: its expert GEMMs and the exchange, which ends when it

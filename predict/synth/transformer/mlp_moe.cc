@@ -93,6 +93,11 @@ void TransformerSynth::gate(Section& s, const std::string& name, double e, doubl
 
 double TransformerSynth::expert_capacity() const {
   if (!(o_.moe_capacity_factor > 0)) return 0;
+  // A factor of `experts` already lets one expert take every routed row of a GPU: beyond it padding only
+  // grows without bound.
+  if (o_.moe_capacity_factor > double(c_.experts))
+    throw InputError("option '--moe-expert-capacity-factor': at most the " + std::to_string(c_.experts) +
+                     " experts (a capacity of every routed row of a GPU)");
   // moe_utils.get_capacity: ceil(tokens x top-k / experts x factor).
   return std::ceil(T_ * double(c_.experts_per_token) / double(c_.experts) * o_.moe_capacity_factor);
 }
