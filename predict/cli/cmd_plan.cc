@@ -13,8 +13,8 @@
 #include "io/gpu_database_csv.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/moe_options.h"
 #include "predict/cli/options.h"
-#include "predict/synth/emitter.h"
 #include "predict/cli/speculative_options.h"
 #include "predict/plan/plan_html.h"
 #include "predict/plan/plan_serve.h"
@@ -214,9 +214,7 @@ int plan_train_cmd(int argc, char** argv) {
   }
   base.moe_dispatcher = synth::transformer::moe_dispatcher_option(a.moe_dispatcher);
   base.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
-  base.moe_capacity_factor = positive_number(vm, "moe-expert-capacity-factor", 0, synth::kCapacityFactorWhat);
-  base.moe_pad_to_capacity = vm.count("moe-pad-expert-input-to-capacity") > 0;
-  base.moe_load_imbalance = positive_number(vm, "moe-load-imbalance", 1, synth::kImbalanceWhat);
+  read_moe_routing_options(vm, base);
   base.fp8_param_gather = vm.count("fp8-param-gather") > 0;
   if (vm.count("cuda-graph-modules"))
     base.cuda_graph_modules = synth::parse_cuda_graph_modules("cuda-graph-modules", a.cuda_graph_modules);

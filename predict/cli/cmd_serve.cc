@@ -12,6 +12,7 @@
 #include "io/gpu_database_csv.h"
 #include "model/error.h"
 #include "predict/cli/commands.h"
+#include "predict/cli/moe_options.h"
 #include "predict/cli/options.h"
 #include "predict/cli/speculative_options.h"
 #include "predict/serve/disaggregated.h"
@@ -22,7 +23,6 @@
 #include "predict/serve/serve_html.h"
 #include "predict/serve/simulator.h"
 #include "predict/serve/workload.h"
-#include "predict/synth/emitter.h"
 #include "predict/synth/synth.h"
 
 namespace kcast::cli {
@@ -234,7 +234,7 @@ int cmd_serve(int argc, char** argv) {
     if (gpus_per_replica % base.ep != 0)
       throw InputError("option '--ep': must divide --tp (" + std::to_string(gpus_per_replica) + ") under --attention-dp");
   }
-  base.moe_load_imbalance = positive_number(vm, "moe-load-imbalance", 1, synth::kImbalanceWhat);
+  read_moe_routing_options(vm, base);  // serve defines --moe-load-imbalance only
   if (base.moe_load_imbalance != 1 && !attention_dp)
     throw InputError("option '--moe-load-imbalance': serving splits experts over GPUs only with --attention-dp "
                      "(and --ep 2 or more)");

@@ -14,13 +14,13 @@
 #include "model/error.h"
 #include "predict/cli/commands.h"
 #include "predict/cli/measurement_context.h"
+#include "predict/cli/moe_options.h"
 #include "predict/cli/options.h"
 #include "predict/cli/synth_batch_sweep.h"
 #include "predict/cli/synth_memory_report.h"
 #include "predict/cli/synth_time_report.h"
 #include "predict/synth/pipeline_layout.h"
 #include "predict/synth/cuda_graph_modules.h"
-#include "predict/synth/emitter.h"
 #include "predict/synth/recompute_modules.h"
 #include "predict/synth/synth.h"
 #include "predict/synth/transformer/moe_dispatch.h"
@@ -236,9 +236,7 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
   o.compile = vm.count("compile") > 0;
   o.moe_dispatcher = transformer::moe_dispatcher_option(a.moe_dispatcher);
   o.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;
-  o.moe_capacity_factor = positive_number(vm, "moe-expert-capacity-factor", 0, synth::kCapacityFactorWhat);
-  o.moe_pad_to_capacity = vm.count("moe-pad-expert-input-to-capacity") > 0;
-  o.moe_load_imbalance = positive_number(vm, "moe-load-imbalance", 1, synth::kImbalanceWhat);
+  read_moe_routing_options(vm, o);
   o.fp8_param_gather = vm.count("fp8-param-gather") > 0;
   if (!a.pp_layout.empty() && is_megatron_layout(a.pp_layout)) {
     // Megatron's own layout string, as the recipe launched it: its 't' per chunk, its 'm' the MTP depths.

@@ -93,11 +93,6 @@ void TransformerSynth::gate(Section& s, const std::string& name, double e, doubl
 
 double TransformerSynth::expert_capacity() const {
   if (!(o_.moe_capacity_factor > 0)) return 0;
-  // A factor of `experts` already lets one expert take every routed row of a GPU: beyond it padding only
-  // grows without bound.
-  if (o_.moe_capacity_factor > double(c_.experts))
-    throw InputError("option '--moe-expert-capacity-factor': at most the " + std::to_string(c_.experts) +
-                     " experts (a capacity of every routed row of a GPU)");
   // moe_utils.get_capacity: ceil(tokens x top-k / experts x factor).
   return std::ceil(T_ * double(c_.experts_per_token) / double(c_.experts) * o_.moe_capacity_factor);
 }
@@ -112,10 +107,9 @@ double TransformerSynth::routed_rows() const {
 }
 
 double TransformerSynth::busiest_rows() const {
-  const double balanced = routed_rows(), cap = expert_capacity();
-  if (o_.moe_pad_to_capacity) return balanced;  // every expert runs its capacity, however routed
+  if (o_.moe_pad_to_capacity) return routed_rows();  // every expert runs its capacity, however routed
   // The busiest GPU's experts take imbalance x their share, each at most its capacity from every GPU.
-  const double rows = o_.moe_load_imbalance * T_ * double(c_.experts_per_token);
+  const double rows = o_.moe_load_imbalance * T_ * double(c_.experts_per_token), cap = expert_capacity();
   return cap == 0 ? rows : std::min(rows, cap * double(c_.experts));
 }
 

@@ -80,7 +80,7 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, const DispatchShape& s) {
   switch (d) {
     case MoeDispatcher::alltoall: {
       // k rows a token; (ep - 1) / ep of them to other GPUs, (ep - members) / ep off the node.
-      const double rows = s.routed_rows > 0 ? s.routed_rows : s.tokens * double(s.k);
+      const double rows = s.busiest_rows > 0 ? s.busiest_rows : s.tokens * double(s.k);
       b.link = rows * row * (ep - 1) / ep;
       b.net = rows * row * (ep - double(members)) / ep;
       return b;
@@ -94,15 +94,17 @@ DispatchBytes dispatch_bytes(MoeDispatcher d, const DispatchShape& s) {
     case MoeDispatcher::deepep:
     case MoeDispatcher::hybridep: {
       const double E = double(s.experts), k = double(s.k);
+      // The busiest GPU's share of the balanced tokens x k, which the exchange waits for.
+      const double busiest = s.busiest_rows > 0 ? s.busiest_rows / (s.tokens * k) : 1.0;
       // Other GPUs holding one of the token's experts: by symmetry (ep - 1) / ep of those hit.
-      b.link = s.imbalance * s.tokens * row * expected_bins_hit(E, k, ep) * (ep - 1) / ep;
+      b.link = busiest * s.tokens * row * expected_bins_hit(E, k, ep) * (ep - 1) / ep;
       if (nodes > 1) {
         double hit = expected_bins_hit(E, k, nodes);
         // Node-limited routing with groups that nodes hold whole: at most the chosen groups' nodes,
         // those drawn as topk_groups of the groups.
         if (s.groups > 1 && s.topk_groups > 0 && s.topk_groups < s.groups && s.groups % int64_t(nodes) == 0)
           hit = std::min(hit, expected_bins_hit(double(s.groups), double(s.topk_groups), nodes));
-        b.net = s.imbalance * s.tokens * row * hit * (nodes - 1) / nodes;
+        b.net = busiest * s.tokens * row * hit * (nodes - 1) / nodes;
       }
       return b;
     }

@@ -19,9 +19,9 @@ struct DispatchShape {
   double hidden = 0;        // the activations' width
   double elem_bytes = 2;    // the dtype they travel in
   int64_t experts = 0, k = 1;
-  // alltoall: the rows the busiest GPU of the group receives, where not tokens x k (token dropping's
-  // capacity, routing imbalance); deepep / hybridep: that GPU's rows over the mean (imbalance).
-  double routed_rows = 0, imbalance = 1;
+  // The rows the busiest GPU of the group receives, where not tokens x k (token dropping's capacity,
+  // routing imbalance): each dispatcher's bytes scale by their share of tokens x k.
+  double busiest_rows = 0;
   int64_t ep = 1;           // the expert-parallel group
   int64_t per_node = 8;     // its members that share a node (the rest sit on other nodes)
   // Group-limited routing (DeepSeek-V3's node-limited top-k): the experts of a token lie in

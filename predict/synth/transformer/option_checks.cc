@@ -181,6 +181,11 @@ void check_experts_and_stages(const TransformerConfig& cfg, const SynthOptions& 
   if (opt.ep > 1 && cfg.experts % opt.ep != 0)
     throw InputError("option '--ep': " + std::to_string(opt.ep) + " GPUs do not divide the " +
                      std::to_string(cfg.experts) + " experts of " + cfg.name);
+  // A capacity factor of `experts` already lets one expert take every routed row of a GPU: beyond it
+  // padding only grows without bound.
+  if (cfg.experts > 0 && opt.moe_capacity_factor > double(cfg.experts))
+    throw InputError("option '--moe-expert-capacity-factor': at most the " + std::to_string(cfg.experts) +
+                     " experts (a capacity of every routed row of a GPU)");
   if (opt.virtual_stages < 1)
     throw InputError("option '--virtual-stages': must be at least 1");
   if (opt.virtual_stages > 1 && opt.pp < 2)

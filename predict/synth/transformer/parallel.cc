@@ -38,8 +38,7 @@ void TransformerSynth::all_to_all(Section& s, const std::string& name, bool disp
   shape.experts = c_.experts;
   shape.k = c_.experts_per_token;
   // NCCL's all-to-all ends when the busiest GPU has received (dispatch) or sent back (combine) its rows.
-  shape.routed_rows = busiest_rows();
-  shape.imbalance = o_.moe_load_imbalance;
+  shape.busiest_rows = busiest_rows();
   shape.ep = o_.ep;
   shape.per_node = members_per_node(o_.ep, stride, o_.gpus_per_node);
   shape.groups = c_.expert_groups;
