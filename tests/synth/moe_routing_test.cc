@@ -94,6 +94,12 @@ TEST(MoeTokenDrop, RefusedWhereMegatronCoreRefusesIt) {
   SynthOptions negative = megatron_ep8();
   negative.moe_capacity_factor = -1;
   refused(negative, "--moe-expert-capacity-factor", "above 0");
+  SynthOptions dense = megatron_ep8();  // a dense model has no experts to drop tokens for
+  dense.ep = 1;
+  dense.moe_capacity_factor = 1;
+  EXPECT_NE(input_error_of([&] { synthesize("llama3-8b", dense); })
+                .find("option '--moe-expert-capacity-factor': llama3-8b has no experts"),
+            std::string::npos);
   SynthOptions huge = megatron_ep8();  // beyond every routed row on one expert
   huge.moe_capacity_factor = 9;
   refused(huge, "--moe-expert-capacity-factor", "at most the 8 experts");

@@ -183,6 +183,10 @@ void check_experts_and_stages(const TransformerConfig& cfg, const SynthOptions& 
                      std::to_string(cfg.experts) + " experts of " + cfg.name);
   // A capacity factor of `experts` already lets one expert take every routed row of a GPU: beyond it
   // padding only grows without bound.
+  if (cfg.experts == 0 && (opt.moe_capacity_factor > 0 || opt.moe_pad_to_capacity))
+    throw InputError(std::string("option '") +
+                     (opt.moe_capacity_factor > 0 ? "--moe-expert-capacity-factor" : "--moe-pad-expert-input-to-capacity") +
+                     "': " + cfg.name + " has no experts to drop tokens for (token dropping is for mixtures of experts)");
   if (cfg.experts > 0 && opt.moe_capacity_factor > double(cfg.experts))
     throw InputError("option '--moe-expert-capacity-factor': at most the " + std::to_string(cfg.experts) +
                      " experts (a capacity of every routed row of a GPU)");
