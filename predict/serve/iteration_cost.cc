@@ -23,7 +23,6 @@ constexpr const char* kHeadPrefix = "head.";  // the LM head and the sampler (sy
 constexpr int64_t kExactGrid = 64;            // token counts synthesized exactly up to here
 constexpr int64_t kPointsPerOctave = 16;
 constexpr int64_t kRefKeys1 = 1024, kRefKeys2 = 2048;  // the contexts attention's per-key costs come from
-constexpr int64_t kActivationRef = 1024;               // tokens at which the activation peak is measured
 constexpr double kAttnBucket = 1.005;                  // attention memo: FLOPs and bytes within 0.5%
 
 bool is_attention(const Kernel& k) { return k.cls == KernelClass::attention; }
@@ -90,12 +89,22 @@ IterationCost::IterationCost(StepSynthesizer synth, const SynthOptions& base, co
   chunk_ = fp1.attention_chunk;
   chunk_share_ = chunk_ > 0 ? fp1.chunked_attention_share : 0.0;
   kv_bytes_per_token_ = (fp2.kv_cache_bytes - fp1.kv_cache_bytes) / dk;
-  Footprint fa;
-  synth_(decode_step(base_, kActivationRef * ranks_, 16), &fa);
-  act_bytes_per_token_ = fa.activation_bytes / double(kActivationRef);
 }
 
-double IterationCost::activation_bytes(int64_t tokens) const { return act_bytes_per_token_ * double(tokens); }
+// The engines size their KV cache after a forward at their limits (vLLM V1's profile_run: max tokens,
+// logits of min(max sequences, max tokens) rows; TensorRT-LLM's executor likewise): `tokens` as
+// prompts of `seqs` sequences, whose last tokens alone reach the LM head and sampler.
+double IterationCost::activation_bytes(int64_t tokens, int64_t seqs) const {
+  const int64_t batch = std::max<int64_t>(1, std::min(seqs, tokens));
+  SynthOptions o = base_;
+  o.mode = Mode::infer;
+  o.batch = batch * ranks_;
+  o.seq = std::max<int64_t>(1, tokens / batch);
+  o.kv_cache_dtype.reset();  // a prompt's forward holds no cache of its own (counted apart)
+  Footprint fa;
+  synth_(o, &fa);
+  return fa.activation_bytes;
+}
 
 int64_t IterationCost::graph_size(int64_t n) const {
   // vLLM V1's capture sizes (CompilationConfig): 1, 2, 4, then multiples of 8 to 256 and of 16 beyond,

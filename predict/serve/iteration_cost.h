@@ -86,11 +86,12 @@ class IterationCost {
   int64_t pipeline_stages() const { return pp_; }
 
   int64_t ranks() const { return ranks_; }
-  // Memory per GPU, bytes: the weights, the KV cache per token, one layer's activation peak at a
-  // given number of scheduled tokens (synth's inference estimate).
+  // Memory per GPU, bytes: the weights, the KV cache per token, one layer's activation peak for an
+  // iteration of `tokens` scheduled tokens over `seqs` sequences, per rank (synth's inference
+  // estimate: the engines size it so at start-up, with a forward of their limits).
   double weight_bytes() const { return weight_bytes_ / double(pp_); }
   double kv_bytes_per_token() const { return kv_bytes_per_token_ / double(pp_); }
-  double activation_bytes(int64_t tokens) const;
+  double activation_bytes(int64_t tokens, int64_t seqs) const;
   // The engine's CUDA-graph capture size an iteration of n tokens is padded to (n itself when eager).
   int64_t graph_size(int64_t n) const;
   int64_t synthesized_steps() const { return int64_t(grid_.size()); }
@@ -130,7 +131,6 @@ class IterationCost {
   int64_t chunk_ = 0;         // chunked attention's chunk (Footprint::attention_chunk); 0: none
   double chunk_share_ = 0;    // the share of attention's work in chunked layers
   double weight_bytes_ = 0, kv_bytes_per_token_ = 0;
-  double act_bytes_per_token_ = 0;
 };
 
 }  // namespace kcast::serve

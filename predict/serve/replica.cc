@@ -14,14 +14,15 @@ std::string gb(double bytes) { return report::fixed(bytes / 1e9, 2) + " GB"; }
 int64_t kv_cache_blocks(const GpuSpec& g, const EngineConfig& e, const IterationCost& cost, const std::string& what) {
   if (!known(g.memory_gb)) throw InputError("option '--gpu': " + g.name + " has no memory size in the GPU database");
   const double capacity = g.memory_gb * 1073741824.0;
-  const double fixed = cost.weight_bytes() + cost.activation_bytes(e.max_batched_tokens);
+  const double activations = cost.activation_bytes(e.max_batched_tokens, e.max_num_seqs);
+  const double fixed = cost.weight_bytes() + activations;
   const double kv = e.fraction_of_free ? e.gpu_memory_utilization * (capacity - fixed)
                                        : e.gpu_memory_utilization * capacity - fixed;
   const double per_block = cost.kv_bytes_per_token() * double(e.block_size);
   const int64_t blocks = kv > 0 && per_block > 0 ? int64_t(std::floor(kv / per_block)) : 0;
   if (blocks <= 0)
     throw InputError("serve: " + what + " does not fit on " + g.name + ": weights " + gb(cost.weight_bytes()) +
-                     " and activations " + gb(cost.activation_bytes(e.max_batched_tokens)) + " of " + gb(capacity) +
+                     " and activations " + gb(activations) + " of " + gb(capacity) +
                      " leave no KV cache (try a larger --tp or --pp, a narrower --dtype, or a smaller "
                      "--max-batched-tokens)");
   return blocks;

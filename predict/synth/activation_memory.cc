@@ -265,8 +265,10 @@ double ActivationMemory::inference_peak_bytes() const {
   const double attention = q + kv + (s_.flash ? T * double(s_.od) * e : P * (s_.softmax_upcast ? e + 8 : 2 * e));
   double mlp = 0;
   if (c_.experts > 0) {
-    const double Tk = T * double(c_.eager_experts == TransformerConfig::EagerExperts::loop ? c_.experts_per_token
-                                                                                             : c_.experts);
+    // HF's eager code runs some mixtures' every expert on every token at inference (GPT-OSS, Llama 4);
+    // the fused kernels (vLLM's fused_moe, TensorRT-LLM's) hold the routed rows only.
+    const bool every_expert = !s_.fused_experts && c_.eager_experts != TransformerConfig::EagerExperts::loop;
+    const double Tk = T * double(every_expert ? c_.experts : c_.experts_per_token);
     mlp = T * double(c_.experts) * 4 + Tk * d * e + 3 * Tk * double(c_.expert_ffn / s_.tp) * e;
   }
   const double dense_act = c_.gated_mlp ? 3 : c_.act == Activation::gelu_new ? 3 : 2;

@@ -22,6 +22,7 @@ struct StepShape {
   double e = 2;                            // bytes per activation element
   bool flash = false, decode = false;
   bool serving = false;  // Runtime::serving: fused norms, logits of the sampled tokens only
+  bool fused_experts = false;  // a mixture's experts as fused kernels (serving, quantized inference)
   bool softmax_upcast = false;  // eager softmax in fp32 on 16-bit scores (HF's Llama family)
   HeadKind head = HeadKind::lm;  // resolved: never `automatic`
   double stage_layers = 0;       // layers this GPU holds

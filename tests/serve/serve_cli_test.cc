@@ -39,6 +39,17 @@ TEST(ServeCli, BadInputIsOneLineNamingItAndKeepsTheOutputFile) {
   EXPECT_NE(r.out.find("does not fit on L4"), std::string::npos) << r.out;
 }
 
+// GPT-OSS-120B serves from one 80 GB GPU (OpenAI's model card: MXFP4 experts, "fits into a single
+// 80GB GPU"): the fused MoE kernels' buffers hold each token's 4 routed rows, not one per expert
+// (HF's eager inference runs all 128), and the logits are the sampled sequences' only.
+TEST(ServeCli, GptOss120bFitsOneH100) {
+  const RunResult r = run_kcast(std::string("serve gpt-oss-120b --gpu H100-SXM --dtype fp4 --format json") + kLoad);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  // 36 layers x 8 KV heads x 64 x 2 (K and V) x 2 bytes = 73,728 bytes a token: over 4 GB of cache.
+  EXPECT_GT(j["kv_cache_tokens"].get<double>() * 73728, 4e9);
+}
+
 // Speculative decoding: the JSON names it; half-given or out-of-range options are one line naming
 // the option, exit 2.
 TEST(ServeCli, SpeculativeDecodingIsNamedAndItsOptionsChecked) {

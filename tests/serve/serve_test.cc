@@ -316,6 +316,18 @@ TEST(ServeIterationCost, OneRequestMatchesSynthsGeneration) {
   EXPECT_DOUBLE_EQ(cost.kv_bytes_per_token(), 32.0 * 8 * 128 * 2 * 2);
 }
 
+// The engines size the KV cache after a forward at their limits whose logits are one row a sequence
+// (vLLM V1's profile_run: min(max sequences, max tokens) rows), not one a scheduled token: at 8,192
+// tokens Llama 3 8B's peak is its head's (128,256 logits a row, 16-bit and the sampler's fp32 copy),
+// so 1,024 sequences instead of 8,192 take 7,168 rows of it away.
+TEST(ServeIterationCost, ActivationsHoldOneLogitsRowPerSequence) {
+  const GpuDatabase& db = default_gpu_database();
+  const IterationCost cost(llama8b, serving(), *db.find("H100-SXM"), default_model(), db, 512);
+  const double rows = 8192 - 1024, per_row = 128256.0 * (2 + 8);
+  EXPECT_NEAR(cost.activation_bytes(8192, 8192) - cost.activation_bytes(8192, 1024), rows * per_row, 1.0);
+  EXPECT_LT(cost.activation_bytes(8192, 1024), 2e9);  // was 10.5 GB when every token's row counted
+}
+
 TEST(ServeIterationCost, MoreTokensAndLongerContextsCostMore) {
   const GpuDatabase& db = default_gpu_database();
   IterationCost cost(llama8b, serving(), *db.find("H100-SXM"), default_model(), db, 512);

@@ -251,6 +251,7 @@ StepShape TransformerSynth::shape() const {
   s.qd = qd_, s.H = H_, s.Hkv = Hkv_, s.hd = hd_, s.qkhd = qkhd_, s.vhd = vhd_, s.od = od_, s.F = F_, s.V = V_;
   s.e = e_, s.flash = flash_, s.decode = decode_, s.softmax_upcast = softmax_upcast(), s.head = head_;
   s.serving = serving_;
+  s.fused_experts = quant_ || serving_;  // as mlp_moe.cc emits them
   s.stage_layers = stage_layers();
   s.stage_dense_layers = dense_stage_layers();
   s.Tmoe = moe_tokens();
