@@ -61,7 +61,8 @@ void add_synth_options(po::options_description& opts, SynthArgs& a) {
       "decode-tokens", po::value<int64_t>(), "decode: tokens each sequence runs this step against its cache "
       "(default 1; 1 + k verifies k draft tokens of speculative decoding)")(
       "dtype", po::value(&a.dtype), "fp32, tf32, fp16, bf16, fp8 or fp4 (transformer inference: FP8 / NVFP4 projections) (default: bf16 for llama models, fp32 otherwise)")(
-      "attention", po::value(&a.attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel)")(
+      "attention", po::value(&a.attention)->default_value("eager"), "eager (bmm + softmax) or flash (one fused kernel); flash by default with --framework megatron, "
+      "torchtitan or automodel")(
       "runtime", po::value(&a.runtime)->default_value("eager"), "inference: eager (PyTorch as Hugging Face's code runs "
       "it) or serving (vLLM / SGLang kernels: fused norms, rotary and activation, merged projections, paged KV "
       "cache, fused attention and MoE, logits of the sampled tokens only)")(
@@ -233,6 +234,9 @@ SynthOptions synth_options_from(const po::variables_map& vm, const SynthArgs& a)
                                  {"megatron", Framework::megatron},
                                  {"torchtitan", Framework::torchtitan},
                                  {"automodel", Framework::automodel}});
+  // Megatron-LM (Transformer Engine's fused attention), torchtitan and AutoModel (SDPA) never run
+  // attention as bmm + softmax: left unsaid, theirs is the fused kernel.
+  if (vm["attention"].defaulted() && o.framework != Framework::eager) o.attention = AttentionImpl::flash;
   o.compile = vm.count("compile") > 0;
   o.moe_dispatcher = transformer::moe_dispatcher_option(a.moe_dispatcher);
   o.moe_a2a_overlap = vm.count("moe-a2a-overlap") > 0;

@@ -228,6 +228,22 @@ TEST(TrainingRecipe, BadCombinationsAreOneLineErrorsNamingTheOption) {
   }
 }
 
+// Megatron-LM, torchtitan and AutoModel run attention fused (Transformer Engine, SDPA): without
+// --attention their steps are the flash ones; eager PyTorch keeps bmm + softmax unless told.
+TEST(TrainingRecipe, FrameworksAttendFusedUnlessToldOtherwise) {
+  const std::string small = "synth llama3-8b --mode train --seq 128 --layers 4 --hidden 256 --heads 4 --kv-heads 2 "
+                            "--ffn 512 --vocab 1000 --batch 4 --dtype bf16 --gpu H100-SXM --format json -o /dev/null ";
+  for (const std::string f : {"megatron", "torchtitan", "automodel"}) {
+    const auto unsaid = run_kcast(small + "--framework " + f);
+    ASSERT_EQ(unsaid.rc, 0) << unsaid.out;
+    EXPECT_EQ(unsaid.out, run_kcast(small + "--framework " + f + " --attention flash").out) << f;
+    EXPECT_NE(unsaid.out, run_kcast(small + "--framework " + f + " --attention eager").out) << f;
+  }
+  const auto eager = run_kcast(small + "--framework eager");
+  EXPECT_EQ(eager.out, run_kcast(small + "--framework eager --attention eager").out);
+  EXPECT_NE(eager.out, run_kcast(small + "--framework eager --attention flash").out);
+}
+
 TEST(PipelineLayout, UnevenLayersCountTheEmbeddingAndTheLossAsMegatronDoes) {
   TransformerConfig c;
   c.name = "m", c.layers = 126;
