@@ -35,6 +35,12 @@ struct EngineConfig {
   // most one of them (its next token needs its last), as vLLM's and TensorRT-LLM's pipeline-parallel
   // schedulers run them.
   int64_t pipeline_stages = 1;
+  // Attention data-parallel ranks (--attention-dp: one per GPU). Each runs its own requests under its
+  // own share of max_num_seqs and max_batched_tokens (the limits above are the ranks' sum), a request
+  // staying on the rank it was routed to: TensorRT-LLM's DefaultADPRouter sends each new request to the
+  // rank with the fewest active prompt tokens, then requests. The ranks step together (the MoE
+  // exchange each layer), so an iteration lasts as long as its busiest rank.
+  int64_t ranks = 1;
   // Speculative decoding (vLLM's --speculative-config, SGLang's --speculative-num-draft-tokens,
   // TensorRT-LLM's MTP / EAGLE decoding): each decoding sequence's step verifies this many draft
   // tokens after its last one, and a draft model proposes the next ones, one token per sequence per

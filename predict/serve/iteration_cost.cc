@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "io/classifier_rules.h"
 #include "io/kernel_list_csv.h"
@@ -27,6 +28,13 @@ constexpr double kAttnBucket = 1.005;                  // attention memo: FLOPs 
 
 bool is_attention(const Kernel& k) { return k.cls == KernelClass::attention; }
 bool is_head(const Kernel& k) { return k.name.starts_with(kHeadPrefix); }
+// A mixture's experts and their dispatch / combine (synth's moe.experts, moe.dispatch, moe.combine
+// rows): under expert parallelism they run over every rank's tokens, the rest over the rank's own.
+bool is_expert(const Kernel& k) {
+  for (const char* part : {".moe.experts", ".moe.dispatch", ".moe.combine"})
+    if (k.name.find(part) != std::string::npos) return true;
+  return false;
+}
 
 // The rows synth writes for `o`, read back as predict reads a written list (so the rows carry what
 // their names tell the model), with the Footprint (`fp` may be null).
@@ -132,8 +140,17 @@ void IterationCost::add(IterationWork& w, const SeqWork& s) const {
     pairs = (1 - chunk_share_) * pairs + chunk_share_ * chunk_pairs;
     keys = (1 - chunk_share_) * keys + chunk_share_ * chunk_keys;
   }
-  w.attn_flops += flops_per_pair_ * pairs + flops_per_query_ * q;
-  w.attn_bytes += bytes_per_key_ * keys + bytes_per_query_ * q;
+  const double flops = flops_per_pair_ * pairs + flops_per_query_ * q, bytes = bytes_per_key_ * keys + bytes_per_query_ * q;
+  w.attn_flops += flops;
+  w.attn_bytes += bytes;
+  if (ranks_ > 1) {
+    if (s.rank < 0 || s.rank >= ranks_) throw std::logic_error("serve: a sequence on a rank the replica lacks");
+    w.ranks.resize(size_t(ranks_));
+    RankLoad& r = w.ranks[size_t(s.rank)];
+    r.tokens += s.tokens;
+    r.attn_flops += flops;
+    r.attn_bytes += bytes;
+  }
 }
 
 void IterationCost::add_draft(IterationWork& w, const SeqWork& s, int64_t steps) const {
@@ -162,7 +179,10 @@ const IterationCost::GridPoint& IterationCost::point(int64_t n) {
     for (size_t r = 0; r < rows.size(); ++r) {
       if (is_attention(rows[r])) continue;
       const double t = rows[r].count * p.row_us[r];
-      (is_head(rows[r]) ? (graph ? g.head_us_graph : g.head_us_eager) : (graph ? g.body_us_graph : g.body_us_eager)) += t;
+      double& part = is_head(rows[r])     ? (graph ? g.head_us_graph : g.head_us_eager)
+                     : is_expert(rows[r]) ? (graph ? g.expert_us_graph : g.expert_us_eager)
+                                          : (graph ? g.local_us_graph : g.local_us_eager);
+      part += t;
     }
   }
   return grid_.emplace(n, g).first->second;
@@ -189,7 +209,9 @@ double IterationCost::draft_us(const IterationWork& w) {
   // Each draft step runs one token per drafting sequence (a rank's share under attention data parallelism).
   const int64_t n = (w.draft_seqs + ranks_ - 1) / ranks_;
   const bool graph = n <= graph_max_;
-  const double body = on_grid(graph ? graph_size(n) : n, graph ? &GridPoint::body_us_graph : &GridPoint::body_us_eager);
+  const int64_t m = graph ? graph_size(n) : n;
+  const double body = on_grid(m, graph ? &GridPoint::local_us_graph : &GridPoint::local_us_eager) +
+                      on_grid(m, graph ? &GridPoint::expert_us_graph : &GridPoint::expert_us_eager);
   const double head = on_grid(n, &GridPoint::head_us_eager);
   const double attention =
       attention_us(w.draft_attn_flops / double(ranks_), w.draft_attn_bytes / double(ranks_), graph);
@@ -199,14 +221,35 @@ double IterationCost::draft_us(const IterationWork& w) {
 void IterationCost::parts(const IterationWork& w, double& body, double& attention, double& head) {
   body = attention = head = 0;
   if (w.tokens <= 0) return;
-  // Attention data parallelism: each rank runs its share of the batch (balanced, rounded up), and the
-  // step is a rank's.
-  const int64_t tokens = (w.tokens + ranks_ - 1) / ranks_, sampled = (w.sampled + ranks_ - 1) / ranks_;
-  const bool graph = tokens <= graph_max_;
-  const int64_t n = graph ? graph_size(tokens) : tokens;
-  body = on_grid(n, graph ? &GridPoint::body_us_graph : &GridPoint::body_us_eager);
-  if (sampled > 0) head = on_grid(sampled, &GridPoint::head_us_eager);  // logits and sampler run outside the graphs
-  attention = attention_us(w.attn_flops / double(ranks_), w.attn_bytes / double(ranks_), graph);
+  if (ranks_ > 1) {
+    rank_parts(w, body);
+    return;
+  }
+  const bool graph = w.tokens <= graph_max_;
+  const int64_t n = graph ? graph_size(w.tokens) : w.tokens;
+  body = on_grid(n, graph ? &GridPoint::local_us_graph : &GridPoint::local_us_eager) +
+         on_grid(n, graph ? &GridPoint::expert_us_graph : &GridPoint::expert_us_eager);
+  if (w.sampled > 0) head = on_grid(w.sampled, &GridPoint::head_us_eager);  // logits and sampler run outside the graphs
+  attention = attention_us(w.attn_flops, w.attn_bytes, graph);
+}
+
+void IterationCost::rank_parts(const IterationWork& w, double& step) {
+  int64_t most = 0;
+  for (const RankLoad& r : w.ranks) most = std::max(most, r.tokens);
+  // A graph replays only when every rank's batch fits one, each padded to the busiest's size (idle
+  // ranks run it too: the exchange needs them all).
+  const bool graph = most <= graph_max_;
+  const int64_t expert_tokens = graph ? graph_size(most) : (w.tokens + ranks_ - 1) / ranks_;
+  step = on_grid(expert_tokens, graph ? &GridPoint::expert_us_graph : &GridPoint::expert_us_eager);
+  double slowest = 0;
+  for (const RankLoad& r : w.ranks) {
+    const int64_t n = graph ? graph_size(most) : std::max<int64_t>(1, r.tokens);
+    double t = on_grid(n, graph ? &GridPoint::local_us_graph : &GridPoint::local_us_eager);
+    if (r.sampled > 0) t += on_grid(r.sampled, &GridPoint::head_us_eager);
+    t += attention_us(r.attn_flops, r.attn_bytes, graph);
+    slowest = std::max(slowest, t);
+  }
+  step += slowest;
 }
 
 double IterationCost::attention_us(double flops_in, double bytes_in, bool graph) {

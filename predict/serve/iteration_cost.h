@@ -11,8 +11,10 @@
 //     per key and per query token summed over the batch (a chunk of q tokens after p cached keys
 //     attends causally to p + 1 ... p + q keys).
 // With attention data parallelism (base.dp = ranks, each a GPU with its own sequences; experts split
-// over base.ep of them), the iteration's tokens and attention spread evenly over the ranks and the time
-// is one rank's step, MoE all-to-all included: every rank steps together.
+// over base.ep of them) every rank steps together, meeting at each layer's expert exchange: the
+// iteration is its busiest rank's own rows (attention, projections, norms, head over that rank's
+// tokens) plus the expert rows over every rank's tokens, routed evenly (padded to the CUDA graph's
+// size where one replays). TensorRT-LLM's "ADP balance" blog: the iteration time is the slowest rank's.
 // With pipeline parallelism (`pipeline_stages` GPUs after one another, each with layers / pp of the
 // model) an iteration is a micro-batch through every stage: its latency is the whole model's time, the
 // interval at which stage after stage takes the next micro-batch is one stage's share of the layers
@@ -41,6 +43,7 @@ using StepSynthesizer = synth::StepSynth;  // synth's step for a set of options 
 struct SeqWork {
   int64_t tokens = 1;
   int64_t cached = 0;
+  int64_t rank = 0;  // its attention data-parallel rank (EngineConfig::ranks)
 };
 
 // An iteration's time both ways a pipeline sees it: the interval before the next micro-batch can
@@ -49,12 +52,25 @@ struct IterationPass {
   double interval_us = 0, latency_us = 0;
 };
 
+// One attention data-parallel rank's share of an iteration.
+struct RankLoad {
+  int64_t tokens = 0, sampled = 0;
+  double attn_flops = 0, attn_bytes = 0;
+};
+
 // What one iteration runs.
 struct IterationWork {
   int64_t tokens = 0;   // every scheduled token (prefill chunks + decode tokens)
   int64_t sampled = 0;  // sequences whose next token is sampled (decodes and completed prefills)
   // Attention's FLOPs and bytes over the batch, summed with add() below.
   double attn_flops = 0, attn_bytes = 0;
+  // Under attention data parallelism, the same per rank (IterationCost::add sizes it; empty without).
+  std::vector<RankLoad> ranks;
+  // `n` more sampled sequences, on `rank`.
+  void sample(int64_t rank, int64_t n = 1) {
+    sampled += n;
+    if (rank < int64_t(ranks.size())) ranks[size_t(rank)].sampled += n;
+  }
   // Speculative decoding: the sequences the draft model proposes for, in `draft_steps` one-token steps,
   // and the whole model's attention work of one such token each (add_draft below).
   int64_t draft_seqs = 0, draft_steps = 0;
@@ -98,8 +114,9 @@ class IterationCost {
 
  private:
   struct GridPoint {
-    double body_us_eager = 0, body_us_graph = 0;  // token-proportional rows
-    double head_us_eager = 0, head_us_graph = 0;  // head and sampler, at this many sampled sequences
+    double local_us_eager = 0, local_us_graph = 0;    // token-proportional rows of the rank's own tokens
+    double expert_us_eager = 0, expert_us_graph = 0;  // the experts and their exchange (every rank's tokens)
+    double head_us_eager = 0, head_us_graph = 0;      // head and sampler, at this many sampled sequences
   };
   const GridPoint& point(int64_t n);
   // A part of the grid point's time at n tokens, linear between the grid points around n.
@@ -116,6 +133,8 @@ class IterationCost {
   int64_t pp_ = 1;  // pipeline stages
   // An iteration's token-proportional rows, its attention and its head (logits and sampler).
   void parts(const IterationWork& w, double& body, double& attention, double& head);
+  // Under attention data parallelism, the whole iteration: the experts plus the busiest rank's own rows.
+  void rank_parts(const IterationWork& w, double& step);
   std::map<int64_t, GridPoint> grid_;
   // The attention rows' time at these FLOPs and bytes (memoized within 0.5% of each).
   double attention_us(double flops, double bytes, bool graph);

@@ -38,6 +38,7 @@ Replica make_replica(const StepSynthesizer& step, const synth::SynthOptions& bas
   r.engine = per_rank;
   r.engine.max_num_seqs *= r.cost->ranks();
   r.engine.max_batched_tokens *= r.cost->ranks();
+  r.engine.ranks = r.cost->ranks();
   r.blocks = r.rank_blocks * r.cost->ranks();
   return r;
 }

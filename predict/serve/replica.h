@@ -1,6 +1,6 @@
 // One model replica as `kcast serve` runs it on a GPU: its iteration cost, its engine's limits and its
 // KV cache in blocks. Under attention data parallelism the ranks (one per GPU) are pooled: N times the
-// per-GPU limits and blocks, the load balanced over them.
+// per-GPU limits and blocks; the scheduler routes each request to one rank (EngineConfig::ranks).
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -20,10 +20,10 @@ void check_admissible(const std::vector<Request>& reqs, const EngineConfig& e, i
                        " tokens needs " + std::to_string(blocks) + " KV blocks of " + std::to_string(e.block_size) +
                        " tokens; the GPUs' cache holds " + std::to_string(kv_blocks) +
                        " (a larger --tp, --gpu-memory-utilization or --kv-cache-dtype fp8 makes room)");
-    if (!e.chunked_prefill && r.input > e.max_batched_tokens)
+    const int64_t rank_tokens = e.max_batched_tokens / std::max<int64_t>(1, e.ranks);  // one rank runs a prompt
+    if (!e.chunked_prefill && r.input > rank_tokens)
       throw InputError("option '--max-batched-tokens': a prompt of " + std::to_string(r.input) +
-                       " tokens exceeds it (" + std::to_string(e.max_batched_tokens) +
-                       ") and --chunked-prefill is off");
+                       " tokens exceeds it (" + std::to_string(rank_tokens) + ") and --chunked-prefill is off");
   }
 }
 
@@ -36,22 +36,56 @@ std::vector<size_t>::iterator Scheduler::victim(size_t keep) {
   return running_.end();
 }
 
+Budget Scheduler::full_budget() const {
+  return Budget{std::vector<int64_t>(size_t(ranks_), e_.max_batched_tokens / ranks_), std::vector<int64_t>(size_t(ranks_), 0)};
+}
+
+int64_t Scheduler::route(const Budget& b) const {
+  // With pipeline stages the limit is per micro-batch: pp of them in flight hold up to pp times it.
+  const int64_t pp = std::max<int64_t>(1, e_.pipeline_stages);
+  int64_t best = -1;
+  for (int64_t r = 0; r < ranks_; ++r) {
+    const size_t i = size_t(r);
+    if (b.tokens[i] <= 0 || b.seqs[i] >= rank_seqs_ || rank_active_[i] >= pp * rank_seqs_) continue;
+    if (best < 0 || std::pair(rank_prompts_[i], rank_active_[i]) <
+                        std::pair(rank_prompts_[size_t(best)], rank_active_[size_t(best)]))
+      best = r;
+  }
+  return best;
+}
+
+void Scheduler::join(size_t idx, int64_t rank) {
+  live_[idx].rank = rank;
+  rank_prompts_[size_t(rank)] += live_[idx].input;
+  ++rank_active_[size_t(rank)];
+  running_.push_back(idx);
+}
+
+void Scheduler::leave(size_t idx) {
+  const Live& s = live_[idx];
+  rank_prompts_[size_t(s.rank)] -= s.input;
+  --rank_active_[size_t(s.rank)];
+  running_.erase(std::find(running_.begin(), running_.end(), idx));
+}
+
 void Scheduler::preempt(size_t idx) {
   Live& s = live_[idx];
   free_ += s.blocks;
   s.blocks = 0;
   s.computed = 0;  // recomputed as a prompt of everything it knows when readmitted
-  running_.erase(std::find(running_.begin(), running_.end(), idx));
+  leave(idx);
   waiting_.push_front(idx);
   ++out_.requests[idx].preemptions;
   ++out_.stats.preemptions;
 }
 
-bool Scheduler::schedule_running(std::vector<Scheduled>& sched, int64_t& budget, bool prefill_phase) {
-  for (size_t i = 0; i < running_.size() && budget > 0 && int64_t(sched.size()) < e_.max_num_seqs;) {
+bool Scheduler::schedule_running(std::vector<Scheduled>& sched, Budget& b, bool prefill_phase) {
+  for (size_t i = 0; i < running_.size();) {
     const size_t idx = running_[i];
     Live& s = live_[idx];
-    if (s.in_flight || (!e_.mixed_batches && s.prefilling() != prefill_phase)) {
+    int64_t& budget = b.tokens[size_t(s.rank)];
+    if (s.in_flight || (!e_.mixed_batches && s.prefilling() != prefill_phase) || budget <= 0 ||
+        b.seqs[size_t(s.rank)] >= rank_seqs_) {
       ++i;
       continue;
     }
@@ -75,19 +109,20 @@ bool Scheduler::schedule_running(std::vector<Scheduled>& sched, int64_t& budget,
     free_ -= need;
     s.blocks += need;
     budget -= run;
+    ++b.seqs[size_t(s.rank)];
     sched.push_back({idx, run, drafts});
     ++i;
   }
   return true;
 }
 
-void Scheduler::admit_waiting(std::vector<Scheduled>& sched, int64_t& budget) {
-  // With pipeline stages the limit is per micro-batch: pp of them in flight hold up to pp times it.
-  const int64_t pp = std::max<int64_t>(1, e_.pipeline_stages);
-  while (!waiting_.empty() && budget > 0 && int64_t(running_.size()) < pp * e_.max_num_seqs &&
-         int64_t(sched.size()) < e_.max_num_seqs) {
+void Scheduler::admit_waiting(std::vector<Scheduled>& sched, Budget& b) {
+  while (!waiting_.empty()) {
+    const int64_t rank = route(b);
+    if (rank < 0) break;
     const size_t idx = waiting_.front();
     Live& s = live_[idx];
+    int64_t& budget = b.tokens[size_t(rank)];
     const int64_t run = std::min(s.left(), budget);
     if (!e_.chunked_prefill && run < s.left()) break;
     const int64_t want = e_.reserve_whole_request ? blocks_for(s.input + s.output) : blocks_for(s.computed + run);
@@ -96,15 +131,16 @@ void Scheduler::admit_waiting(std::vector<Scheduled>& sched, int64_t& budget) {
     free_ -= need;
     s.blocks += need;
     budget -= run;
+    ++b.seqs[size_t(rank)];
     waiting_.pop_front();
-    running_.push_back(idx);
+    join(idx, rank);
     sched.push_back({idx, run});
   }
 }
 
 std::vector<Scheduled> Scheduler::schedule() {
   std::vector<Scheduled> sched;
-  int64_t budget = e_.max_batched_tokens;
+  Budget budget = full_budget();
   if (e_.mixed_batches) {
     if (schedule_running(sched, budget, false)) admit_waiting(sched, budget);
     return sched;
@@ -112,7 +148,7 @@ std::vector<Scheduled> Scheduler::schedule() {
   // A prefill batch first (prompts being chunked, then admissions), a decode batch when it is empty.
   if (schedule_running(sched, budget, true)) admit_waiting(sched, budget);
   if (!sched.empty()) return sched;
-  budget = e_.max_batched_tokens;
+  budget = full_budget();
   schedule_running(sched, budget, false);
   return sched;
 }
@@ -140,7 +176,7 @@ void Scheduler::apply(const std::vector<Scheduled>& sched, double start, double 
     r.finish_s = t;
     free_ += s.blocks;
     s.blocks = 0;
-    running_.erase(std::find(running_.begin(), running_.end(), x.idx));
+    leave(x.idx);
     --in_system_;
     finished.push_back(x.idx);
   }
@@ -178,12 +214,12 @@ std::vector<size_t> Scheduler::step(double& now, double horizon) {
   IterationWork w;
   for (const Scheduled& x : sched) {
     const Live& s = live_[x.idx];
-    timer_.add(w, SeqWork{x.tokens, s.computed});
+    timer_.add(w, SeqWork{x.tokens, s.computed, s.rank});
     if (x.drafts > 0) {
-      w.sampled += x.tokens;  // logits at every verified position
-      timer_.add_draft(w, SeqWork{1, s.computed + x.tokens}, e_.speculative_tokens);
+      w.sample(s.rank, x.tokens);  // logits at every verified position
+      timer_.add_draft(w, SeqWork{1, s.computed + x.tokens, s.rank}, e_.speculative_tokens);
     } else if (s.computed + x.tokens == s.known()) {
-      ++w.sampled;
+      w.sample(s.rank);
     }
   }
   st.max_running = std::max(st.max_running, int64_t(running_.size()));

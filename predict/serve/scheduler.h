@@ -2,6 +2,7 @@
 // waiting and running requests, KV blocks and in-flight micro-batches. simulate() drives one; a
 // disaggregated deployment (disaggregated.h) drives its workers' side by side on one clock.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -22,6 +23,7 @@ struct Live {
   int64_t computed = 0;   // tokens whose keys and values are in its cache
   int64_t generated = 0;  // output tokens sampled so far
   int64_t blocks = 0;     // KV blocks it holds
+  int64_t rank = 0;       // its attention data-parallel rank, from its admission (EngineConfig::ranks)
   bool scheduled = false;
   bool in_flight = false;  // in a micro-batch whose pass has not ended (pipeline stages)
   // Speculative decoding: the expected tokens its verification steps have kept so far; each step
@@ -39,10 +41,17 @@ struct Scheduled {
   int64_t drafts = 0;  // speculative decoding: draft tokens verified after the last one (tokens - 1)
 };
 
+// What an iteration may still schedule, per attention data-parallel rank (one rank without).
+struct Budget {
+  std::vector<int64_t> tokens, seqs;  // tokens left, sequences scheduled
+};
+
 class Scheduler {
  public:
   Scheduler(const std::vector<Request>& reqs, const EngineConfig& e, int64_t kv_blocks, IterationTimer& timer, SimResult& out)
-      : e_(e), free_(kv_blocks), total_(kv_blocks), timer_(timer), out_(out), live_(reqs.size()) {
+      : e_(e), free_(kv_blocks), total_(kv_blocks), timer_(timer), out_(out), live_(reqs.size()),
+        ranks_(std::max<int64_t>(1, e.ranks)), rank_seqs_(e.max_num_seqs / ranks_),
+        rank_prompts_(size_t(ranks_), 0), rank_active_(size_t(ranks_), 0) {
     for (size_t i = 0; i < reqs.size(); ++i) {
       live_[i].input = reqs[i].input;
       live_[i].output = reqs[i].output;
@@ -73,9 +82,15 @@ class Scheduler {
  private:
   int64_t blocks_for(int64_t tokens) const { return (tokens + e_.block_size - 1) / e_.block_size; }
   void preempt(size_t idx);
+  Budget full_budget() const;
+  // The rank a waiting request goes to (DefaultADPRouter: the fewest active prompt tokens, then
+  // requests, then the lowest index) among those with room this iteration; -1 when none has.
+  int64_t route(const Budget& b) const;
+  void join(size_t idx, int64_t rank);  // a request starts running on `rank`
+  void leave(size_t idx);               // and stops (finished or preempted)
   // The running sequences' share of the iteration; false when a preemption stopped it.
-  bool schedule_running(std::vector<Scheduled>& s, int64_t& budget, bool prefill_phase);
-  void admit_waiting(std::vector<Scheduled>& s, int64_t& budget);
+  bool schedule_running(std::vector<Scheduled>& s, Budget& budget, bool prefill_phase);
+  void admit_waiting(std::vector<Scheduled>& s, Budget& budget);
   std::vector<Scheduled> schedule();
   // The scheduled tokens run: sampled, finished requests released, at time t.
   void apply(const std::vector<Scheduled>& sched, double start, double t, std::vector<size_t>& finished);
@@ -98,6 +113,8 @@ class Scheduler {
     std::vector<Scheduled> sched;
   };
   std::multimap<double, InFlight> in_flight_;  // by the time their pass ends
+  int64_t ranks_, rank_seqs_;                  // attention data-parallel ranks; sequences one runs at most
+  std::vector<int64_t> rank_prompts_, rank_active_;  // per rank: running requests' prompt tokens, and count
 };
 
 }  // namespace kcast::serve::detail

@@ -3,6 +3,7 @@
 // own generation on one request.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -109,6 +110,42 @@ TEST(ServeSimulator, AdmissionStaysWithinTheEngineLimits) {
       EXPECT_EQ(r.stats.max_running, seqs) << "64 clients keep the engine full";
     }
   }
+}
+
+// Attention data parallelism: each rank runs the requests routed to it within its own share of the
+// limits, and a new request goes to the rank holding the fewest prompt tokens (TensorRT-LLM's
+// DefaultADPRouter). A timer that sees each iteration's per-rank loads checks both.
+class RankRecorder : public IterationTimer {
+ public:
+  explicit RankRecorder(int64_t ranks) : ranks_(ranks) {}
+  void add(IterationWork& w, const SeqWork& s) const override {
+    w.tokens += s.tokens;
+    w.ranks.resize(size_t(ranks_));
+    w.ranks[size_t(s.rank)].tokens += s.tokens;
+  }
+  double us(const IterationWork& w) override {
+    std::vector<int64_t> tokens(static_cast<size_t>(ranks_), 0);
+    for (size_t r = 0; r < w.ranks.size(); ++r) tokens[r] = w.ranks[r].tokens;
+    loads.push_back(tokens);
+    return 1000 + 10 * double(*std::max_element(tokens.begin(), tokens.end()));
+  }
+  std::vector<std::vector<int64_t>> loads;  // per iteration, per rank: tokens
+ private:
+  int64_t ranks_;
+};
+
+TEST(ServeSimulator, AttentionDataParallelRanksRunTheirOwnRequestsWithinTheirShare) {
+  RankRecorder t(4);
+  EngineConfig e = engine(4 * 2, 4 * 64);  // per rank: 2 sequences, 64 tokens an iteration
+  e.ranks = 4;
+  const SimResult r = simulate(fixed_requests(12, 100, 5), open_rate(std::numeric_limits<double>::infinity()), e, 100000, t);
+  ASSERT_FALSE(t.loads.empty());
+  // The first iteration: one 100-token prompt per rank, each chunked to its rank's 64 tokens.
+  EXPECT_EQ(t.loads.front(), (std::vector<int64_t>{64, 64, 64, 64}));
+  for (const auto& it : t.loads)
+    for (int64_t tokens : it) EXPECT_LE(tokens, 64);
+  EXPECT_LE(r.stats.max_running, 8);
+  for (const RequestResult& q : r.requests) EXPECT_GT(q.finish_s, q.first_token_s);
 }
 
 TEST(ServeSimulator, ChunkedPrefillSplitsALongPrompt) {
@@ -326,6 +363,33 @@ TEST(ServeIterationCost, ActivationsHoldOneLogitsRowPerSequence) {
   const double rows = 8192 - 1024, per_row = 128256.0 * (2 + 8);
   EXPECT_NEAR(cost.activation_bytes(8192, 8192) - cost.activation_bytes(8192, 1024), rows * per_row, 1.0);
   EXPECT_LT(cost.activation_bytes(8192, 1024), 2e9);  // was 10.5 GB when every token's row counted
+}
+
+// Under attention data parallelism the ranks meet at every layer's expert exchange, so an iteration
+// lasts as long as its busiest rank: one rank prefilling 512 tokens while three idle costs more than
+// the same 512 tokens spread 128 to a rank, and no less than that rank's own rows with the others'.
+TEST(ServeIterationCost, AttentionDataParallelIterationIsItsBusiestRanks) {
+  const GpuDatabase& db = default_gpu_database();
+  synth::SynthOptions base = serving();
+  base.dp = 4, base.ep = 4;
+  const StepSynthesizer qwen = [](const synth::SynthOptions& o, synth::Footprint* f) {
+    return synth::synthesize("qwen3-30b-a3b", o, f);
+  };
+  IterationCost cost(qwen, base, *db.find("H100-SXM"), default_model(), db, 0);
+  ASSERT_EQ(cost.ranks(), 4);
+  auto run = [&](const std::vector<int64_t>& per_rank) {
+    IterationWork w;
+    for (size_t r = 0; r < per_rank.size(); ++r)
+      if (per_rank[r] > 0) {
+        cost.add(w, SeqWork{per_rank[r], 0, int64_t(r)});
+        w.sample(int64_t(r));
+      }
+    return cost.us(w);
+  };
+  const double one = run({512, 0, 0, 0}), spread = run({128, 128, 128, 128});
+  EXPECT_GT(one, 1.05 * spread);  // the same under an even spread of the tokens
+  EXPECT_GE(run({512, 64, 64, 64}), one);
+  EXPECT_DOUBLE_EQ(run({0, 0, 512, 0}), one);  // which rank does not matter
 }
 
 TEST(ServeIterationCost, MoreTokensAndLongerContextsCostMore) {
