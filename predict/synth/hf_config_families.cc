@@ -157,8 +157,10 @@ void llama4_attention_from_hf(const Reader& r, TransformerConfig& c) {
 
 // GPT-OSS (model_type gpt_oss): 32 or 128 experts of intermediate_size in every layer, with biases
 // like the router's; top-k of the logits, softmax over the chosen; the clamped gated activation;
-// a sink logit per attention head; HF's eager experts loop in training, run all at inference.
+// a sink logit per attention head; HF's eager experts loop in training, run all at inference. Its
+// checkpoints are MXFP4 in the experts alone, so narrow inference keeps the rest 16-bit.
 void gpt_oss_from_hf(TransformerConfig& c) {
+  c.quantized_experts_only = true;
   c.expert_ffn = c.ffn;
   c.norm_topk = false;
   c.router = TransformerConfig::Router::topk_softmax;
@@ -222,6 +224,18 @@ void deepseek_moe_from_hf(const Reader& r, const std::string& type, TransformerC
   c.norm_topk = r.boolean("norm_topk_prob", false);
 }
 
+// A quantized checkpoint's config that keeps attention out of the quantization
+// (quantization_config.modules_to_not_convert naming self_attn, as Hugging Face's MXFP4 configs do).
+static bool attention_left_unquantized(const Reader& r) {
+  const json* q = r.find({"quantization_config"});
+  if (!q || !q->is_object() || !q->contains("modules_to_not_convert")) return false;
+  const json& m = (*q)["modules_to_not_convert"];
+  if (!m.is_array()) return false;
+  for (const json& name : m)
+    if (name.is_string() && name.get<std::string>().find("self_attn") != std::string::npos) return true;
+  return false;
+}
+
 // Mixtral (num_local_experts), Qwen2-MoE / Qwen3-MoE / OLMoE (num_experts), Llama 4, GPT-OSS and
 // DeepSeek (n_routed_experts): the experts, the router, and which layers keep a dense MLP.
 void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c) {
@@ -242,6 +256,7 @@ void moe_from_hf(const Reader& r, const std::string& type, TransformerConfig& c)
                      "(RMSNorm, SwiGLU) models only");
   c.experts = v->get<int64_t>();
   c.experts_per_token = r.integer({"num_experts_per_tok", "experts_per_token"}, 0, true);
+  c.quantized_experts_only = attention_left_unquantized(r);
   if (is_llama4(type)) return llama4_from_hf(r, c);
   if (type == "gpt_oss") return gpt_oss_from_hf(c);
   c.expert_ffn = r.integer({"moe_intermediate_size"}, c.ffn, false);

@@ -74,6 +74,10 @@ struct TransformerConfig {
   // GPT-OSS: the gated activation clamps gate and up, gate * sigmoid(1.702 gate) * (up + 1); and
   // attention adds a learned sink logit per head to each softmax row.
   bool clamped_swiglu = false, attention_sinks = false;
+  // Narrow inference (--dtype fp8 / fp4) quantizes only a mixture's experts, the checkpoint's other
+  // projections staying 16-bit: GPT-OSS's published MXFP4 checkpoints (quantization_config
+  // modules_to_not_convert: self_attn, mlp.router, embed_tokens, lm_head), or a config that says so.
+  bool quantized_experts_only = false;
   // Phi-3 / Phi-4: q, k and v as one projection (qkv_proj) and gate and up as one (gate_up_proj),
   // split by views: one GEMM each, and no gradient accumulation of their shared input.
   bool fused_qkv = false, fused_gate_up = false;

@@ -73,5 +73,32 @@ TEST(SynthGptOss, EagerInferenceRunsEveryExpertAndTrainingLoops) {
   EXPECT_NO_THROW(synthesize_transformer(c, ep));
 }
 
+// Narrow serving quantizes GPT-OSS's experts alone: its checkpoints are MXFP4 there and 16-bit in
+// attention, the router, the embeddings and the head (quantization_config modules_to_not_convert),
+// which is what a config saying so gets too; Qwen3's FP4 serving narrows its attention as well.
+TEST(SynthGptOss, NarrowServingQuantizesOnlyTheExperts) {
+  SynthOptions o = with_mode(Mode::decode, 64, 1024);
+  o.runtime = Runtime::serving;
+  o.attention = AttentionImpl::flash;
+  o.dtype = DType::fp4;
+  const auto oss = synthesize_transformer(test_config("gpt-oss-20b"), o);
+  const Kernel* qkv = find(oss, "layer.attn.qkv_proj aten::addmm");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(qkv->dtype, DType::bf16);
+  ASSERT_NE(find(oss, "layer.moe.experts cutlass_fp4_group_mm (w13)"), nullptr);
+  EXPECT_EQ(find(oss, "layer.moe.experts cutlass_fp4_group_mm (w13)")->dtype, DType::fp4);
+  const auto qwen = synthesize_transformer(test_config("qwen3-30b-a3b"), o);
+  const Kernel* narrow = find(qwen, "layer.attn.qkv_proj cutlass_scaled_fp4_mm");
+  ASSERT_NE(narrow, nullptr);
+  EXPECT_EQ(narrow->dtype, DType::fp4);
+  // A Mixtral-like config whose quantization leaves self_attn out.
+  const std::string cfg = R"({"model_type": "mixtral", "hidden_act": "silu", "rms_norm_eps": 1e-05,
+    "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
+    "num_local_experts": 4, "num_experts_per_tok": 2,
+    "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]}})";
+  EXPECT_TRUE(parse_hf_config(cfg, "q.json").quantized_experts_only);
+  EXPECT_FALSE(test_config("mixtral-8x22b").quantized_experts_only);
+}
+
 }  // namespace
 }  // namespace kcast::synth

@@ -33,8 +33,9 @@ void TransformerSynth::linear(Section& s, const std::string& name, double rows, 
   // Under a recipe a bias costs no kernel of its own: Transformer Engine adds it in the GEMM's epilogue
   // and reduces its gradient in the output gradient's cast (cast_transpose_dbias).
   if (recipe_ && quantizable && in_block(s)) return recipe_linear(s, name, rows, in, out, n);
-  // Only the repeated block's projections: quantized serving keeps embeddings and heads BF16.
-  if (quant_ && quantizable && in_block(s)) {
+  // Only the repeated block's projections: quantized serving keeps embeddings and heads BF16 (and,
+  // where the checkpoint quantizes only the experts, every projection here: mlp_moe.cc has those).
+  if (quant_ && quantizable && in_block(s) && !c_.quantized_experts_only) {
     quant_params_ += s.weights * n * double(in) * double(out);
     // The input quantized, then the scaled narrow GEMM (BF16 C).
     s.op(times(quantize_input(*quant_, name, rows, double(in)), n));
