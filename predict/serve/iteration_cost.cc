@@ -197,6 +197,14 @@ double IterationCost::on_grid(int64_t n, double GridPoint::*part) {
   return a + (b - a) * double(n - lo) / double(hi - lo);
 }
 
+double IterationCost::local_us(int64_t n, bool graph) {
+  return on_grid(n, graph ? &GridPoint::local_us_graph : &GridPoint::local_us_eager);
+}
+
+double IterationCost::expert_us(int64_t n, bool graph) {
+  return on_grid(n, graph ? &GridPoint::expert_us_graph : &GridPoint::expert_us_eager);
+}
+
 IterationPass IterationCost::pass(const IterationWork& w) {
   double body = 0, attention = 0, head = 0;
   parts(w, body, attention, head);
@@ -210,8 +218,7 @@ double IterationCost::draft_us(const IterationWork& w) {
   const int64_t n = (w.draft_seqs + ranks_ - 1) / ranks_;
   const bool graph = n <= graph_max_;
   const int64_t m = graph ? graph_size(n) : n;
-  const double body = on_grid(m, graph ? &GridPoint::local_us_graph : &GridPoint::local_us_eager) +
-                      on_grid(m, graph ? &GridPoint::expert_us_graph : &GridPoint::expert_us_eager);
+  const double body = local_us(m, graph) + expert_us(m, graph);
   const double head = on_grid(n, &GridPoint::head_us_eager);
   const double attention =
       attention_us(w.draft_attn_flops / double(ranks_), w.draft_attn_bytes / double(ranks_), graph);
@@ -227,8 +234,7 @@ void IterationCost::parts(const IterationWork& w, double& body, double& attentio
   }
   const bool graph = w.tokens <= graph_max_;
   const int64_t n = graph ? graph_size(w.tokens) : w.tokens;
-  body = on_grid(n, graph ? &GridPoint::local_us_graph : &GridPoint::local_us_eager) +
-         on_grid(n, graph ? &GridPoint::expert_us_graph : &GridPoint::expert_us_eager);
+  body = local_us(n, graph) + expert_us(n, graph);
   if (w.sampled > 0) head = on_grid(w.sampled, &GridPoint::head_us_eager);  // logits and sampler run outside the graphs
   attention = attention_us(w.attn_flops, w.attn_bytes, graph);
 }
@@ -240,11 +246,11 @@ void IterationCost::rank_parts(const IterationWork& w, double& step) {
   // ranks run it too: the exchange needs them all).
   const bool graph = most <= graph_max_;
   const int64_t expert_tokens = graph ? graph_size(most) : (w.tokens + ranks_ - 1) / ranks_;
-  step = on_grid(expert_tokens, graph ? &GridPoint::expert_us_graph : &GridPoint::expert_us_eager);
+  step = expert_us(expert_tokens, graph);
   double slowest = 0;
   for (const RankLoad& r : w.ranks) {
     const int64_t n = graph ? graph_size(most) : std::max<int64_t>(1, r.tokens);
-    double t = on_grid(n, graph ? &GridPoint::local_us_graph : &GridPoint::local_us_eager);
+    double t = local_us(n, graph);
     if (r.sampled > 0) t += on_grid(r.sampled, &GridPoint::head_us_eager);
     t += attention_us(r.attn_flops, r.attn_bytes, graph);
     slowest = std::max(slowest, t);

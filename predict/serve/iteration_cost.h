@@ -121,6 +121,9 @@ class IterationCost {
   const GridPoint& point(int64_t n);
   // A part of the grid point's time at n tokens, linear between the grid points around n.
   double on_grid(int64_t n, double GridPoint::*part);
+  // Its token-proportional rows, replayed as a graph or launched eagerly: the rank's own, the experts'.
+  double local_us(int64_t n, bool graph);
+  double expert_us(int64_t n, bool graph);
 
   StepSynthesizer synth_;
   synth::SynthOptions base_;
